@@ -1,0 +1,20 @@
+"""Protocol layer: the client contract, pydantic models of every WebSocket message.
+
+Deliberately light to import (no pydantic here): import what you need from the submodules.
+
+- ``shared.protocol.version``: ``PROTOCOL_VERSION``.
+- ``shared.protocol.errors``: ``ErrorCode`` (every wire error code), ``describe``,
+  ``ProtocolError`` (stdlib only).
+- ``shared.protocol.inbound``: client → server messages, discriminated by ``action``;
+  ``parse_inbound``, ``ACTIONS`` (one API Gateway route per action).
+- ``shared.protocol.outbound``: server → client events, discriminated by ``type``;
+  ``dump_event``, ``parse_outbound``, ``TYPES``.
+- ``shared.protocol.asyncapi``: the AsyncAPI 3.0 document built from the models;
+  ``python -m shared.protocol.asyncapi`` rewrites the committed ``asyncapi.json``.
+"""
+
+from __future__ import annotations
+
+from shared.protocol.version import PROTOCOL_VERSION
+
+__all__ = ["PROTOCOL_VERSION"]

@@ -1,0 +1,277 @@
+"""Protocol layer: inbound messages (client → server), discriminated by ``action``.
+
+Every message is a JSON object with an ``action`` (API Gateway routes on ``$request.body.action``,
+one route per member of ``ACTIONS``) and an optional ``request_id`` that the server echoes in its
+reply, including ``error`` replies. Syntax is checked here (types, unknown fields, string sizes);
+meaning (does the duel exist, is the word in the list, is the nickname allowed) is checked by the
+services and the domain. DESIGN.md §4 names the actions.
+
+``parse_inbound`` turns one raw WebSocket frame into a model or raises ``ProtocolError`` with one
+of ``PARSE_CODES``; nothing else escapes it.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Annotated, Any, Final, Literal, TypeAlias, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from shared.protocol.errors import ErrorCode, ProtocolError
+
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_MAX_BYTES",
+    "MAX_REQUEST_ID",
+    "MODEL_BY_ACTION",
+    "GuessAction",
+    "InboundMessage",
+    "JoinAction",
+    "LeaveAction",
+    "NicknameAction",
+    "PartyCreateAction",
+    "PartyJoinAction",
+    "PartyLeaveAction",
+    "PartyStartAction",
+    "PingAction",
+    "ProtocolError",
+    "SessionAction",
+    "parse_inbound",
+]
+
+MAX_REQUEST_ID: Final = 64
+DEFAULT_MAX_BYTES: Final = 32 * 1024
+"""API Gateway's WebSocket frame limit (32 KB); ``Settings.max_message_bytes`` mirrors it."""
+
+
+class _Inbound(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True)
+
+    request_id: str | None = Field(
+        None,
+        max_length=MAX_REQUEST_ID,
+        description="Opaque client id for this request; echoed in the reply (and in errors).",
+    )
+
+
+class SessionAction(_Inbound):
+    """Open a session: first message on every connection. Without ``token`` a new anonymous
+    player is created and its secret token returned once; with ``token`` the player is resumed
+    (DESIGN.md ruling 11: the token travels in this message, never in the URL)."""
+
+    action: Literal["session"] = Field(description="Route: session.")
+    token: str | None = Field(
+        None, max_length=128, description="Secret token from an earlier session reply."
+    )
+
+
+class JoinAction(_Inbound):
+    """Queue for a tournament in a game language (matchmaking, DESIGN.md ruling 8)."""
+
+    action: Literal["join"] = Field(description="Route: join.")
+    language: str = Field(
+        min_length=2, max_length=8, description="Game language code, e.g. 'en' or 'pt-br'."
+    )
+
+
+class LeaveAction(_Inbound):
+    """Leave the lobby (free) or the running tournament (eliminates at once, ruling 3)."""
+
+    action: Literal["leave"] = Field(description="Route: leave.")
+
+
+class GuessAction(_Inbound):
+    """Guess a word in one of the player's duels, on the player's turn."""
+
+    action: Literal["guess"] = Field(description="Route: guess.")
+    duel_id: str = Field(max_length=64, description="The duel, from duel_start.")
+    word: str = Field(
+        max_length=64,
+        description="The guess as typed; the server normalises it per language (ruling 12).",
+    )
+
+
+class NicknameAction(_Inbound):
+    """Change the player's nickname (the server checks the 3–20 character rule)."""
+
+    action: Literal["nickname"] = Field(description="Route: nickname.")
+    nickname: str = Field(max_length=64, description="The new nickname.")
+
+
+class PartyCreateAction(_Inbound):
+    """Create a party led by this player; the reply carries the invite token (ruling 10)."""
+
+    action: Literal["party_create"] = Field(description="Route: party_create.")
+
+
+class PartyJoinAction(_Inbound):
+    """Join a party by its invite token."""
+
+    action: Literal["party_join"] = Field(description="Route: party_join.")
+    invite: str = Field(max_length=64, description="The party's invite token.")
+
+
+class PartyLeaveAction(_Inbound):
+    """Leave the party; if the leader leaves, the longest-standing member leads (ruling 10)."""
+
+    action: Literal["party_leave"] = Field(description="Route: party_leave.")
+
+
+class PartyStartAction(_Inbound):
+    """Leader only: queue the whole party for a tournament in a game language."""
+
+    action: Literal["party_start"] = Field(description="Route: party_start.")
+    language: str = Field(min_length=2, max_length=8, description="Game language code.")
+
+
+class PingAction(_Inbound):
+    """Keep-alive and clock sync; answered by ``pong`` with the server time."""
+
+    action: Literal["ping"] = Field(description="Route: ping.")
+
+
+InboundMessage: TypeAlias = Annotated[
+    SessionAction
+    | JoinAction
+    | LeaveAction
+    | GuessAction
+    | NicknameAction
+    | PartyCreateAction
+    | PartyJoinAction
+    | PartyLeaveAction
+    | PartyStartAction
+    | PingAction,
+    Field(discriminator="action"),
+]
+"""Any inbound message; pydantic picks the model by ``action``."""
+
+
+def _members() -> tuple[type[_Inbound], ...]:
+    union = get_args(InboundMessage)[0]
+    return tuple(get_args(union))
+
+
+def _action_of(model: type[BaseModel]) -> str:
+    (value,) = get_args(model.model_fields["action"].annotation)
+    return str(value)
+
+
+MODEL_BY_ACTION: Final[dict[str, type[_Inbound]]] = {_action_of(m): m for m in _members()}
+"""Action name → model, derived from ``InboundMessage`` (never a second hand-written list)."""
+
+ACTIONS: Final[tuple[str, ...]] = tuple(MODEL_BY_ACTION)
+"""Every inbound action, in union order. CDK creates one API Gateway route per action."""
+
+
+@cache
+def _adapter() -> TypeAdapter[InboundMessage]:
+    # Built on first use, not at import: keeps the handlers' cold start cheap.
+    return TypeAdapter(InboundMessage)
+
+
+# pydantic error ``type`` → our code. Anything not listed (and not ending in ``_type``, which
+# pydantic uses for "wrong JSON type") is an invalid value: bad lengths below the minimum,
+# literals, enums, numbers out of range.
+_CODE_BY_PYDANTIC_TYPE: Final[dict[str, ErrorCode]] = {
+    "missing": ErrorCode.MISSING_FIELD,
+    "extra_forbidden": ErrorCode.UNKNOWN_FIELD,
+    "string_too_long": ErrorCode.FIELD_TOO_LONG,
+    "too_long": ErrorCode.FIELD_TOO_LONG,
+    "bytes_too_long": ErrorCode.FIELD_TOO_LONG,
+    "union_tag_invalid": ErrorCode.UNKNOWN_ACTION,
+    "union_tag_not_found": ErrorCode.UNKNOWN_ACTION,
+    "none_required": ErrorCode.WRONG_TYPE,
+    "is_instance_of": ErrorCode.WRONG_TYPE,
+}
+
+_MAX_FIELD_NAME_IN_MESSAGE: Final = 64
+
+
+def _code_for(pydantic_type: str) -> ErrorCode:
+    code = _CODE_BY_PYDANTIC_TYPE.get(pydantic_type)
+    if code is not None:
+        return code
+    if pydantic_type.endswith("_type"):
+        return ErrorCode.WRONG_TYPE
+    return ErrorCode.INVALID_VALUE
+
+
+def _field_name(loc: tuple[int | str, ...]) -> str | None:
+    # The discriminated union prefixes the location with the tag: ("guess", "word").
+    parts = [str(p) for p in loc[1:]] if len(loc) > 1 else [str(p) for p in loc]
+    if not parts:
+        return None
+    return ".".join(parts)[:_MAX_FIELD_NAME_IN_MESSAGE]
+
+
+_MESSAGES: Final[dict[ErrorCode, str]] = {
+    ErrorCode.MISSING_FIELD: "Missing field '{field}'.",
+    ErrorCode.UNKNOWN_FIELD: "Unknown field '{field}' for this action.",
+    ErrorCode.WRONG_TYPE: "Field '{field}' has the wrong type.",
+    ErrorCode.FIELD_TOO_LONG: "Field '{field}' is too long.",
+    ErrorCode.INVALID_VALUE: "Field '{field}' has an invalid value.",
+}
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN / Infinity / -Infinity are not JSON, although Python's json accepts them.
+    raise ValueError(f"not JSON: {name}")
+
+
+def _too_large(raw: str | bytes, max_bytes: int) -> bool:
+    if isinstance(raw, bytes):
+        return len(raw) > max_bytes
+    # A character is 1 to 4 bytes of UTF-8: only encode when the length alone cannot decide.
+    if len(raw) > max_bytes:
+        return True
+    if len(raw) * 4 <= max_bytes:
+        return False
+    # surrogatepass: a str with lone surrogates still has a size (it fails as JSON later, or not).
+    return len(raw.encode("utf-8", "surrogatepass")) > max_bytes
+
+
+def parse_inbound(raw: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> InboundMessage:
+    """Parse one WebSocket frame (``str`` or UTF-8 ``bytes``) into an inbound message model.
+
+    Checks, in order, and raises ``ProtocolError`` at the first failure:
+
+    1. ``message_too_large``: more than ``max_bytes`` bytes of UTF-8 (before any decoding);
+    2. ``invalid_json``: not UTF-8, not JSON (``NaN``/``Infinity`` included), or nested too deep;
+    3. ``not_an_object``: valid JSON but not an object;
+    4. ``unknown_action``: ``action`` missing, not a string, or not one of ``ACTIONS``;
+    5. field errors, first error wins: ``missing_field``, ``unknown_field``, ``wrong_type``,
+       ``field_too_long``, ``invalid_value``.
+
+    From step 3 on, the error carries the object's ``request_id`` when that is a string of at
+    most 64 characters. Validation is strict (no coercion: ``"language": 5`` is ``wrong_type``).
+    """
+    if _too_large(raw, max_bytes):
+        raise ProtocolError(ErrorCode.MESSAGE_TOO_LARGE, f"The message exceeds {max_bytes} bytes.")
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        # ValueError covers JSONDecodeError, UnicodeDecodeError and the int-digits limit.
+        raise ProtocolError(ErrorCode.INVALID_JSON) from None
+    if not isinstance(obj, dict):
+        raise ProtocolError(ErrorCode.NOT_AN_OBJECT)
+
+    request_id = obj.get("request_id")
+    if not (isinstance(request_id, str) and len(request_id) <= MAX_REQUEST_ID):
+        request_id = None
+
+    action = obj.get("action")
+    if not isinstance(action, str) or action not in MODEL_BY_ACTION:
+        raise ProtocolError(ErrorCode.UNKNOWN_ACTION, request_id=request_id, field="action")
+
+    try:
+        return _adapter().validate_python(obj, strict=True)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
+        code = _code_for(first["type"])
+        field = _field_name(first["loc"])
+        template = _MESSAGES.get(code)
+        message = template.format(field=field) if template and field else ""
+        raise ProtocolError(code, message, request_id, field=field) from None
+
