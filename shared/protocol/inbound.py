@@ -49,7 +49,7 @@ class _Inbound(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True)
 
     request_id: str | None = Field(
-        None,
+        default=None,
         max_length=MAX_REQUEST_ID,
         description="Opaque client id for this request; echoed in the reply (and in errors).",
     )
@@ -62,7 +62,7 @@ class SessionAction(_Inbound):
 
     action: Literal["session"] = Field(description="Route: session.")
     token: str | None = Field(
-        None, max_length=128, description="Secret token from an earlier session reply."
+        default=None, max_length=128, description="Secret token from an earlier session reply."
     )
 
 
@@ -274,4 +274,3 @@ def parse_inbound(raw: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> In
         template = _MESSAGES.get(code)
         message = template.format(field=field) if template and field else ""
         raise ProtocolError(code, message, request_id, field=field) from None
-
