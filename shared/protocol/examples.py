@@ -1,0 +1,210 @@
+"""Protocol layer: one realistic example of every inbound action and outbound event.
+
+Used as the ``examples`` of the AsyncAPI document and by the tests (every example must validate
+against its model). Plain JSON values, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+_T0: Final = 1_767_225_600_000  # 2026-01-01T00:00:00Z in ms: deadlines are absolute UTC ms
+
+_ANA: Final = {"id": "p-ana", "nickname": "Ana", "rating": 1012}
+_BOB: Final = {"id": "p-bob", "nickname": "bob_42", "rating": 988}
+
+
+def _standing(
+    player_id: str, nickname: str, lives: int, *, place: int | None = None
+) -> dict[str, Any]:
+    return {
+        "player_id": player_id,
+        "nickname": nickname,
+        "lives": lives,
+        "eliminated": lives == 0,
+        "left": False,
+        "connected": True,
+        "place": place,
+        "rating_change": None,
+    }
+
+
+_STANDINGS: Final = [_standing("p-ana", "Ana", 3), _standing("p-bob", "bob_42", 2)]
+
+_ROW: Final = {
+    "player": "p-ana",
+    "word": "crane",
+    "tiles": ["c", "r", "a", "n", "e"],
+    "marks": ["absent", "present", "correct", "absent", "absent"],
+    "skipped": False,
+}
+_SKIP: Final = {"player": "p-bob", "word": None, "tiles": None, "marks": None, "skipped": True}
+
+_LOBBY: Final = {
+    "type": "lobby",
+    "request_id": "r-2",
+    "lobby_id": "l-7",
+    "language": "en",
+    "seats": 8,
+    "players": [_ANA, _BOB],
+    "party_id": None,
+    "status": "waiting",
+    "tournament_id": None,
+    "alphabet": list("abcdefghijklmnopqrstuvwxyz"),
+    "keyboard": [list("qwertyuiop"), list("asdfghjkl"), list("zxcvbnm")],
+}
+
+_ROUND: Final = {
+    "type": "round",
+    "request_id": None,
+    "tournament_id": "t-1",
+    "round": 1,
+    "pairs": [{"duel_id": "d-1", "players": ["p-ana", "p-bob"]}],
+    "bye": None,
+    "intro_deadline_ms": _T0 + 6_000,
+    "standings": _STANDINGS,
+}
+
+_STANDINGS_EVENT: Final = {
+    "type": "standings",
+    "request_id": None,
+    "tournament_id": "t-1",
+    "round": 1,
+    "players": _STANDINGS,
+}
+
+_PARTY: Final = {
+    "type": "party",
+    "request_id": "r-5",
+    "party_id": "y-3",
+    "invite": "Zq8xW2mB7kP4",
+    "leader": "p-ana",
+    "members": [_ANA, _BOB],
+    "status": "open",
+}
+
+_BOARD: Final = {
+    "duel_id": "d-1",
+    "players": ["p-ana", "p-bob"],
+    "length": 5,
+    "rows": [_ROW, _SKIP],
+    "next_player": "p-ana",
+    "deadline_ms": _T0 + 66_000,
+    "over": False,
+    "result": None,
+    "winner": None,
+    "word": None,
+}
+
+INBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
+    "session": {"action": "session", "request_id": "r-1", "token": "c2VjcmV0LXRva2Vu"},
+    "join": {"action": "join", "request_id": "r-2", "language": "en"},
+    "leave": {"action": "leave", "request_id": "r-3"},
+    "guess": {"action": "guess", "request_id": "r-4", "duel_id": "d-1", "word": "crane"},
+    "nickname": {"action": "nickname", "nickname": "Ana"},
+    "party_create": {"action": "party_create", "request_id": "r-5"},
+    "party_join": {"action": "party_join", "invite": "Zq8xW2mB7kP4"},
+    "party_leave": {"action": "party_leave"},
+    "party_start": {"action": "party_start", "language": "nl"},
+    "ping": {"action": "ping", "request_id": "r-9"},
+}
+"""One example per inbound action, keyed by action."""
+
+OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
+    "session": {
+        "type": "session",
+        "request_id": "r-1",
+        "player": _ANA,
+        "token": None,
+        "resumed": True,
+        "protocol": 1,
+        "snapshot": {
+            "lobby": None,
+            "round": _ROUND,
+            "duel": _BOARD,
+            "standings": _STANDINGS_EVENT,
+            "party": None,
+            "spectating": [],
+        },
+    },
+    "player": {"type": "player", "request_id": None, "player": _ANA},
+    "lobby": _LOBBY,
+    "round": _ROUND,
+    "duel_start": {
+        "type": "duel_start",
+        "request_id": None,
+        "tournament_id": "t-1",
+        "round": 1,
+        "duel_id": "d-1",
+        "players": ["p-ana", "p-bob"],
+        "opponent": "p-bob",
+        "length": 5,
+        "first": "p-ana",
+        "turn": 1,
+        "next_player": "p-ana",
+        "deadline_ms": _T0 + 36_000,
+    },
+    "turn": {
+        "type": "turn",
+        "request_id": "r-4",
+        "tournament_id": "t-1",
+        "duel_id": "d-1",
+        "turn": 1,
+        "row": _ROW,
+        "next_player": "p-bob",
+        "deadline_ms": _T0 + 51_000,
+    },
+    "duel_end": {
+        "type": "duel_end",
+        "request_id": None,
+        "tournament_id": "t-1",
+        "duel_id": "d-1",
+        "result": "win",
+        "winner": "p-ana",
+        "reason": "solved",
+        "word": "slate",
+        "display": None,
+    },
+    "standings": _STANDINGS_EVENT,
+    "eliminated": {
+        "type": "eliminated",
+        "request_id": None,
+        "tournament_id": "t-1",
+        "round": 3,
+        "player_id": "p-bob",
+        "reason": "lives",
+    },
+    "rating": {
+        "type": "rating",
+        "request_id": None,
+        "tournament_id": "t-1",
+        "place": 2,
+        "change": 18,
+        "rating": 1030,
+    },
+    "tournament_end": {
+        "type": "tournament_end",
+        "request_id": None,
+        "tournament_id": "t-1",
+        "places": [_standing("p-ana", "Ana", 1, place=1), _standing("p-bob", "bob_42", 0, place=2)],
+        "winners": ["p-ana"],
+    },
+    "party": _PARTY,
+    "player_status": {
+        "type": "player_status",
+        "request_id": None,
+        "tournament_id": "t-1",
+        "lobby_id": None,
+        "player_id": "p-bob",
+        "status": "disconnected",
+        "reconnect_deadline_ms": _T0 + 60_000,
+    },
+    "pong": {"type": "pong", "request_id": "r-9", "server_time_ms": _T0},
+    "error": {
+        "type": "error",
+        "request_id": "r-4",
+        "code": "not_your_turn",
+        "message": "It is your opponent's turn.",
+    },
+}
+"""One example per outbound event type, keyed by type (every key present, as dumped)."""
