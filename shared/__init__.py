@@ -1,0 +1,1 @@
+"""Python code shared by the Lambda handlers: domain, protocol, services, adapters, runtime."""

@@ -1,0 +1,203 @@
+"""Domain layer: one 1v1 duel as an immutable state machine.
+
+Rules page ("Turns and the clock", "Draws") and ruling 5: both duelists guess the same secret on a
+shared board and alternate turns, a random player (drawn by the caller) moves first, each has up
+to 6 turns (12 rows), a turn lasts ``turn_ms``; a timed-out turn is used up (a *skip*); an invalid
+guess changes nothing (the turn and its clock keep running); the first correct guess wins; a draw
+when both have used 6 turns. A duelist who leaves loses the duel (ruling 3).
+
+Times are absolute UTC integer milliseconds. Every transition returns a new ``Duel``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from shared.domain.errors import (
+    DuelNotStartedError,
+    DuelOverError,
+    NotInDuelError,
+    NotYourTurnError,
+    WrongLengthError,
+)
+from shared.domain.scoring import Mark, is_solved, score
+
+TURNS_PER_PLAYER = 6
+"""Each duelist has up to 6 turns (rules page), so a board holds up to 12 rows."""
+
+
+class DuelResult(StrEnum):
+    """How a finished duel came out."""
+
+    WIN = "win"
+    DRAW = "draw"
+
+
+class EndReason(StrEnum):
+    """Why a duel ended."""
+
+    SOLVED = "solved"  # a duelist guessed the secret
+    TURNS_USED = "turns_used"  # both used all 6 turns: a draw
+    LEFT = "left"  # a duelist left or missed the reconnect deadline: the other wins
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row of the shared board: a scored guess or a skip."""
+
+    player: str
+    """The duelist whose turn it was."""
+    word: str | None = None
+    """The guess in play form (normalised), or None for a skip."""
+    tiles: tuple[str, ...] | None = None
+    """The guess split into tiles, or None for a skip."""
+    marks: tuple[Mark, ...] | None = None
+    """One mark per tile, or None for a skip."""
+    at_ms: int = 0
+    """When the row was played (ms)."""
+
+    @property
+    def skipped(self) -> bool:
+        """True for a timed-out turn."""
+        return self.word is None
+
+
+@dataclass(frozen=True, slots=True)
+class Duel:
+    """A duel between ``players[0]`` and ``players[1]`` on the secret ``word``.
+
+    The duel is *pending* until ``starts_ms`` (the round intro), *active* while ``winner`` and
+    ``result`` are unset, then *over*.
+    """
+
+    duel_id: str
+    """Stable id, ``{tournament_id}.{round}.{index}``."""
+    players: tuple[str, str]
+    """The two duelists' player ids."""
+    first: str
+    """Who moves first (drawn at random by the caller, ruling 5)."""
+    word: str
+    """The secret in play form. Never sent before the duel is over (ruling 6)."""
+    answer: tuple[str, ...]
+    """The secret's tiles."""
+    starts_ms: int
+    """When turn 1 starts (the end of the round intro), ms."""
+    turn_deadline_ms: int
+    """When the current turn times out, ms (turn 1: ``starts_ms + turn_ms``)."""
+    rows: tuple[Row, ...] = ()
+    """The board so far, in play order (guesses and skips)."""
+    result: DuelResult | None = None
+    """Set when the duel is over."""
+    winner: str | None = None
+    """The winner's id when ``result`` is WIN."""
+    reason: EndReason | None = None
+    """Why the duel ended."""
+    ended_ms: int | None = None
+    """When the duel ended, ms."""
+
+    @property
+    def length(self) -> int:
+        """The secret's length in tiles (4, 5 or 6)."""
+        return len(self.answer)
+
+    @property
+    def over(self) -> bool:
+        """True once the duel has a result."""
+        return self.result is not None
+
+    @property
+    def turn(self) -> int:
+        """The number of the turn being played, 1..12 (the next row's number)."""
+        return len(self.rows) + 1
+
+    @property
+    def next_player(self) -> str | None:
+        """Whose turn it is, or None when the duel is over."""
+        if self.over:
+            return None
+        other = self.opponent_of(self.first)
+        return self.first if len(self.rows) % 2 == 0 else other
+
+    @property
+    def loser(self) -> str | None:
+        """The loser's id when ``result`` is WIN."""
+        if self.result is not DuelResult.WIN or self.winner is None:
+            return None
+        return self.opponent_of(self.winner)
+
+    def opponent_of(self, player: str) -> str:
+        """The other duelist. Raises NotInDuelError for a non-duelist."""
+        if player == self.players[0]:
+            return self.players[1]
+        if player == self.players[1]:
+            return self.players[0]
+        raise NotInDuelError(f"player is not in duel {self.duel_id}")
+
+    def started(self, now_ms: int) -> bool:
+        """True once the intro is over (``now_ms >= starts_ms``)."""
+        return now_ms >= self.starts_ms
+
+    def guess(
+        self, player: str, word: str, tiles: tuple[str, ...], now_ms: int, turn_ms: int
+    ) -> Duel:
+        """Play a valid guess (already checked against the word list by the caller).
+
+        Call ``expire`` first so that a guess after the deadline meets the skip instead.
+
+        Returns:
+            the duel with the new row; over (SOLVED) if the guess is the secret, over
+            (TURNS_USED, a draw) if it was the 12th row, else the turn passes with the deadline
+            ``now_ms + turn_ms``.
+
+        Raises:
+            NotInDuelError, DuelOverError, DuelNotStartedError, NotYourTurnError,
+            WrongLengthError (ruling 5: all leave the duel unchanged).
+        """
+        self.opponent_of(player)
+        if self.over:
+            raise DuelOverError(f"duel {self.duel_id} is over")
+        if not self.started(now_ms):
+            raise DuelNotStartedError("the round intro is still running")
+        if self.next_player != player:
+            raise NotYourTurnError("it is your opponent's turn")
+        if len(tiles) != self.length:
+            raise WrongLengthError(f"the word has {self.length} letters")
+        marks = score(tiles, self.answer)
+        row = Row(player=player, word=word, tiles=tiles, marks=marks, at_ms=now_ms)
+        duel = replace(self, rows=(*self.rows, row))
+        if is_solved(marks):
+            return duel._end(DuelResult.WIN, player, EndReason.SOLVED, now_ms)
+        if len(duel.rows) >= 2 * TURNS_PER_PLAYER:
+            return duel._end(DuelResult.DRAW, None, EndReason.TURNS_USED, now_ms)
+        return replace(duel, turn_deadline_ms=now_ms + turn_ms)
+
+    def skip(self, turn_ms: int) -> Duel:
+        """Apply the current turn's deadline: the turn is used up (a skip) and passes on.
+
+        The next turn starts at the old deadline, so late timers do not shift the clock.
+        Raises DuelOverError when the duel is over.
+        """
+        if self.over:
+            raise DuelOverError(f"duel {self.duel_id} is over")
+        at = self.turn_deadline_ms
+        player = self.next_player
+        assert player is not None
+        duel = replace(self, rows=(*self.rows, Row(player=player, at_ms=at)))
+        if len(duel.rows) >= 2 * TURNS_PER_PLAYER:
+            return duel._end(DuelResult.DRAW, None, EndReason.TURNS_USED, at)
+        return replace(duel, turn_deadline_ms=at + turn_ms)
+
+    def next_deadline(self) -> int | None:
+        """The next time at which ``expire`` would change this duel, or None when over."""
+        return None if self.over else self.turn_deadline_ms
+
+    def forfeit(self, leaver: str, now_ms: int) -> Duel:
+        """The duelist ``leaver`` left: the opponent wins (ruling 3). Over duels are unchanged."""
+        winner = self.opponent_of(leaver)
+        if self.over:
+            return self
+        return self._end(DuelResult.WIN, winner, EndReason.LEFT, now_ms)
+
+    def _end(self, result: DuelResult, winner: str | None, reason: EndReason, at: int) -> Duel:
+        return replace(self, result=result, winner=winner, reason=reason, ended_ms=at)

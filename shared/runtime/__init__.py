@@ -1,0 +1,1 @@
+"""Runtime layer: settings read lazily from the environment, observability, composition root."""

@@ -1,0 +1,63 @@
+"""Service layer: the ports (typing.Protocol) that adapters implement.
+
+Adapters: ``shared/adapters`` (DynamoDB, API Gateway Management API, Step Functions);
+fakes: ``tests/fakes.py``; the local runtime: ``infra/emulator``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class TimerKind(StrEnum):
+    """What a deadline drives (DESIGN.md §3 Clocks)."""
+
+    TURN = "turn"  # a duel's turn clock (30 s): a skip when it applies
+    INTRO = "intro"  # a round's intro (6 s): the round's duels start when it applies
+    RECONNECT = "reconnect"  # a disconnected player's 60 s: treated as leaving when it applies
+
+
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """One deadline: apply ``kind`` to ``ref`` at ``due_ms`` if ``ref`` still has ``seq``.
+
+    ``ref`` names the state (a duel id, a tournament id, a player id); ``seq`` is that state's
+    sequence number when the timer was set (turn number, round number, disconnect count), so
+    a late, duplicate or stale firing changes nothing. ``due_ms`` is absolute UTC milliseconds.
+    This is also the exact input of the clock function: ``{"kind", "ref", "seq", "due_ms"}``.
+    """
+
+    kind: TimerKind
+    ref: str
+    seq: int
+    due_ms: int
+
+    @property
+    def name(self) -> str:
+        """Deterministic execution name (Step Functions: 1-80 chars of [A-Za-z0-9-_])."""
+        safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in self.ref)
+        return f"{self.kind.value}-{safe}-{self.seq}"[:80]
+
+    def to_event(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "ref": self.ref, "seq": self.seq, "due_ms": self.due_ms}
+
+    @classmethod
+    def from_event(cls, event: dict[str, Any]) -> Timer:
+        return cls(
+            TimerKind(event["kind"]), str(event["ref"]), int(event["seq"]), int(event["due_ms"])
+        )
+
+
+class Clock(Protocol):
+    """Time and deadlines. ``now_ms`` is absolute UTC milliseconds."""
+
+    def now_ms(self) -> int: ...
+
+    def schedule(self, timer: Timer) -> None:
+        """Arrange for the clock function to receive ``timer.to_event()`` at ``timer.due_ms``.
+
+        Must be idempotent per ``timer.name`` (a retried schedule is harmless).
+        """
+        ...
