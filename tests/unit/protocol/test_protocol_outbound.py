@@ -1,0 +1,172 @@
+"""Unit tests: outbound events (shared/protocol/outbound.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from shared.protocol.errors import ErrorCode
+from shared.protocol.examples import OUTBOUND_EXAMPLES
+from shared.protocol.outbound import (
+    EVENT_BY_TYPE,
+    TYPES,
+    DuelBoard,
+    DuelEndEvent,
+    ErrorEvent,
+    LobbyEvent,
+    OutboundEvent,
+    Pair,
+    PlayerView,
+    PongEvent,
+    Row,
+    SessionEvent,
+    Standing,
+    dump_event,
+    error_event,
+    parse_outbound,
+)
+from shared.protocol.version import PROTOCOL_VERSION
+
+ANA = PlayerView(id="p-ana", nickname="Ana", rating=1000)
+
+
+def test_types_are_the_design_vocabulary() -> None:
+    assert set(TYPES) == {
+        "session",
+        "player",
+        "lobby",
+        "round",
+        "duel_start",
+        "turn",
+        "duel_end",
+        "standings",
+        "eliminated",
+        "rating",
+        "tournament_end",
+        "party",
+        "player_status",
+        "pong",
+        "error",
+    }
+
+
+def test_every_type_has_an_example() -> None:
+    assert set(OUTBOUND_EXAMPLES) == set(TYPES)
+
+
+@pytest.mark.parametrize("type_", TYPES)
+def test_every_outbound_model_validates_its_sample(type_: str) -> None:
+    sample = OUTBOUND_EXAMPLES[type_]
+    event = EVENT_BY_TYPE[type_].model_validate(sample)
+    assert event.type == type_  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("type_", TYPES)
+def test_discriminator_picks_the_model_and_dump_round_trips(type_: str) -> None:
+    sample = OUTBOUND_EXAMPLES[type_]
+    event = parse_outbound(json.dumps(sample))
+    assert type(event) is EVENT_BY_TYPE[type_]
+    text = dump_event(event)
+    assert json.loads(text) == sample  # every key present, nulls included
+    assert parse_outbound(text) == event
+
+
+def test_dump_event_is_compact_utf8_json_with_nulls() -> None:
+    event = SessionEvent(player=PlayerView(id="p", nickname="Жена", rating=1000), resumed=False)
+    text = dump_event(event)
+    assert " " not in text
+    assert "Жена" in text
+    assert json.loads(text)["snapshot"] is None
+    assert json.loads(text)["protocol"] == PROTOCOL_VERSION
+
+
+def test_unknown_type_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        parse_outbound('{"type":"teleport"}')
+
+
+def test_extra_fields_are_refused() -> None:
+    with pytest.raises(ValidationError, match="extra"):
+        PongEvent.model_validate({"type": "pong", "server_time_ms": 1, "colour": "red"})
+
+
+def test_type_defaults_to_the_literal_so_services_need_not_repeat_it() -> None:
+    assert PongEvent(server_time_ms=5).type == "pong"
+    assert PongEvent(server_time_ms=5).request_id is None
+
+
+def test_outbound_union_adapter_is_usable() -> None:
+    adapter: TypeAdapter[OutboundEvent] = TypeAdapter(OutboundEvent)
+    assert isinstance(adapter.validate_python(OUTBOUND_EXAMPLES["rating"]), BaseModel)
+
+
+# --- invariants -------------------------------------------------------------------------------
+def test_duel_board_never_carries_the_secret_before_the_duel_is_over() -> None:
+    board: dict[str, Any] = {"duel_id": "d", "players": ["a", "b"], "length": 5, "rows": []}
+    with pytest.raises(ValidationError, match="only once the duel is over"):
+        DuelBoard(**board, word="slate")
+    with pytest.raises(ValidationError, match="only once the duel is over"):
+        DuelBoard(**board, result="win", winner="a")
+    assert DuelBoard(**board, over=True, result="win", winner="a", word="slate").word == "slate"
+
+
+def test_row_is_a_guess_or_a_skip() -> None:
+    assert Row(player="a", skipped=True).word is None
+    Row(player="a", word="abcd", tiles=list("abcd"), marks=["absent"] * 4)
+    with pytest.raises(ValidationError):
+        Row(player="a", word="abcd", marks=["absent"] * 4, skipped=True)
+    with pytest.raises(ValidationError):
+        Row(player="a")
+    with pytest.raises(ValidationError):
+        Row(player="a", word="abcd", tiles=list("abcd"), marks=["absent"] * 3)
+    with pytest.raises(ValidationError):
+        Row(player="a", word="abcd", marks=["grey"] * 4)  # type: ignore[list-item]
+
+
+def test_duel_end_win_has_a_winner_and_draw_has_none() -> None:
+    base: dict[str, Any] = {"tournament_id": "t", "duel_id": "d", "word": "slate"}
+    DuelEndEvent(**base, result="draw", reason="turns_used")
+    with pytest.raises(ValidationError):
+        DuelEndEvent(**base, result="draw", winner="a", reason="turns_used")
+    with pytest.raises(ValidationError):
+        DuelEndEvent(**base, result="win", reason="solved")
+
+
+def test_ranges_are_enforced() -> None:
+    with pytest.raises(ValidationError):
+        Standing(player_id="a", nickname="n", lives=4, eliminated=False, left=False, connected=True)
+    with pytest.raises(ValidationError):
+        Pair(duel_id="d", players=["a"])
+    with pytest.raises(ValidationError):
+        DuelBoard(duel_id="d", players=["a", "b"], length=7, rows=[])
+
+
+def test_lobby_seats_default_to_eight() -> None:
+    lobby = LobbyEvent(
+        lobby_id="l", language="en", players=[ANA], status="waiting", alphabet=[], keyboard=[]
+    )
+    assert lobby.seats == 8
+
+
+# --- errors -----------------------------------------------------------------------------------
+def test_error_event_defaults_its_message_and_echoes_request_id() -> None:
+    event = error_event("not_your_turn", request_id="r-1")
+    assert event == ErrorEvent(
+        code=ErrorCode.NOT_YOUR_TURN, message="It is your opponent's turn.", request_id="r-1"
+    )
+    assert json.loads(dump_event(event)) == {
+        "type": "error",
+        "request_id": "r-1",
+        "code": "not_your_turn",
+        "message": "It is your opponent's turn.",
+    }
+
+
+def test_error_event_refuses_codes_outside_the_enum() -> None:
+    with pytest.raises(ValueError, match="not_a_code"):
+        error_event("not_a_code")
+    with pytest.raises(ValidationError):
+        ErrorEvent.model_validate({"type": "error", "code": "not_a_code", "message": "m"})
