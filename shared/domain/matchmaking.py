@@ -1,0 +1,218 @@
+"""Domain layer: lobby admission and lobby choice for matchmaking (ruling 8).
+
+Pure values and functions, stdlib only. A lobby is seen as a ``LobbyView``: its language and
+its seats, each seat a player with the rating snapshot used for admission and, for party
+members, the party they came with. A solo player joins a waiting lobby of their game language
+only if their rating is within ``RATING_WINDOW`` of every solo player in it and within
+``RATING_WINDOW`` of the mean rating of each party in it. The window never widens: nothing here
+takes the time, so waiting longer never admits anyone who was refused before. A party's members
+are exempt from the window among themselves; a party opens its own lobby (``party_lobby``), which
+is then filled by solo players only. A lobby starts when its 8th seat fills (``is_full``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from shared.domain.errors import (
+    AlreadyInPartyError,
+    AlreadyQueuedError,
+    LobbyFullError,
+    NotInPartyError,
+    NotQueuedError,
+    PartyFullError,
+    RatingWindowError,
+)
+
+__all__ = [
+    "LOBBY_SEATS",
+    "RATING_WINDOW",
+    "LobbyView",
+    "Seat",
+    "admits",
+    "check_admission",
+    "choose_lobby",
+    "is_full",
+    "party_lobby",
+    "with_seat",
+    "without_player",
+]
+
+LOBBY_SEATS = 8
+"""Seats in a lobby; the tournament starts when the last one fills (rules page, ruling 8)."""
+
+RATING_WINDOW = 200
+"""Largest admitted rating distance, inclusive, in rating points (ruling 8). Never widens."""
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One player sitting in (or asking for) a lobby seat."""
+
+    player_id: str
+    """The player's id."""
+    rating: int
+    """The player's rating when they asked for the seat (integer rating points, ruling 1)."""
+    party_id: str | None = None
+    """The party the player came with, or ``None`` for a solo player."""
+
+
+@dataclass(frozen=True)
+class LobbyView:
+    """A waiting lobby as matchmaking sees it.
+
+    Invariants (checked on construction): at most ``LOBBY_SEATS`` seats (else
+    ``LobbyFullError``) and no player seated twice (else ``AlreadyQueuedError``).
+    """
+
+    lobby_id: str
+    """The lobby's id; the last tie-breaker of ``choose_lobby``."""
+    language: str
+    """The game language code the lobby plays (e.g. ``"en"``)."""
+    seats: tuple[Seat, ...]
+    """Seats taken, in the order they were taken."""
+    party_id: str | None = None
+    """Set when a party opened the lobby (``party_lobby``); ``None`` for a solo lobby."""
+    created_ms: int = 0
+    """When the lobby was opened, UTC milliseconds; older lobbies are preferred."""
+
+    def __post_init__(self) -> None:
+        if len(self.seats) > LOBBY_SEATS:
+            raise LobbyFullError(f"a lobby has at most {LOBBY_SEATS} seats, got {len(self.seats)}")
+        if len({seat.player_id for seat in self.seats}) != len(self.seats):
+            raise AlreadyQueuedError("a player cannot hold two seats in one lobby")
+
+
+def is_full(lobby: LobbyView) -> bool:
+    """Whether every one of the ``LOBBY_SEATS`` seats is taken, i.e. the lobby starts (ruling 8)."""
+    return len(lobby.seats) >= LOBBY_SEATS
+
+
+def _within_window(rating: int, ratings: Sequence[int]) -> bool:
+    """Whether ``rating`` is within ``RATING_WINDOW`` of the mean of ``ratings`` (exact, no float).
+
+    ``|rating - sum/n| <= W`` is checked as ``|rating*n - sum| <= W*n`` so a mean such as
+    1100.5 is compared exactly at the edge.
+    """
+    n = len(ratings)
+    return abs(rating * n - sum(ratings)) <= RATING_WINDOW * n
+
+
+def check_admission(lobby: LobbyView, entrant: Seat) -> None:
+    """Refuse a solo ``entrant`` who may not take a seat in the waiting ``lobby`` (ruling 8).
+
+    The entrant must be solo (``entrant.party_id is None``): party members only ever sit in
+    their own party's lobby, opened by ``party_lobby``. Checks, in this order:
+
+    - ``AlreadyInPartyError`` if the entrant carries a ``party_id`` (not a solo entrant);
+    - ``AlreadyQueuedError`` if the entrant already holds a seat in this lobby;
+    - ``LobbyFullError`` if all ``LOBBY_SEATS`` seats are taken;
+    - ``RatingWindowError`` unless the entrant's rating is within ``RATING_WINDOW`` (inclusive)
+      of every solo seat's rating and of the mean rating of each party seated in the lobby.
+
+    The language is not checked here (``Seat`` has none); ``choose_lobby`` matches it. The
+    error messages name no other player and no other player's rating.
+    """
+    if entrant.party_id is not None:
+        raise AlreadyInPartyError(
+            "a party member cannot take a seat alone; the party leader starts the party"
+        )
+    if any(seat.player_id == entrant.player_id for seat in lobby.seats):
+        raise AlreadyQueuedError("the player already holds a seat in this lobby")
+    if is_full(lobby):
+        raise LobbyFullError()
+    parties: dict[str, list[int]] = {}
+    for seat in lobby.seats:
+        if seat.party_id is None:
+            if not _within_window(entrant.rating, (seat.rating,)):
+                raise RatingWindowError(
+                    f"rating {entrant.rating} is more than {RATING_WINDOW} points "
+                    "from a solo player's rating in this lobby"
+                )
+        else:
+            parties.setdefault(seat.party_id, []).append(seat.rating)
+    for ratings in parties.values():
+        if not _within_window(entrant.rating, ratings):
+            raise RatingWindowError(
+                f"rating {entrant.rating} is more than {RATING_WINDOW} points "
+                "from the mean rating of a party in this lobby"
+            )
+
+
+def admits(lobby: LobbyView, entrant: Seat) -> bool:
+    """Whether ``check_admission(lobby, entrant)`` would pass (ruling 8). Never raises."""
+    try:
+        check_admission(lobby, entrant)
+    except (AlreadyInPartyError, AlreadyQueuedError, LobbyFullError, RatingWindowError):
+        return False
+    return True
+
+
+def choose_lobby(lobbies: Sequence[LobbyView], entrant: Seat, *, language: str) -> LobbyView | None:
+    """The waiting lobby a solo ``entrant`` of ``language`` should join, or ``None`` (ruling 8).
+
+    Deterministic: among the lobbies of ``language`` that admit the entrant, prefer the fullest,
+    then the oldest (smallest ``created_ms``), then the smallest ``lobby_id``. ``None`` means no
+    lobby admits the entrant and the caller opens a new one. Party lobbies are candidates too
+    (they are filled by solo players). Raises nothing.
+    """
+    candidates = [
+        lobby for lobby in lobbies if lobby.language == language and admits(lobby, entrant)
+    ]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda lobby: (-len(lobby.seats), lobby.created_ms, lobby.lobby_id))
+
+
+def party_lobby(
+    lobby_id: str,
+    language: str,
+    members: Sequence[Seat],
+    party_id: str,
+    created_ms: int,
+) -> LobbyView:
+    """Open the lobby of a party that starts: all its members seated, solo players fill the rest.
+
+    Ruling 8 (a party's members are exempt from the window among themselves; a party lobby is
+    filled by solo players only) and ruling 10 (the whole party lands in one lobby). ``members``
+    are the party's seats in joining order, each with ``party_id``. ``created_ms`` is UTC
+    milliseconds. Raises ``ValueError`` if ``members`` is empty (a programming error: a party
+    always has a member), ``PartyFullError`` if more than ``LOBBY_SEATS`` members,
+    ``NotInPartyError`` if a seat carries another (or no) ``party_id``, ``AlreadyQueuedError`` if
+    a member is listed twice.
+    """
+    if not members:
+        raise ValueError("a party lobby needs at least one member")
+    if len(members) > LOBBY_SEATS:
+        raise PartyFullError(f"a party has at most {LOBBY_SEATS} members, got {len(members)}")
+    if any(member.party_id != party_id for member in members):
+        raise NotInPartyError("every seat of a party lobby must belong to the party opening it")
+    return LobbyView(
+        lobby_id=lobby_id,
+        language=language,
+        seats=tuple(members),
+        party_id=party_id,
+        created_ms=created_ms,
+    )
+
+
+def with_seat(lobby: LobbyView, seat: Seat) -> LobbyView:
+    """``lobby`` with the solo ``seat`` added last, after ``check_admission`` (ruling 8).
+
+    Raises whatever ``check_admission`` raises; the lobby never exceeds ``LOBBY_SEATS``.
+    """
+    check_admission(lobby, seat)
+    return replace(lobby, seats=(*lobby.seats, seat))
+
+
+def without_player(lobby: LobbyView, player_id: str) -> LobbyView:
+    """``lobby`` without ``player_id``'s seat; leaving a waiting lobby is free (ruling 9).
+
+    The other seats keep their order, and the lobby keeps its ``party_id``. Raises
+    ``NotQueuedError`` if the player holds no seat in it.
+    """
+    remaining = tuple(seat for seat in lobby.seats if seat.player_id != player_id)
+    if len(remaining) == len(lobby.seats):
+        raise NotQueuedError("the player holds no seat in this lobby")
+    return replace(lobby, seats=remaining)

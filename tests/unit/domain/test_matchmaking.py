@@ -1,0 +1,324 @@
+"""Unit tests: lobby admission and lobby choice (ruling 8; party lobbies, ruling 10)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shared.domain.errors import (
+    AlreadyInPartyError,
+    AlreadyQueuedError,
+    LobbyFullError,
+    NotInPartyError,
+    NotQueuedError,
+    PartyFullError,
+    RatingWindowError,
+)
+from shared.domain.matchmaking import (
+    LOBBY_SEATS,
+    RATING_WINDOW,
+    LobbyView,
+    Seat,
+    admits,
+    check_admission,
+    choose_lobby,
+    is_full,
+    party_lobby,
+    with_seat,
+    without_player,
+)
+
+
+def solo_lobby(
+    *ratings: int, lobby_id: str = "L1", language: str = "en", created_ms: int = 0
+) -> LobbyView:
+    """A solo lobby whose seats have ``ratings``, players p0, p1, ..."""
+    seats = tuple(Seat(f"p{i}", rating) for i, rating in enumerate(ratings))
+    return LobbyView(lobby_id, language, seats, created_ms=created_ms)
+
+
+def party_seats(party_id: str, *ratings: int) -> list[Seat]:
+    return [Seat(f"{party_id}-m{i}", rating, party_id) for i, rating in enumerate(ratings)]
+
+
+# --- the window and its edges ---------------------------------------------------------------
+def test_rating_window_is_200_points() -> None:
+    """Ruling 8 / rules page: matchmaking looks within 200 rating points, 8 seats a lobby."""
+    assert RATING_WINDOW == 200
+    assert LOBBY_SEATS == 8
+
+
+@pytest.mark.parametrize("rating", [1200, 800])
+def test_solo_entrant_exactly_200_from_a_solo_seat_is_admitted(rating: int) -> None:
+    """Ruling 8: within 200 of every solo player, the edge included."""
+    check_admission(solo_lobby(1000), Seat("new", rating))
+
+
+@pytest.mark.parametrize("rating", [1201, 799])
+def test_solo_entrant_201_from_a_solo_seat_is_refused(rating: int) -> None:
+    """Ruling 8: 201 points from a solo player is outside the window."""
+    with pytest.raises(RatingWindowError) as caught:
+        check_admission(solo_lobby(1000), Seat("new", rating))
+    assert caught.value.code == "rating_window"
+
+
+def test_solo_entrant_must_be_within_200_of_every_solo_seat() -> None:
+    """Ruling 8: the window is checked against each solo player, not against their mean."""
+    lobby = solo_lobby(900, 1100)  # mean 1000, but 1250 is 350 from 900
+    assert not admits(lobby, Seat("new", 1250))
+    assert admits(lobby, Seat("new", 1100))
+    assert not admits(lobby, Seat("new", 1301))
+
+
+def test_solo_entrant_is_measured_against_party_mean_not_each_member() -> None:
+    """Ruling 8: within 200 of the mean rating of each party in the lobby."""
+    # Party mean 1000; 1200 is 500 from the 700 member but exactly 200 from the mean.
+    lobby = party_lobby("L", "en", party_seats("P", 700, 1300), "P", 0)
+    assert admits(lobby, Seat("new", 1200))
+    assert admits(lobby, Seat("new", 800))
+    assert not admits(lobby, Seat("new", 1201))
+    with pytest.raises(RatingWindowError):
+        check_admission(lobby, Seat("new", 799))
+
+
+def test_party_mean_edge_is_exact_for_fractional_means() -> None:
+    """Ruling 8: the edge against a fractional party mean is exact (no rounding either way)."""
+    lobby = party_lobby("L", "en", party_seats("P", 1000, 1001), "P", 0)  # mean 1000.5
+    assert admits(lobby, Seat("a", 1200))  # 199.5 away
+    assert admits(lobby, Seat("b", 801))  # 199.5 away
+    assert not admits(lobby, Seat("c", 800))  # 200.5 away
+    assert not admits(lobby, Seat("d", 1201))  # 200.5 away
+
+
+def test_solo_entrant_in_party_lobby_is_checked_against_solos_and_party_mean() -> None:
+    """Ruling 8: solo players and the party mean are both part of the window."""
+    lobby = party_lobby("L", "en", party_seats("P", 1000, 1000), "P", 0)
+    lobby = with_seat(lobby, Seat("s1", 1150))
+    assert admits(lobby, Seat("ok", 1100))
+    assert not admits(lobby, Seat("too-low", 940))  # 210 from the solo 1150, 60 from the mean
+
+
+def test_each_party_in_a_lobby_is_checked_on_its_own_mean() -> None:
+    """Ruling 8: within 200 of the mean rating of *each* party present."""
+    seats = (*party_seats("A", 1000, 1000), *party_seats("B", 1300, 1300))
+    lobby = LobbyView("L", "en", seats)
+    assert admits(lobby, Seat("mid", 1150))
+    assert not admits(lobby, Seat("low", 1050))  # 50 from A, 250 from B
+
+
+def test_party_members_are_exempt_from_the_window_among_themselves() -> None:
+    """Ruling 8: a party's members are exempt from the window among themselves."""
+    members = party_seats("P", 600, 1000, 1900)
+    lobby = party_lobby("L", "en", members, "P", 0)
+    assert lobby.seats == tuple(members)
+    assert lobby.party_id == "P"
+
+
+@given(
+    seat_ratings=st.lists(st.integers(0, 3000), min_size=1, max_size=7),
+    entrant_rating=st.integers(0, 3000),
+    created_ms=st.integers(0, 10**13),
+)
+def test_the_window_never_widens_with_waiting(
+    seat_ratings: list[int], entrant_rating: int, created_ms: int
+) -> None:
+    """Ruling 8: the window never widens; the lobby's age changes nothing."""
+    fresh = solo_lobby(*seat_ratings, created_ms=0)
+    old = solo_lobby(*seat_ratings, created_ms=created_ms)
+    expected = all(abs(entrant_rating - r) <= RATING_WINDOW for r in seat_ratings)
+    assert admits(fresh, Seat("new", entrant_rating)) is expected
+    assert admits(old, Seat("new", entrant_rating)) is expected
+
+
+# --- seats ----------------------------------------------------------------------------------
+def test_full_lobby_refuses_a_ninth_player() -> None:
+    """Ruling 8: a lobby has 8 seats; it starts when the 8th fills."""
+    lobby = solo_lobby(*([1000] * 8))
+    assert is_full(lobby)
+    with pytest.raises(LobbyFullError):
+        check_admission(lobby, Seat("ninth", 1000))
+    with pytest.raises(LobbyFullError):
+        with_seat(lobby, Seat("ninth", 1000))
+
+
+def test_lobby_is_not_full_with_seven_seats() -> None:
+    """Ruling 8: a lobby starts only when its 8th seat fills."""
+    assert not is_full(solo_lobby(*([1000] * 7)))
+    assert is_full(with_seat(solo_lobby(*([1000] * 7)), Seat("eighth", 1000)))
+
+
+def test_a_lobby_never_holds_nine_seats() -> None:
+    """Ruling 8: even a hand-built lobby value cannot hold more than 8 seats."""
+    with pytest.raises(LobbyFullError):
+        solo_lobby(*([1000] * 9))
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(800, 1200)), max_size=40))
+def test_seating_any_sequence_of_entrants_never_exceeds_eight(
+    entrants: list[tuple[int, int]],
+) -> None:
+    """Ruling 8: whatever the order of arrivals, seats never exceed 8 and never repeat."""
+    lobby = solo_lobby()
+    for player, rating in entrants:
+        if admits(lobby, Seat(f"x{player}", rating)):
+            lobby = with_seat(lobby, Seat(f"x{player}", rating))
+        assert len(lobby.seats) <= LOBBY_SEATS
+    ids = [seat.player_id for seat in lobby.seats]
+    assert len(ids) == len(set(ids))
+
+
+def test_already_seated_player_is_refused() -> None:
+    """Ruling 8: a player waits in one seat only."""
+    lobby = solo_lobby(1000, 1000)
+    with pytest.raises(AlreadyQueuedError):
+        check_admission(lobby, Seat("p1", 1000))
+
+
+def test_already_seated_is_reported_before_full() -> None:
+    """Ruling 8: a seated player retrying a join in a full lobby hears they are already seated."""
+    with pytest.raises(AlreadyQueuedError):
+        check_admission(solo_lobby(*([1000] * 8)), Seat("p3", 1000))
+
+
+def test_party_member_cannot_join_a_lobby_alone() -> None:
+    """Ruling 8/10: party members only sit in their own party lobby; entrants are solo."""
+    with pytest.raises(AlreadyInPartyError):
+        check_admission(solo_lobby(1000), Seat("m", 1000, "P"))
+    assert not admits(solo_lobby(1000), Seat("m", 1000, "P"))
+
+
+def test_with_seat_adds_the_seat_last_and_keeps_the_rest() -> None:
+    """Ruling 8: admission is checked, then the seat is added."""
+    lobby = solo_lobby(1000, created_ms=5)
+    after = with_seat(lobby, Seat("new", 1100))
+    assert after.seats == (Seat("p0", 1000), Seat("new", 1100))
+    assert (after.lobby_id, after.language, after.created_ms) == ("L1", "en", 5)
+    assert lobby.seats == (Seat("p0", 1000),)  # values are immutable
+
+
+def test_with_seat_refuses_out_of_window_player() -> None:
+    """Ruling 8: with_seat checks admission."""
+    with pytest.raises(RatingWindowError):
+        with_seat(solo_lobby(1000), Seat("far", 1500))
+
+
+def test_without_player_frees_the_seat() -> None:
+    """Ruling 9: leaving a waiting lobby is free; the other seats keep their order."""
+    lobby = solo_lobby(1000, 1010, 1020)
+    after = without_player(lobby, "p1")
+    assert [seat.player_id for seat in after.seats] == ["p0", "p2"]
+
+
+def test_without_absent_player_is_not_queued() -> None:
+    """Ruling 9: only a seated player can leave the lobby."""
+    with pytest.raises(NotQueuedError):
+        without_player(solo_lobby(1000), "ghost")
+
+
+def test_empty_lobby_admits_anyone_solo() -> None:
+    """Ruling 8: with nobody seated there is nobody to be far from."""
+    assert admits(solo_lobby(), Seat("first", 3000))
+
+
+# --- party lobbies --------------------------------------------------------------------------
+def test_party_lobby_seats_the_whole_party() -> None:
+    """Ruling 10: the whole party lands in one lobby; matchmaking fills the rest with solos."""
+    lobby = party_lobby("L9", "de", party_seats("P", 1000, 1100, 1200), "P", 42)
+    assert (lobby.lobby_id, lobby.language, lobby.party_id, lobby.created_ms) == (
+        "L9",
+        "de",
+        "P",
+        42,
+    )
+    assert len(lobby.seats) == 3
+    filled = with_seat(lobby, Seat("solo", 1050))
+    assert len(filled.seats) == 4
+
+
+def test_party_of_eight_fills_its_lobby() -> None:
+    """Ruling 10: a party of 8 is a full lobby by itself."""
+    lobby = party_lobby("L", "en", party_seats("P", *([1000] * 8)), "P", 0)
+    assert is_full(lobby)
+
+
+def test_party_lobby_refuses_more_than_eight_members() -> None:
+    """Ruling 10: a party has at most 8 members."""
+    with pytest.raises(PartyFullError):
+        party_lobby("L", "en", party_seats("P", *([1000] * 9)), "P", 0)
+
+
+def test_party_lobby_refuses_seats_of_another_party_or_solo() -> None:
+    """Ruling 8: a party lobby holds one party; everyone else comes in solo later."""
+    with pytest.raises(NotInPartyError):
+        party_lobby("L", "en", [*party_seats("P", 1000), Seat("s", 1000)], "P", 0)
+    with pytest.raises(NotInPartyError):
+        party_lobby("L", "en", [*party_seats("P", 1000), *party_seats("Q", 1000)], "P", 0)
+
+
+def test_party_lobby_refuses_a_member_listed_twice() -> None:
+    """Ruling 8: one seat per player."""
+    seat = Seat("m", 1000, "P")
+    with pytest.raises(AlreadyQueuedError):
+        party_lobby("L", "en", [seat, seat], "P", 0)
+
+
+def test_party_lobby_needs_a_member() -> None:
+    """Ruling 10: a party always has a leader, so an empty party lobby is a programming error."""
+    with pytest.raises(ValueError, match="at least one member"):
+        party_lobby("L", "en", [], "P", 0)
+
+
+# --- choosing a lobby -----------------------------------------------------------------------
+def test_choose_lobby_prefers_the_fullest() -> None:
+    """Ruling 8: fill lobbies so that tournaments start sooner."""
+    small = solo_lobby(1000, lobby_id="A", created_ms=1)
+    big = solo_lobby(1000, 1000, 1000, lobby_id="B", created_ms=9)
+    assert choose_lobby([small, big], Seat("new", 1000), language="en") == big
+
+
+def test_choose_lobby_prefers_the_oldest_among_equally_full() -> None:
+    """Ruling 8: the oldest of equally full lobbies has waited longest."""
+    young = solo_lobby(1000, lobby_id="A", created_ms=20)
+    old = solo_lobby(1000, lobby_id="B", created_ms=10)
+    assert choose_lobby([young, old], Seat("new", 1000), language="en") == old
+
+
+def test_choose_lobby_breaks_remaining_ties_by_lobby_id() -> None:
+    """Ruling 8: the choice is deterministic."""
+    b = solo_lobby(1000, lobby_id="B", created_ms=10)
+    a = solo_lobby(1000, lobby_id="A", created_ms=10)
+    assert choose_lobby([b, a], Seat("new", 1000), language="en") == a
+    assert choose_lobby([a, b], Seat("new", 1000), language="en") == a
+
+
+def test_choose_lobby_skips_other_languages_full_and_out_of_window_lobbies() -> None:
+    """Ruling 8: matchmaking is per game language and within the window."""
+    german = solo_lobby(1000, 1000, 1000, 1000, lobby_id="DE", language="de")
+    full = solo_lobby(*([1000] * 8), lobby_id="FULL")
+    far = solo_lobby(1500, 1500, 1500, lobby_id="FAR")
+    fits = solo_lobby(1000, lobby_id="FITS", created_ms=99)
+    lobbies = [german, full, far, fits]
+    assert choose_lobby(lobbies, Seat("new", 1000), language="en") == fits
+    assert choose_lobby(lobbies, Seat("new", 1000), language="de") == german
+
+
+def test_choose_lobby_returns_none_when_nothing_admits() -> None:
+    """Ruling 8: the window never widens; the caller opens a new lobby instead."""
+    lobbies = [solo_lobby(1500, lobby_id="FAR"), solo_lobby(1000, lobby_id="X", language="fr")]
+    assert choose_lobby(lobbies, Seat("new", 1000), language="en") is None
+    assert choose_lobby([], Seat("new", 1000), language="en") is None
+
+
+def test_choose_lobby_offers_party_lobbies_to_solo_players() -> None:
+    """Ruling 8: a party lobby is filled by solo players."""
+    party = party_lobby("P-LOBBY", "en", party_seats("P", 1000, 1000, 1000), "P", 50)
+    solo = solo_lobby(1000, lobby_id="SOLO", created_ms=1)
+    assert choose_lobby([solo, party], Seat("new", 1000), language="en") == party
+
+
+def test_choose_lobby_skips_a_lobby_the_player_already_sits_in() -> None:
+    """Ruling 8: a player waits in one lobby only."""
+    mine = solo_lobby(1000, 1000, lobby_id="MINE")
+    other = solo_lobby(1000, lobby_id="OTHER")
+    assert choose_lobby([mine, other], Seat("p1", 1000), language="en") == other
