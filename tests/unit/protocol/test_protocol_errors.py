@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 
 import pytest
 
+import shared.domain
 import shared.domain.errors as domain_errors
 from shared.domain.errors import DomainError
 from shared.protocol.errors import PARSE_CODES, ErrorCode, ProtocolError, describe
@@ -18,7 +21,14 @@ def _all_subclasses(cls: type[DomainError]) -> set[type[DomainError]]:
     return found
 
 
+def _import_whole_domain() -> None:
+    # A DomainError subclass defined outside errors.py only exists once its module is imported.
+    for module in pkgutil.walk_packages(shared.domain.__path__, "shared.domain."):
+        importlib.import_module(module.name)
+
+
 def test_error_code_covers_every_domain_error_code() -> None:
+    _import_whole_domain()
     classes = _all_subclasses(DomainError)
     assert len(classes) > 20  # the module was really imported and walked
     missing = {cls.__name__: cls.code for cls in classes if cls.code not in set(ErrorCode)}
