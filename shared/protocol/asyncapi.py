@@ -54,6 +54,11 @@ later versions of the same protocol; unknown fields in client messages are refus
 """
 
 
+def _summary(model: type[BaseModel], fallback: str) -> str:
+    # First docstring line, with reST ``literals`` turned into Markdown `literals`.
+    return (model.__doc__ or fallback).strip().splitlines()[0].replace("``", "`")
+
+
 def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
@@ -77,7 +82,7 @@ def _schemas() -> dict[str, Any]:
 def _message(
     model: type[BaseModel], name: str, example: dict[str, Any], kind: Literal["action", "type"]
 ) -> dict[str, Any]:
-    summary = (model.__doc__ or name).strip().splitlines()[0]
+    summary = _summary(model, name)
     return {
         "name": name,
         "title": f"{kind} {name}",
@@ -109,7 +114,7 @@ def build_asyncapi() -> dict[str, Any]:
             "action": "receive",
             "channel": channel_ref,
             "title": f"Client sends {action}",
-            "summary": (in_model.__doc__ or action).strip().splitlines()[0],
+            "summary": _summary(in_model, action),
             "messages": [_channel_message_ref(in_model.__name__)],
         }
         reply_type = _REPLIES.get(action)
@@ -127,7 +132,7 @@ def build_asyncapi() -> dict[str, Any]:
             "action": "send",
             "channel": channel_ref,
             "title": f"Server sends {type_}",
-            "summary": (out_model.__doc__ or type_).strip().splitlines()[0],
+            "summary": _summary(out_model, type_),
             "messages": [_channel_message_ref(out_model.__name__)],
         }
 
