@@ -1,0 +1,1 @@
+"""Infrastructure: the CDK app and constructs, and the local runtime (``infra.emulator``)."""

@@ -1,0 +1,22 @@
+"""Local runtime: the whole backend on one machine (DESIGN.md §5). Never deployed.
+
+``python -m infra.emulator`` for people; :class:`Emulator` for tests::
+
+    async with Emulator(port=0, turn_seconds=1) as emu:
+        ...  # emu.ws_url, emu.url, emu.callback_url, emu.clock, emu.dynamodb_endpoint
+"""
+
+from infra.emulator.clock import LocalClock
+from infra.emulator.dynamo import EmbeddedDynamo
+from infra.emulator.emulator import Emulator
+from infra.emulator.gateway import LocalGateway
+from infra.emulator.lambda_context import LambdaContext, make_context
+
+__all__ = [
+    "EmbeddedDynamo",
+    "Emulator",
+    "LambdaContext",
+    "LocalClock",
+    "LocalGateway",
+    "make_context",
+]

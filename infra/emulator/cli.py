@@ -1,0 +1,112 @@
+"""Local runtime: the command line, ``python -m infra.emulator``.
+
+Parses the options, starts an :class:`~infra.emulator.emulator.Emulator`, prints the URLs and runs
+until Ctrl-C (SIGINT) or SIGTERM, then shuts down cleanly (sockets closed with 1001 and their
+``$disconnect`` delivered, clock stopped, embedded DynamoDB stopped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from infra.emulator.emulator import Emulator
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.emulator",
+        description="Run the Wordle Tournament backend on this machine (no AWS account needed).",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = free)")
+    parser.add_argument(
+        "--bots", type=int, default=0, metavar="N", help="keep lobbies filled with N bots"
+    )
+    parser.add_argument(
+        "--turn-seconds", type=float, help="turn clock (default: TURN_SECONDS or 30)"
+    )
+    parser.add_argument(
+        "--intro-seconds", type=float, help="round intro (default: INTRO_SECONDS or 6)"
+    )
+    parser.add_argument(
+        "--reconnect-seconds",
+        type=float,
+        help="reconnect deadline (default: RECONNECT_SECONDS or 60)",
+    )
+    parser.add_argument(
+        "--dynamodb-endpoint",
+        metavar="URL",
+        help="use this DynamoDB instead of the embedded moto server (e.g. a real endpoint)",
+    )
+    parser.add_argument("--table-name", help="DynamoDB table (default: TABLE_NAME or the schema's)")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level for the emulator and the handlers (default INFO)",
+    )
+    return parser
+
+
+def emulator_from_args(args: argparse.Namespace) -> Emulator:
+    return Emulator(
+        host=args.host,
+        port=args.port,
+        bots=args.bots,
+        turn_seconds=args.turn_seconds,
+        intro_seconds=args.intro_seconds,
+        reconnect_seconds=args.reconnect_seconds,
+        dynamodb_endpoint=args.dynamodb_endpoint,
+        table_name=args.table_name,
+        log_level=args.log_level,
+    )
+
+
+def banner(emu: Emulator) -> str:
+    return "\n".join(
+        [
+            "Wordle Tournament — local runtime",
+            f"  web client      {emu.url}/",
+            f"  WebSocket API   {emu.ws_url}",
+            f"  @connections    {emu.callback_url}/@connections/{{connectionId}}",
+            f"  DynamoDB        {emu.dynamodb_endpoint} (table {emu.table_name})",
+            "Press Ctrl-C to stop.",
+        ]
+    )
+
+
+async def run(args: argparse.Namespace) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # Windows: KeyboardInterrupt instead
+            loop.add_signal_handler(sig, stop.set)
+    async with emulator_from_args(args) as emu:
+        print(banner(emu), flush=True)
+        await stop.wait()
+        print("stopping…", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if args.log_level != "DEBUG":
+        # one access-log line per DynamoDB call / @connections post drowns everything else
+        for noisy in ("werkzeug", "botocore.credentials", "aiohttp.access"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,461 @@
+"""Local runtime: the composition of gateway, clock and DynamoDB — what tests and the CLI start.
+
+::
+
+    async with Emulator(port=0, turn_seconds=1, intro_seconds=0.2) as emu:
+        async with websockets.connect(emu.ws_url) as ws:
+            ...
+
+Start-up order (each step needs the previous one): thread pool -> DynamoDB (embedded moto unless
+``dynamodb_endpoint``) -> bind the port -> environment (settings names, DESIGN.md §5) -> tables
+-> LocalClock injected through ``shared.runtime.bootstrap`` -> handlers imported -> gateway
+serving -> clock firing -> bots. :meth:`Emulator.stop` undoes it in reverse and restores the
+environment, so tests can start one emulator after another in one process (never two at once:
+the environment, the bootstrap hook and moto's data are process-global).
+
+Wiring of the real handlers (nothing here imports ``functions/`` by name):
+
+* ``functions.routes.ROUTES: dict[str, str]`` — route key -> ``"module:attr"``;
+* ``functions.routes.CLOCK_HANDLER: str`` — ``"module:attr"`` of the clock function; if absent,
+  ``functions.clock:handler`` when that module exists.
+
+Clock injection: ``shared.runtime.bootstrap.set_clock(clock)`` if it exists, else
+``shared.runtime.bootstrap.configure(clock=clock)``; on stop the same hook is called with
+``None`` to restore the default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import inspect
+import logging
+import os
+import socket
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar
+
+from infra.emulator.clock import LocalClock
+from infra.emulator.dynamo import EmbeddedDynamo, create_tables
+from infra.emulator.gateway import Handler, LocalGateway
+from infra.emulator.lambda_context import DEFAULT_REGION
+
+log = logging.getLogger(__name__)
+
+ROUTES_MODULE = "functions.routes"
+DEFAULT_CLOCK_HANDLER = "functions.clock:handler"
+BOOTSTRAP_MODULE = "shared.runtime.bootstrap"
+BOTS_MODULE = "infra.emulator.bots"
+
+HandlerSpec = Handler | str
+"""A handler, or ``"module:attr"`` to import once the environment is set."""
+
+
+def _import_optional(name: str) -> Any | None:
+    """Import ``name``; None if it (or a parent package) does not exist. Other errors raise."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        parts = name.split(".")
+        if exc.name in {".".join(parts[:i]) for i in range(1, len(parts) + 1)}:
+            return None
+        raise
+
+
+def resolve(spec: HandlerSpec) -> Handler:
+    """``"package.module:attr"`` -> the attribute (a callable passes through)."""
+    if not isinstance(spec, str):
+        return spec
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not attr:
+        raise ValueError(f"handler spec must be 'module:attr', got {spec!r}")
+    target: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        target = getattr(target, part)
+    if not callable(target):
+        raise TypeError(f"{spec} is not callable")
+    return target  # type: ignore[no-any-return]
+
+
+def load_routes() -> dict[str, Handler]:
+    """The real routes from ``functions.routes.ROUTES`` ({} with a warning if absent)."""
+    module = _import_optional(ROUTES_MODULE)
+    if module is None or not hasattr(module, "ROUTES"):
+        log.warning("%s.ROUTES not found: the gateway has no routes", ROUTES_MODULE)
+        return {}
+    return {key: resolve(spec) for key, spec in module.ROUTES.items()}
+
+
+def load_clock_handler() -> Handler | None:
+    """``functions.routes.CLOCK_HANDLER``, else ``functions.clock:handler``, else None."""
+    module = _import_optional(ROUTES_MODULE)
+    spec = getattr(module, "CLOCK_HANDLER", None) if module is not None else None
+    if spec is not None:
+        return resolve(spec)
+    module_name, _, attr = DEFAULT_CLOCK_HANDLER.partition(":")
+    clock_module = _import_optional(module_name)
+    if clock_module is None or not hasattr(clock_module, attr):
+        log.warning("no clock handler (%s): timers will be dropped", DEFAULT_CLOCK_HANDLER)
+        return None
+    return resolve(DEFAULT_CLOCK_HANDLER)
+
+
+def inject_clock(clock: LocalClock | None) -> bool:
+    """Hand ``clock`` to ``shared.runtime.bootstrap`` (``set_clock`` or ``configure(clock=)``).
+
+    Returns False, with a warning, when there is no such hook yet.
+    """
+    bootstrap = _import_optional(BOOTSTRAP_MODULE)
+    if bootstrap is not None and callable(getattr(bootstrap, "set_clock", None)):
+        bootstrap.set_clock(clock)
+        return True
+    if bootstrap is not None and callable(getattr(bootstrap, "configure", None)):
+        bootstrap.configure(clock=clock)
+        return True
+    if clock is not None:
+        log.warning(
+            "%s.set_clock(clock) / .configure(clock=...) not found: the handlers will not use "
+            "the local clock",
+            BOOTSTRAP_MODULE,
+        )
+    return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+class Emulator:
+    """The whole backend on one machine: WebSocket API, ``@connections``, DynamoDB, clock.
+
+    Every argument is optional. ``port=0`` picks a free port (read it back from :attr:`port`,
+    :attr:`url`, :attr:`ws_url`). ``turn_seconds`` / ``intro_seconds`` / ``reconnect_seconds``
+    (seconds, floats) override ``TURN_SECONDS`` etc. only when given. ``routes`` (route key ->
+    handler or ``"module:attr"``) and ``clock_handler`` replace the real ``functions/`` wiring,
+    e.g. with test doubles. ``env`` adds or overrides environment variables for the handlers.
+    ``bots`` > 0 runs ``infra.emulator.bots.run_bot_pool(ws_url, bots)`` when that exists.
+    ``create_tables=False`` skips the schema module.
+
+    After :meth:`start`: :attr:`gateway`, :attr:`clock`, :attr:`dynamodb_endpoint`,
+    :attr:`callback_url`, :attr:`env` (what was exported), :meth:`management_client`,
+    :meth:`dynamodb_client`.
+    """
+
+    _active: ClassVar[Emulator | None] = None
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        turn_seconds: float | None = None,
+        intro_seconds: float | None = None,
+        reconnect_seconds: float | None = None,
+        dynamodb_endpoint: str | None = None,
+        table_name: str | None = None,
+        routes: Mapping[str, HandlerSpec] | None = None,
+        clock_handler: HandlerSpec | None = None,
+        route_responses: tuple[str, ...] = (),
+        env: Mapping[str, str] | None = None,
+        create_tables: bool = True,
+        bots: int = 0,
+        stage: str = "local",
+        max_workers: int = 64,
+        log_level: str | None = None,
+    ) -> None:
+        self.host = host
+        self.requested_port = port
+        self.turn_seconds = turn_seconds
+        self.intro_seconds = intro_seconds
+        self.reconnect_seconds = reconnect_seconds
+        self.requested_dynamodb_endpoint = dynamodb_endpoint
+        self.requested_table_name = table_name
+        self.routes_override = routes
+        self.clock_handler_override = clock_handler
+        self.route_responses = route_responses
+        self.extra_env = dict(env or {})
+        self.create_tables = create_tables
+        self.bots = bots
+        self.stage = stage
+        self.max_workers = max_workers
+        self.log_level = log_level
+
+        self.env: dict[str, str] = {}
+        """The environment variables this emulator exported (after :meth:`start`)."""
+        self._saved_env: dict[str, str | None] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self._dynamo: EmbeddedDynamo | None = None
+        self._dynamodb_endpoint: str | None = None
+        self._gateway: LocalGateway | None = None
+        self._clock: LocalClock | None = None
+        self._clock_injected = False
+        self._bots_task: asyncio.Task[Any] | None = None
+        self._cleanups: list[Callable[[], Any]] = []
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Emulator:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> Emulator:
+        """Start everything (see the module docstring for the order); returns self."""
+        if Emulator._active is not None:
+            raise RuntimeError("another Emulator is running in this process; stop it first")
+        Emulator._active = self
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._executor = ThreadPoolExecutor(self.max_workers, thread_name_prefix="lambda")
+
+        if self.requested_dynamodb_endpoint:
+            self._dynamodb_endpoint = self.requested_dynamodb_endpoint
+        else:
+            self._dynamo = EmbeddedDynamo(self.host)
+            await loop.run_in_executor(self._executor, self._dynamo.start)
+            self._dynamodb_endpoint = self._dynamo.endpoint
+
+        sock = _bind(self.host, self.requested_port)
+        try:
+            await self._start_on(sock)
+        except BaseException:
+            if self._gateway is None:  # the gateway owns (and closes) the socket once built
+                sock.close()
+            raise
+
+    async def _start_on(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        assert self._executor is not None
+        port = sock.getsockname()[1]
+        self._apply_env(self._build_env(port))
+
+        if self.create_tables:
+            await loop.run_in_executor(
+                self._executor, create_tables, self.dynamodb_client(), self.table_name
+            )
+
+        self._clock = LocalClock(executor=self._executor, region=self.region)
+        self._clock_injected = inject_clock(self._clock)
+        clock_handler = (
+            resolve(self.clock_handler_override)
+            if self.clock_handler_override is not None
+            else load_clock_handler()
+        )
+        self._clock.set_handler(clock_handler)
+
+        routes = (
+            {key: resolve(spec) for key, spec in self.routes_override.items()}
+            if self.routes_override is not None
+            else load_routes()
+        )
+        self._gateway = LocalGateway(
+            routes,
+            sock=sock,
+            stage=self.stage,
+            region=self.region,
+            executor=self._executor,
+            route_responses=self.route_responses,
+        )
+        await self._gateway.start()
+        self._clock.start()
+        if self.bots > 0:
+            self._start_bots()
+        log.info("emulator up: %s", self.url)
+
+    async def stop(self) -> None:
+        """Stop bots, gateway (delivering ``$disconnect``), clock and DynamoDB; restore the env."""
+        try:
+            if self._bots_task is not None:
+                self._bots_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._bots_task
+                self._bots_task = None
+            for cleanup in reversed(self._cleanups):
+                result = cleanup()
+                if inspect.isawaitable(result):
+                    await result
+            self._cleanups.clear()
+            if self._gateway is not None:
+                await self._gateway.stop()
+                self._gateway = None
+            if self._clock is not None:
+                await asyncio.get_running_loop().run_in_executor(None, self._clock.stop)
+                self._clock = None
+                if self._clock_injected:
+                    inject_clock(None)
+                    self._clock_injected = False
+            if self._dynamo is not None:
+                self._dynamo.stop()
+                self._dynamo = None
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
+        finally:
+            self._restore_env()
+            if Emulator._active is self:
+                Emulator._active = None
+
+    async def serve_forever(self) -> None:
+        """Run until cancelled (the CLI cancels on Ctrl-C)."""
+        await asyncio.Event().wait()
+
+    # -- environment -----------------------------------------------------------------------
+
+    def _build_env(self, port: int) -> dict[str, str]:
+        env: dict[str, str] = {
+            "CALLBACK_URL": f"http://{self.host}:{port}",
+            "DYNAMODB_ENDPOINT": str(self._dynamodb_endpoint),
+            "CLOCK_BACKEND": "local",
+        }
+        if self.requested_table_name:
+            env["TABLE_NAME"] = self.requested_table_name
+        for name, seconds in (
+            ("TURN_SECONDS", self.turn_seconds),
+            ("INTRO_SECONDS", self.intro_seconds),
+            ("RECONNECT_SECONDS", self.reconnect_seconds),
+        ):
+            if seconds is not None:
+                env[name] = repr(float(seconds))
+        defaults = {
+            "AWS_DEFAULT_REGION": DEFAULT_REGION,
+            "POWERTOOLS_SERVICE_NAME": "wordle-tournament",
+            "POWERTOOLS_METRICS_NAMESPACE": "WordleTournament",
+            "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon on a laptop
+            "POWERTOOLS_METRICS_DISABLED": "true",  # no EMF blobs on the console
+        }
+        if "AWS_ACCESS_KEY_ID" not in os.environ and "AWS_PROFILE" not in os.environ:
+            # Dummy credentials: moto and the local @connections ignore signatures.
+            defaults |= {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+        for name, value in defaults.items():
+            if name not in os.environ:
+                env[name] = value
+        if "AWS_REGION" not in os.environ:
+            env["AWS_REGION"] = os.environ.get(
+                "AWS_DEFAULT_REGION", env.get("AWS_DEFAULT_REGION", DEFAULT_REGION)
+            )
+        if self.log_level:
+            env["POWERTOOLS_LOG_LEVEL"] = self.log_level.upper()
+        env.update(self.extra_env)
+        return env
+
+    def _apply_env(self, env: dict[str, str]) -> None:
+        for name, value in env.items():
+            self._saved_env.setdefault(name, os.environ.get(name))
+            os.environ[name] = value
+        self.env = env
+        self._clear_settings_cache()
+
+    def _restore_env(self) -> None:
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_env.clear()
+        self._clear_settings_cache()
+
+    @staticmethod
+    def _clear_settings_cache() -> None:
+        """Settings are cached per process; the handlers must see this emulator's values."""
+        settings = _import_optional("shared.runtime.settings")
+        cache_clear = getattr(getattr(settings, "get_settings", None), "cache_clear", None)
+        if cache_clear is not None:
+            cache_clear()
+
+    # -- bots ------------------------------------------------------------------------------
+
+    def _start_bots(self) -> None:
+        bots = _import_optional(BOTS_MODULE)
+        run_bot_pool = getattr(bots, "run_bot_pool", None) if bots is not None else None
+        if run_bot_pool is None:
+            log.warning("--bots %d ignored: %s.run_bot_pool not found", self.bots, BOTS_MODULE)
+            return
+        result = run_bot_pool(self.ws_url, self.bots)
+        if inspect.isawaitable(result):
+            self._bots_task = asyncio.ensure_future(result)
+
+    def add_cleanup(self, cleanup: Callable[[], Any]) -> None:
+        """Run ``cleanup()`` (sync or async) first thing in :meth:`stop` (e.g. to stop clients)."""
+        self._cleanups.append(cleanup)
+
+    # -- accessors -------------------------------------------------------------------------
+
+    @property
+    def gateway(self) -> LocalGateway:
+        assert self._gateway is not None, "start() first"
+        return self._gateway
+
+    @property
+    def clock(self) -> LocalClock:
+        """The LocalClock the handlers were given (see :func:`inject_clock`)."""
+        assert self._clock is not None, "start() first"
+        return self._clock
+
+    @property
+    def port(self) -> int:
+        return self.gateway.port
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/`` root: the web client."""
+        return self.gateway.url
+
+    @property
+    def ws_url(self) -> str:
+        """``ws://host:port/ws``: the WebSocket API."""
+        return self.gateway.ws_url
+
+    @property
+    def callback_url(self) -> str:
+        """The Management API endpoint (``CALLBACK_URL``)."""
+        return self.gateway.callback_url
+
+    @property
+    def dynamodb_endpoint(self) -> str:
+        assert self._dynamodb_endpoint is not None, "start() first"
+        return self._dynamodb_endpoint
+
+    @property
+    def table_name(self) -> str:
+        return os.environ.get("TABLE_NAME") or "wordle-tournament"
+
+    @property
+    def region(self) -> str:
+        return (
+            os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or (DEFAULT_REGION)
+        )
+
+    def management_client(self) -> Any:
+        """A boto3 ``apigatewaymanagementapi`` client for this emulator's ``@connections``."""
+        import boto3
+
+        return boto3.client(
+            "apigatewaymanagementapi", endpoint_url=self.callback_url, region_name=self.region
+        )
+
+    def dynamodb_client(self) -> Any:
+        """A boto3 DynamoDB client for this emulator's database."""
+        import boto3
+
+        return boto3.client(
+            "dynamodb", endpoint_url=self.dynamodb_endpoint, region_name=self.region
+        )

@@ -1,0 +1,545 @@
+"""Local runtime: an aiohttp server that behaves like an API Gateway WebSocket API.
+
+One port serves three things:
+
+* ``/ws`` (and a WebSocket upgrade on ``/``): the WebSocket API. Each socket gets a connection
+  id; ``$connect``, message and ``$disconnect`` events shaped exactly like API Gateway's (checked
+  against Powertools' Parser models) go to synchronous Lambda-style handlers, run in a thread pool.
+  Route selection expression: ``$request.body.action``; a body that is not a JSON object, an
+  ``action`` that is not a string or not a route -> ``$default``.
+* ``/@connections/{id}`` and ``/{stage}/@connections/{id}``: the API Gateway Management API
+  (POST = send, GET = info, DELETE = close), speaking the wire format boto3's
+  ``apigatewaymanagementapi`` client expects, errors included (410 ``GoneException``, ...).
+  SigV4 headers are ignored.
+* ``/`` (GET) and other paths: the static web client from ``infra/emulator/web/``.
+
+Fidelity choices (AWS behaviour mirrored unless noted):
+
+* A ``$connect`` handler that raises or answers a non-2xx ``statusCode`` refuses the upgrade with
+  that HTTP status (500 when it raised). A missing ``statusCode`` counts as 200 (lenient). A
+  ``Sec-WebSocket-Protocol`` header in its response selects the subprotocol.
+* The connection is postable only after ``$connect`` succeeded and until the socket closes
+  (a POST during ``$connect`` answers 410, as on AWS).
+* Messages of one connection are handled one at a time, in arrival order; ``$disconnect`` runs
+  after the connection's last message. Different connections run concurrently. (AWS gives no
+  ordering guarantee at all; this is the stricter, friendlier behaviour.)
+* An inbound frame larger than ``max_frame_bytes`` (32 KB) closes the socket with 1009
+  "Message too big", as API Gateway does; the handler never sees it and ``$disconnect``
+  reports 1009.
+* A handler that raises: the client gets ``{"message": "Internal server error", "connectionId",
+  "requestId"}``; no route and no ``$default``: ``{"message": "Forbidden", ...}`` (both as AWS).
+* A handler's return value is discarded, except for route keys listed in ``route_responses``
+  (two-way routes), whose ``body`` is sent back to the caller.
+* DELETE closes with 1000 and ``$disconnect`` reports 1000 "Connection Closed Normally".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import secrets
+import socket
+import string
+import time
+import uuid
+from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from infra.emulator.lambda_context import DEFAULT_REGION, function_name_for, make_context
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[dict[str, Any], Any], Any]
+"""A Lambda handler: ``handler(event, context) -> response`` (synchronous)."""
+
+WEB_DIR = Path(__file__).parent / "web"
+MAX_FRAME_BYTES = 32 * 1024  # API Gateway WebSocket frame size quota
+MAX_POST_BYTES = 128 * 1024  # API Gateway message payload quota (PostToConnection Data max)
+_ALNUM = string.ascii_letters + string.digits
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_CLOSE_REASONS = {
+    1000: "Connection Closed Normally",
+    1001: "Going away",
+    1005: "Client-side close frame status not set",
+    1006: "Connection closed abnormally",
+    1009: "Message too big",
+}
+_FORBIDDEN = "Forbidden"
+_INTERNAL_ERROR = "Internal server error"
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def new_id() -> str:
+    """An API-Gateway-like id: 15 base64-ish characters and ``=`` (e.g. ``L0SM9cOFvHcCIhw=``).
+
+    Real connection ids end in ``=``; keeping it means the ``%3D`` in Management API paths is
+    exercised locally too.
+    """
+    return "".join(secrets.choice(_ALNUM) for _ in range(15)) + "="
+
+
+def request_time(ms: int) -> str:
+    """API Gateway's ``requestTime``: CLF with English months, ``06/Jan/2023:19:45:06 +0000``."""
+    t = time.gmtime(ms / 1000)
+    return (
+        f"{t.tm_mday:02d}/{_MONTHS[t.tm_mon - 1]}/{t.tm_year}:{time.strftime('%H:%M:%S', t)} +0000"
+    )
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def select_route(body: str | None, routes: Collection[str]) -> str:
+    """The route key for a message body (``$request.body.action``), ``$default`` if none matches."""
+    if body is None:
+        return "$default"
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return "$default"
+    action = parsed.get("action") if isinstance(parsed, dict) else None
+    if isinstance(action, str) and not action.startswith("$") and action in routes:
+        return action
+    return "$default"
+
+
+@dataclass(eq=False)
+class Connection:
+    """One live WebSocket, as API Gateway would track it."""
+
+    id: str
+    ws: web.WebSocketResponse
+    connected_at_ms: int
+    source_ip: str
+    user_agent: str
+    host: str
+    last_active_ms: int
+    inbox: asyncio.Queue[tuple[str | None, bool] | None] = field(default_factory=asyncio.Queue)
+    postable: bool = False
+    close_code: int | None = None
+    close_reason: str = ""
+
+
+class LocalGateway:
+    """API Gateway WebSocket API + ``@connections`` Management API + static files, on one port.
+
+    ``routes`` maps route keys (``$connect``, ``$disconnect``, ``$default``, actions) to
+    synchronous handlers; they run in ``executor`` (a private thread pool if omitted) with a
+    fresh :class:`~infra.emulator.lambda_context.LambdaContext` each. Bind either ``host`` and
+    ``port`` (0 = a free port) or pass an already bound ``sock``. Use :meth:`start` / :meth:`stop`
+    (or ``async with``); :attr:`url`, :attr:`ws_url` and :attr:`callback_url` are valid after start.
+    """
+
+    def __init__(
+        self,
+        routes: Mapping[str, Handler] | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        sock: socket.socket | None = None,
+        stage: str = "local",
+        api_id: str = "local",
+        region: str = DEFAULT_REGION,
+        executor: Executor | None = None,
+        web_dir: Path | None = WEB_DIR,
+        route_responses: Collection[str] = (),
+        max_frame_bytes: int = MAX_FRAME_BYTES,
+        max_post_bytes: int = MAX_POST_BYTES,
+        handler_timeout_seconds: float = 29.0,
+    ) -> None:
+        self.routes: dict[str, Handler] = dict(routes or {})
+        self.stage = stage
+        self.api_id = api_id
+        self.region = region
+        self.route_responses = frozenset(route_responses)
+        self.max_frame_bytes = max_frame_bytes
+        self.max_post_bytes = max_post_bytes
+        self.handler_timeout_seconds = handler_timeout_seconds
+        self._host = host
+        self._port = port
+        self._sock = sock
+        self._own_executor = executor is None
+        self._executor: Executor = executor or ThreadPoolExecutor(
+            max_workers=32, thread_name_prefix="lambda"
+        )
+        self._web_dir = web_dir
+        self._connections: dict[str, Connection] = {}  # postable ones only
+        self._all: set[Connection] = set()
+        self._workers: set[asyncio.Task[None]] = set()
+        self._runner: web.AppRunner | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._bound: tuple[str, int] | None = None
+        self.app = self._build_app()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> LocalGateway:
+        """Bind and serve; returns self."""
+        self._loop = asyncio.get_running_loop()
+        self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        site: web.BaseSite
+        if self._sock is not None:
+            site = web.SockSite(self._runner, self._sock)
+        else:
+            site = web.TCPSite(self._runner, self._host, self._port, reuse_address=True)
+        await site.start()
+        server = site._server  # the asyncio.Server; aiohttp has no public accessor
+        assert isinstance(server, asyncio.Server)
+        name = server.sockets[0].getsockname()
+        self._bound = (str(name[0]), int(name[1]))
+        log.info("gateway listening on %s", self.url)
+        return self
+
+    async def stop(self) -> None:
+        """Close every socket (1001 "Going away"), deliver their ``$disconnect``, stop serving."""
+        for conn in list(self._all):
+            await self._close(conn, WSCloseCode.GOING_AWAY, "Going away")
+        if self._workers:
+            await asyncio.gather(*self._workers, return_exceptions=True)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._own_executor:
+            self._executor.shutdown(wait=True)
+
+    async def __aenter__(self) -> LocalGateway:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def host(self) -> str:
+        assert self._bound is not None, "start() first"
+        return self._bound[0]
+
+    @property
+    def port(self) -> int:
+        assert self._bound is not None, "start() first"
+        return self._bound[1]
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` — the web client and the Management API endpoint."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        """``ws://host:port/ws`` — the WebSocket API."""
+        return f"ws://{self.host}:{self.port}/ws"
+
+    @property
+    def callback_url(self) -> str:
+        """Management API endpoint for boto3 (``endpoint_url``); ``{url}/{stage}`` works too."""
+        return self.url
+
+    def connection_ids(self) -> list[str]:
+        """Ids of the connections that can currently be posted to."""
+        return list(self._connections)
+
+    # -- app -------------------------------------------------------------------------------
+
+    def _build_app(self) -> web.Application:
+        app = web.Application(client_max_size=self.max_post_bytes * 4)
+        app.router.add_get("/ws", self._websocket)
+        app.router.add_route("*", "/@connections/{connection_id}", self._management)
+        app.router.add_route("*", "/{stage}/@connections/{connection_id}", self._management)
+        app.router.add_get("/", self._root)
+        if self._web_dir is not None and self._web_dir.is_dir():
+            app.router.add_static("/", self._web_dir, show_index=False)
+        return app
+
+    async def _root(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            return await self._websocket(request)
+        index = self._web_dir / "index.html" if self._web_dir is not None else None
+        if index is None or not index.is_file():
+            raise web.HTTPNotFound(text="no web client (infra/emulator/web/index.html)")
+        return web.FileResponse(index)
+
+    # -- WebSocket API ---------------------------------------------------------------------
+
+    def _request_context(
+        self, conn: Connection, route_key: str, event_type: str, **extra: Any
+    ) -> dict[str, Any]:
+        now = _now_ms()
+        request_id = new_id()
+        ctx: dict[str, Any] = {"routeKey": route_key}
+        ctx.update(extra)
+        ctx.update(
+            {
+                "eventType": event_type,
+                "extendedRequestId": request_id,
+                "requestTime": request_time(now),
+                "messageDirection": "IN",
+                "stage": self.stage,
+                "connectedAt": conn.connected_at_ms,
+                "requestTimeEpoch": now,
+                "identity": {"sourceIp": conn.source_ip, "userAgent": conn.user_agent},
+                "requestId": request_id,
+                "domainName": conn.host,
+                "connectionId": conn.id,
+                "apiId": self.api_id,
+            }
+        )
+        return ctx
+
+    def connect_event(self, conn: Connection, request: web.Request) -> dict[str, Any]:
+        """The ``$connect`` event for ``request`` (headers, query string, requestContext)."""
+        headers: dict[str, str] = {}
+        multi: dict[str, list[str]] = {}
+        for raw_name, raw_value in request.raw_headers:
+            name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+            headers[name] = value
+            multi.setdefault(name, []).append(value)
+        forwarded = {
+            "X-Amzn-Trace-Id": f"Root=1-{conn.connected_at_ms // 1000:08x}-{uuid.uuid4().hex[:24]}",
+            "X-Forwarded-For": conn.source_ip,
+            "X-Forwarded-Port": str(self.port),
+            "X-Forwarded-Proto": "http",
+        }
+        for name, value in forwarded.items():
+            headers.setdefault(name, value)
+            multi.setdefault(name, [value])
+        event: dict[str, Any] = {"headers": headers, "multiValueHeaders": multi}
+        if request.query:
+            # API Gateway omits both keys when there is no query string.
+            event["queryStringParameters"] = {k: request.query.getall(k)[-1] for k in request.query}
+            event["multiValueQueryStringParameters"] = {
+                k: request.query.getall(k) for k in request.query
+            }
+        event["requestContext"] = self._request_context(conn, "$connect", "CONNECT")
+        event["isBase64Encoded"] = False
+        return event
+
+    def message_event(
+        self, conn: Connection, route_key: str, body: str | None, is_base64: bool
+    ) -> dict[str, Any]:
+        """A message event for ``route_key`` carrying ``body`` as received."""
+        context = self._request_context(conn, route_key, "MESSAGE", messageId=new_id())
+        return {"requestContext": context, "body": body, "isBase64Encoded": is_base64}
+
+    def disconnect_event(self, conn: Connection) -> dict[str, Any]:
+        """The ``$disconnect`` event (headers as API Gateway sends them: mostly empty)."""
+        code = conn.close_code if conn.close_code is not None else 1006
+        reason = conn.close_reason or _CLOSE_REASONS.get(code, "")
+        headers = {"Host": conn.host, "x-api-key": "", "X-Forwarded-For": "", "x-restapi": ""}
+        return {
+            "headers": headers,
+            "multiValueHeaders": {k: [v] for k, v in headers.items()},
+            "requestContext": self._request_context(
+                conn,
+                "$disconnect",
+                "DISCONNECT",
+                disconnectStatusCode=code,
+                disconnectReason=reason,
+            ),
+            "isBase64Encoded": False,
+        }
+
+    async def invoke(self, route_key: str, event: dict[str, Any]) -> Any:
+        """Run the handler for ``route_key`` in the pool; exceptions propagate."""
+        handler = self.routes[route_key]
+        context = make_context(
+            function_name_for(handler),
+            region=self.region,
+            timeout_seconds=self.handler_timeout_seconds,
+        )
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, handler, event, context)
+
+    async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        now = _now_ms()
+        conn = Connection(
+            id=new_id(),
+            ws=web.WebSocketResponse(max_msg_size=max(self.max_frame_bytes * 4, 1 << 20)),
+            connected_at_ms=now,
+            source_ip=request.remote or "127.0.0.1",
+            user_agent=request.headers.get("User-Agent", ""),
+            host=request.host,
+            last_active_ms=now,
+        )
+        if "$connect" in self.routes:
+            refusal, protocol = await self._run_connect(conn, request)
+            if refusal is not None:
+                return refusal
+            if protocol:
+                conn.ws = web.WebSocketResponse(
+                    max_msg_size=max(self.max_frame_bytes * 4, 1 << 20), protocols=(protocol,)
+                )
+        await conn.ws.prepare(request)
+        conn.postable = True
+        self._connections[conn.id] = conn
+        self._all.add(conn)
+        worker = asyncio.create_task(self._worker(conn), name=f"connection-{conn.id}")
+        self._workers.add(worker)
+        worker.add_done_callback(self._workers.discard)
+        try:
+            await self._read(conn)
+        finally:
+            conn.postable = False
+            self._connections.pop(conn.id, None)
+            conn.inbox.put_nowait(None)  # after the last message: $disconnect
+        await asyncio.shield(worker)
+        return conn.ws
+
+    async def _run_connect(
+        self, conn: Connection, request: web.Request
+    ) -> tuple[web.Response | None, str | None]:
+        """Run ``$connect``; (a refusal response or None, the selected subprotocol or None)."""
+        try:
+            result = await self.invoke("$connect", self.connect_event(conn, request))
+        except Exception:  # the Lambda boundary: any handler failure refuses the connection
+            log.exception("$connect handler failed; connection refused")
+            return web.json_response({"message": _INTERNAL_ERROR}, status=500), None
+        status = 200
+        headers: dict[str, str] = {}
+        if isinstance(result, dict):
+            status = int(result.get("statusCode", 200))
+            headers = {str(k): str(v) for k, v in (result.get("headers") or {}).items()}
+        if not 200 <= status < 300:
+            body = result.get("body") if isinstance(result, dict) else None
+            return web.Response(status=status, text=body if isinstance(body, str) else None), None
+        protocol = next(
+            (v for k, v in headers.items() if k.lower() == "sec-websocket-protocol"), None
+        )
+        return None, protocol
+
+    async def _read(self, conn: Connection) -> None:
+        ws = conn.ws
+        while True:
+            msg = await ws.receive()
+            if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                raw = msg.data.encode() if msg.type is WSMsgType.TEXT else msg.data
+                if len(raw) > self.max_frame_bytes:
+                    await self._close(conn, WSCloseCode.MESSAGE_TOO_BIG, "Message too big")
+                    return
+                conn.last_active_ms = _now_ms()
+                if msg.type is WSMsgType.TEXT:
+                    conn.inbox.put_nowait((msg.data, False))
+                else:
+                    conn.inbox.put_nowait((base64.b64encode(msg.data).decode(), True))
+            elif msg.type is WSMsgType.CLOSE:
+                if conn.close_code is None:
+                    conn.close_code = int(msg.data) if msg.data else 1005
+                    conn.close_reason = msg.extra or ""
+                await ws.close()
+                return
+            else:  # CLOSING, CLOSED, ERROR: the socket is gone
+                if conn.close_code is None:
+                    too_big = msg.type is WSMsgType.ERROR and ws.close_code == 1009
+                    conn.close_code = 1009 if too_big else (ws.close_code or 1006)
+                return
+
+    async def _close(self, conn: Connection, code: int, reason: str) -> None:
+        """Close from the server side, recording what ``$disconnect`` will report."""
+        conn.postable = False
+        self._connections.pop(conn.id, None)
+        if conn.close_code is None:
+            conn.close_code, conn.close_reason = int(code), reason
+        await conn.ws.close(code=code, message=reason.encode())
+
+    async def _worker(self, conn: Connection) -> None:
+        """Handle one connection's messages in order, then its ``$disconnect``."""
+        try:
+            while (item := await conn.inbox.get()) is not None:
+                body, is_base64 = item
+                route = select_route(None if is_base64 else body, self.routes)
+                await self._dispatch(conn, route, body, is_base64)
+            if "$disconnect" in self.routes:
+                try:
+                    await self.invoke("$disconnect", self.disconnect_event(conn))
+                except Exception:  # the Lambda boundary: AWS just logs a failed $disconnect
+                    log.exception("$disconnect handler failed for %s", conn.id)
+        finally:
+            self._all.discard(conn)
+
+    async def _dispatch(self, conn: Connection, route: str, body: str | None, b64: bool) -> None:
+        event = self.message_event(conn, route, body, b64)
+        request_id = event["requestContext"]["requestId"]
+        if route not in self.routes:
+            await self._send_error(conn, _FORBIDDEN, request_id)
+            return
+        try:
+            result = await self.invoke(route, event)
+        except Exception:  # the Lambda boundary: the client hears "Internal server error"
+            log.exception("handler for route %s failed (connection %s)", route, conn.id)
+            await self._send_error(conn, _INTERNAL_ERROR, request_id)
+            return
+        if route in self.route_responses and isinstance(result, dict) and "body" in result:
+            await self._send(conn, str(result["body"]).encode())
+
+    async def _send_error(self, conn: Connection, message: str, request_id: str) -> None:
+        payload = {"message": message, "connectionId": conn.id, "requestId": request_id}
+        await self._send(conn, json.dumps(payload).encode())
+
+    async def _send(self, conn: Connection, data: bytes) -> bool:
+        """Send ``data`` as a text frame (binary if not UTF-8); False if the socket is gone."""
+        if not conn.postable or conn.ws.closed:
+            return False
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        try:
+            if text is None:
+                await conn.ws.send_bytes(data)
+            else:
+                await conn.ws.send_str(text)
+        except (ConnectionError, RuntimeError):  # closed under us (aiohttp raises both)
+            return False
+        conn.last_active_ms = _now_ms()
+        return True
+
+    # -- Management API --------------------------------------------------------------------
+
+    @staticmethod
+    def _error(status: int, error_type: str, message: str | None = None) -> web.Response:
+        """An error as API Gateway's Management API sends it (boto3 reads the header)."""
+        return web.json_response(
+            {"message": message},
+            status=status,
+            headers={"x-amzn-ErrorType": error_type, "x-amzn-RequestId": str(uuid.uuid4())},
+        )
+
+    async def _management(self, request: web.Request) -> web.StreamResponse:
+        connection_id = request.match_info["connection_id"]
+        method = request.method
+        if method not in ("POST", "GET", "DELETE"):
+            return self._error(403, "ForbiddenException", "Forbidden")
+        if method == "POST":
+            data = await request.read()
+            if len(data) > self.max_post_bytes:
+                return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
+        conn = self._connections.get(connection_id)
+        if conn is None or not conn.postable:
+            return self._error(410, "GoneException")
+        ok_headers = {"x-amzn-RequestId": str(uuid.uuid4())}
+        if method == "POST":
+            if not await self._send(conn, data):
+                return self._error(410, "GoneException")
+            return web.Response(status=200, headers=ok_headers)
+        if method == "GET":
+            info = {
+                "connectedAt": _iso(conn.connected_at_ms),
+                "identity": {"sourceIp": conn.source_ip, "userAgent": conn.user_agent},
+                "lastActiveAt": _iso(conn.last_active_ms),
+            }
+            return web.json_response(info, headers=ok_headers)
+        with contextlib.suppress(ConnectionError):
+            await self._close(conn, WSCloseCode.OK, _CLOSE_REASONS[1000])
+        return web.Response(status=204, headers=ok_headers)
