@@ -1,0 +1,79 @@
+"""Entrypoints: the one wrapper every WebSocket message handler uses.
+
+It parses the API Gateway WebSocket event (Powertools Parser model), parses the body into the
+protocol's inbound model, resolves the session's player, calls one service, and maps every
+refusal to an ``error`` message with a stable code sent to the caller only (one registry: the
+``code`` attribute of domain/service errors and ``ProtocolError``). Unexpected failures become
+``internal_error`` (logged with the stack, never with secrets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.parser.models import APIGatewayWebSocketMessageEventModel
+
+from shared.domain.errors import DomainError
+from shared.protocol.errors import ErrorCode, ProtocolError
+from shared.protocol.inbound import parse_inbound
+from shared.protocol.outbound import dump_event, error_event
+from shared.runtime.bootstrap import get_deps
+from shared.runtime.observability import logger, metrics
+from shared.runtime.settings import get_settings
+from shared.services.base import Deps
+from shared.services.players import player_for_connection
+
+OK = {"statusCode": 200}
+
+Action = Callable[[Deps, str, Any], None]
+"""(deps, connection_id, parsed inbound message) -> None; raises DomainError to refuse."""
+
+
+def reply_error(
+    deps: Deps, connection_id: str, code: str, message: str | None, request_id: str | None
+) -> None:
+    try:
+        event = error_event(code, message, request_id)
+    except ValueError:
+        event = error_event(ErrorCode.INTERNAL_ERROR, None, request_id)
+    gone = deps.notifier.send([(connection_id, dump_event(event))])
+    if gone and deps.on_gone:
+        deps.on_gone(connection_id)
+
+
+def handle_message(event: dict[str, Any], action: Action) -> dict[str, Any]:
+    """Run one inbound WebSocket message through ``action`` with error mapping."""
+    request = parse(event=event, model=APIGatewayWebSocketMessageEventModel)
+    connection_id = request.request_context.connection_id
+    logger.append_keys(
+        connection_id=connection_id, route=event.get("requestContext", {}).get("routeKey")
+    )
+    deps = get_deps()
+    request_id: str | None = None
+    try:
+        message = parse_inbound(request.body or "", max_bytes=get_settings().max_message_bytes)
+        request_id = message.request_id
+        action(deps, connection_id, message)
+    except ProtocolError as err:
+        metrics.add_metric(name="BadInput", unit="Count", value=1)
+        reply_error(deps, connection_id, err.code, err.message, err.request_id)
+    except DomainError as err:
+        logger.info("refused", extra={"code": err.code})
+        reply_error(deps, connection_id, err.code, err.message, request_id)
+    except Exception:
+        logger.exception("unhandled error")
+        reply_error(deps, connection_id, ErrorCode.INTERNAL_ERROR, None, request_id)
+    return OK
+
+
+def for_player(fn: Callable[[Deps, str, Any], None]) -> Action:
+    """Wrap an action that needs the session's player id (NoSessionError otherwise)."""
+
+    def action(deps: Deps, connection_id: str, message: Any) -> None:
+        player = player_for_connection(deps, connection_id)
+        logger.append_keys(player_id=player.player_id)
+        fn(deps, player.player_id, message)
+
+    return action

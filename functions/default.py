@@ -1,0 +1,17 @@
+"""Entrypoint: the `$default` route — bodies whose `action` matched no route (invalid JSON,
+unknown action). They get `error` with a stable code; a known action that arrives here anyway
+is dispatched normally."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions._actions import dispatch
+from functions._handler import handle_message
+from shared.runtime.observability import logger, metrics
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle_message(event, dispatch)

@@ -1,0 +1,342 @@
+"""Local runtime: the test harness for testers — a pytest plugin module.
+
+Fixtures (enable with ``pytest_plugins = ["infra.emulator.testing"]``, as ``tests/conftest.py``
+does):
+
+- ``backend``: a ``Backend`` — moto DynamoDB (in-process ``mock_aws``) with the real table
+  schema, a ``ManualClock`` (time stands still until you advance it; due timers fire the real
+  clock handler), a ``RecordingNotifier`` (every message each connection received), and the real
+  ``functions/`` handlers fed API Gateway-shaped events.
+- ``backend.player(name)`` -> ``ScriptedPlayer``: connected, with a session. Helpers:
+  ``send(action, **fields)``, ``join(lang)``, ``guess(word)`` (in the player's current duel),
+  ``time_out()`` (advance the clock to the player's turn deadline), ``disconnect()``,
+  ``resume()``, ``last(type)``, ``all(type)``, ``errors``.
+
+Example — a lobby fills, the intro ends, a guess is played::
+
+    def test_first_guess(backend):
+        players = backend.fill_lobby("en")           # 8 scripted players, tournament started
+        backend.end_intro()
+        p = backend.to_move()[0]                     # a player whose turn it is
+        p.guess(p.any_valid_word())
+        assert p.last("turn")["row"]["player"] == p.id
+
+Times are absolute UTC ms; the manual clock starts at 1_800_000_000_000.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import random
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from shared.services.ports import Timer
+
+
+class ManualClock:
+    """A clock that only moves when told; ``schedule`` records timers (idempotent by name)
+    and ``advance`` fires those that fall due, in due order, through ``fire``."""
+
+    def __init__(self, start_ms: int = 1_800_000_000_000) -> None:
+        self.now = start_ms
+        self._heap: list[tuple[int, int, Timer]] = []
+        self._names: set[str] = set()
+        self._count = itertools.count()
+        self.fire: Any = None
+        self.fired: list[Timer] = []
+
+    def now_ms(self) -> int:
+        return self.now
+
+    def schedule(self, timer: Timer) -> None:
+        if timer.name in self._names:
+            return
+        self._names.add(timer.name)
+        heapq.heappush(self._heap, (timer.due_ms, next(self._count), timer))
+
+    def pending(self) -> list[Timer]:
+        return [t for _, _, t in sorted(self._heap)]
+
+    def next_due(self) -> int | None:
+        return self._heap[0][0] if self._heap else None
+
+    def advance(self, ms: int) -> None:
+        """Move time forward by ``ms``, firing every timer due on the way (in order)."""
+        self.advance_to(self.now + ms)
+
+    def advance_to(self, t_ms: int) -> None:
+        while self._heap and self._heap[0][0] <= t_ms:
+            due, _, timer = heapq.heappop(self._heap)
+            self.now = max(self.now, due)
+            self.fired.append(timer)
+            if self.fire is not None:
+                self.fire(timer)
+        self.now = max(self.now, t_ms)
+
+
+class RecordingNotifier:
+    """Records every message per connection; connections in ``gone`` answer like a 410."""
+
+    def __init__(self) -> None:
+        self.sent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.raw: list[tuple[str, str]] = []
+        self.gone: set[str] = set()
+        self.closed: list[str] = []
+
+    def send(self, messages: list[tuple[str, str]]) -> list[str]:
+        gone: list[str] = []
+        for cid, text in messages:
+            if cid in self.gone:
+                if cid not in gone:
+                    gone.append(cid)
+                continue
+            self.raw.append((cid, text))
+            self.sent[cid].append(json.loads(text))
+        return gone
+
+    def close(self, connection_id: str) -> None:
+        self.closed.append(connection_id)
+        self.gone.add(connection_id)
+
+
+@dataclass
+class _Context:
+    function_name: str = "local"
+    function_version: str = "$LATEST"
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:local"
+    memory_limit_in_mb: int = 256
+    aws_request_id: str = "req"
+    log_group_name: str = "/aws/lambda/local"
+    log_stream_name: str = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+def ws_event(route: str, connection_id: str, body: str | None, now_ms: int) -> dict[str, Any]:
+    """An API Gateway WebSocket event (MESSAGE, CONNECT or DISCONNECT by ``route``)."""
+    event_type = {"$connect": "CONNECT", "$disconnect": "DISCONNECT"}.get(route, "MESSAGE")
+    ctx: dict[str, Any] = {
+        "routeKey": route,
+        "eventType": event_type,
+        "extendedRequestId": f"x{now_ms}",
+        "requestTime": "01/Jan/2027:00:00:00 +0000",
+        "messageDirection": "IN",
+        "stage": "local",
+        "connectedAt": now_ms,
+        "requestTimeEpoch": now_ms,
+        "identity": {"sourceIp": "127.0.0.1", "userAgent": "harness"},
+        "requestId": f"r{now_ms}",
+        "domainName": "localhost",
+        "connectionId": connection_id,
+        "apiId": "local",
+    }
+    event: dict[str, Any] = {"requestContext": ctx, "isBase64Encoded": False}
+    if event_type == "MESSAGE":
+        ctx["messageId"] = f"m{now_ms}"
+        event["body"] = body
+    elif event_type == "CONNECT":
+        event["headers"] = {"Host": "localhost"}
+        event["multiValueHeaders"] = {"Host": ["localhost"]}
+    else:
+        ctx["disconnectStatusCode"] = 1001
+        ctx["disconnectReason"] = "going away"
+        event["headers"] = {"Host": "localhost"}
+        event["multiValueHeaders"] = {"Host": ["localhost"]}
+    return event
+
+
+class Backend:
+    """The real handlers over moto + a manual clock + a recording notifier (see module doc)."""
+
+    def __init__(self, *, seed: int = 7, lexicon: Any = None) -> None:
+        import boto3
+
+        from functions.routes import ROUTES, TIMERS
+        from shared.adapters.dynamo.schema import create_tables
+        from shared.adapters.dynamo.store import DynamoStore
+        from shared.runtime import bootstrap
+        from shared.runtime.settings import Settings
+
+        self.clock = ManualClock()
+        self.notifier = RecordingNotifier()
+        self.client = boto3.client("dynamodb", region_name="us-east-1")
+        create_tables(self.client, "wordle-tournament")
+        self.store = DynamoStore(self.client, "wordle-tournament", self.clock.now_ms)
+        settings = Settings(turn_seconds=30, intro_seconds=6, reconnect_seconds=60)
+        bootstrap.configure(
+            settings=settings,
+            store=self.store,
+            notifier=self.notifier,
+            clock=self.clock,
+            **({"lexicon": lexicon} if lexicon else {}),
+        )
+        self.deps = bootstrap.get_deps()
+        rng = random.Random(seed)
+        self.deps.rng_factory = lambda: random.Random(rng.random())
+        counter = itertools.count(1)
+        self.deps.new_id = lambda: f"id{next(counter):04d}"
+        self._handlers = {k: _load(v) for k, v in {**ROUTES, **TIMERS}.items()}
+        self.clock.fire = lambda timer: self._handlers["clock"](timer.to_event(), _Context())
+        self._ids = itertools.count(1)
+        self.players: list[ScriptedPlayer] = []
+
+    def invoke(self, route: str, connection_id: str, body: str | None = None) -> Any:
+        handler = self._handlers.get(route, self._handlers["$default"])
+        return handler(ws_event(route, connection_id, body, self.clock.now), _Context())
+
+    def send_raw(self, connection_id: str, body: str) -> None:
+        """Route ``body`` like API Gateway (``$request.body.action``; else ``$default``)."""
+        try:
+            action = json.loads(body).get("action")
+        except (ValueError, AttributeError):
+            action = None
+        route = action if isinstance(action, str) and action in self._handlers else "$default"
+        self.invoke(route, connection_id, body)
+
+    def player(self, name: str | None = None, *, session: bool = True) -> ScriptedPlayer:
+        cid = f"conn{next(self._ids):03d}="
+        p = ScriptedPlayer(self, cid, name or cid)
+        self.invoke("$connect", cid)
+        if session:
+            p.send("session")
+            p.id = p.last("session")["player"]["id"]
+            p.token = p.last("session")["token"]
+        self.players.append(p)
+        return p
+
+    def fill_lobby(self, language: str = "en", n: int = 8) -> list[ScriptedPlayer]:
+        players = [self.player(f"p{i}") for i in range(n)]
+        for p in players:
+            p.join(language)
+        return players
+
+    def tournament(self, tournament_id: str) -> Any:
+        return self.store.get_tournament(tournament_id)
+
+    def end_intro(self) -> None:
+        due = self.clock.next_due()
+        if due is not None:
+            self.clock.advance_to(due)
+
+    def to_move(self) -> list[ScriptedPlayer]:
+        return [p for p in self.players if p.my_turn()]
+
+
+def _load(spec: str) -> Any:
+    import importlib
+
+    module, attr = spec.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@dataclass
+class ScriptedPlayer:
+    backend: Backend
+    connection_id: str
+    name: str
+    id: str = ""
+    token: str = ""
+    _request: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    # ---------------------------------------------------------------- messages
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.backend.notifier.sent[self.connection_id]
+
+    def all(self, type_: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m["type"] == type_]
+
+    def last(self, type_: str) -> dict[str, Any]:
+        found = self.all(type_)
+        if not found:
+            raise AssertionError(
+                f"{self.name} received no {type_!r}; got {[m['type'] for m in self.messages]}"
+            )
+        return found[-1]
+
+    @property
+    def errors(self) -> list[str]:
+        return [m["code"] for m in self.all("error")]
+
+    # ---------------------------------------------------------------- actions
+    def send(self, action: str, **fields: Any) -> None:
+        self.backend.send_raw(self.connection_id, json.dumps({"action": action, **fields}))
+
+    def join(self, language: str = "en") -> None:
+        self.send("join", language=language)
+
+    def current_duel(self) -> Any:
+        p = self.backend.store.get_player(self.id)
+        if p is None or p.tournament_id is None:
+            return None
+        rec = self.backend.store.get_tournament(p.tournament_id)
+        return rec.tournament.duel_of(self.id) if rec else None
+
+    def my_turn(self) -> bool:
+        d = self.current_duel()
+        return d is not None and not d.over and d.next_player == self.id
+
+    def secret(self) -> str:
+        """The current duel's secret (test-only peek into storage)."""
+        return str(self.current_duel().word)
+
+    def any_valid_word(self, *, wrong: bool = True) -> str:
+        """A valid word of the current duel's length; with ``wrong`` not the secret."""
+        d = self.current_duel()
+        rec = self.backend.store.get_tournament(
+            self.backend.store.get_player(self.id).tournament_id
+        )
+        words = sorted(self.backend.deps.lexicon.allowed(rec.tournament.language, d.length))
+        for w in words:
+            if not wrong or w != d.word:
+                return w
+        raise AssertionError("no word")
+
+    def guess(self, word: str | None = None) -> None:
+        d = self.current_duel()
+        self.send("guess", duel_id=d.duel_id, word=word or self.any_valid_word())
+
+    def solve(self) -> None:
+        self.guess(self.secret())
+
+    def time_out(self) -> None:
+        d = self.current_duel()
+        self.backend.clock.advance_to(d.turn_deadline_ms)
+
+    def disconnect(self) -> None:
+        self.backend.notifier.gone.add(self.connection_id)
+        self.backend.invoke("$disconnect", self.connection_id)
+
+    def resume(self) -> None:
+        cid = f"conn{next(self.backend._ids):03d}="
+        self.connection_id = cid
+        self.backend.invoke("$connect", cid)
+        self.send("session", token=self.token)
+
+
+@pytest.fixture
+def backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
+    """A fresh moto-backed backend per test (see the module docstring)."""
+    from moto import mock_aws
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_METRICS_NAMESPACE": "Test",
+        "POWERTOOLS_SERVICE_NAME": "wordle-tournament",
+    }.items():
+        monkeypatch.setenv(key, value)
+    from shared.runtime import bootstrap
+
+    with mock_aws():
+        yield Backend()
+    bootstrap.reset()

@@ -1,0 +1,1 @@
+"""Adapters layer: DynamoDB persistence (schema, item codecs, the repository)."""

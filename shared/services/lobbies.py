@@ -1,0 +1,172 @@
+"""Service layer: matchmaking — joining and leaving lobbies, and starting a tournament when
+the 8th seat fills (ruling 8; ruling 9 for disconnected seats; issue 4 "Matchmaking").
+
+Seat taking is atomic: the lobby item is saved on its ``version`` together with the player
+item on its ``version`` (status ``idle`` -> ``queued``) in one transaction, so no lobby ever holds
+9 players and no player sits in two lobbies, whatever the interleaving. The 8th seat's commit
+also creates the tournament and moves all 8 players to ``playing``.
+"""
+
+from __future__ import annotations
+
+from shared.domain import matchmaking as mm
+from shared.domain.errors import AlreadyPlayingError, AlreadyQueuedError, NotQueuedError
+from shared.services.base import Deps, Outbox, retrying
+from shared.services.model import Lobby, LobbyStatus, Player, PlayerStatus, Seat, Write
+from shared.services.presenter import lobby_event, present
+from shared.services.tournaments import leave_tournament, start_tournament
+
+
+def _view(lobby: Lobby) -> mm.LobbyView:
+    return mm.LobbyView(
+        lobby_id=lobby.lobby_id,
+        language=lobby.language,
+        seats=tuple(mm.Seat(s.player_id, s.rating, s.party_id) for s in lobby.seats),
+        party_id=lobby.party_id,
+        created_ms=lobby.created_ms,
+    )
+
+
+def seat_players(deps: Deps, lobby: Lobby, newcomers: list[Player], box: Outbox) -> list[Write]:
+    """Seat ``newcomers`` (already checked) in ``lobby``; if it is now full, start the
+    tournament. Returns the writes to commit; queues the messages in ``box``."""
+    now = deps.clock.now_ms()
+    for p in newcomers:
+        lobby.seats.append(
+            Seat(p.player_id, p.nickname, p.rating, p.party_id if lobby.party_id else None)
+        )
+        lobby.connections[p.player_id] = p.connection_id if p.connected else None
+        p.status = PlayerStatus.QUEUED
+        p.lobby_id = lobby.lobby_id
+        p.language = lobby.language
+    writes: list[Write] = [lobby, *newcomers]
+    language = deps.lexicon.language(lobby.language)
+    if len(lobby.seats) < mm.LOBBY_SEATS:
+        box.add(lobby.connections.values(), lobby_event(lobby, language))
+        return writes
+    # The 8th seat: start (ruling 8). Everyone seated becomes a tournament player.
+    seated_ids = [s.player_id for s in lobby.seats]
+    others = deps.store.get_players(
+        [i for i in seated_ids if i not in {p.player_id for p in newcomers}]
+    )
+    players = {**others, **{p.player_id: p for p in newcomers}}
+    rec, events = start_tournament(deps, lobby, players, now)
+    lobby.status = LobbyStatus.STARTED
+    lobby.tournament_id = rec.tournament.tournament_id
+    for pid in seated_ids:
+        p = players[pid]
+        if p.status is not PlayerStatus.QUEUED or p.lobby_id != lobby.lobby_id:
+            # a seat whose player moved on: the transaction's version check fails anyway
+            continue
+        p.status = PlayerStatus.PLAYING
+        p.tournament_id = rec.tournament.tournament_id
+        p.lobby_id = None
+    writes = [lobby, *players.values(), rec]
+    box.add(lobby.connections.values(), lobby_event(lobby, language))
+    present(rec, events, box, deps.lexicon)
+    return writes
+
+
+def join(deps: Deps, player_id: str, language_code: str) -> None:
+    """``join {language}``: take a seat in a waiting lobby that admits the player (ruling 8),
+    or open a new one. Raises UnknownLanguageError, AlreadyQueuedError, AlreadyPlayingError,
+    AlreadyInPartyError (party members start together with ``party_start``)."""
+    deps.lexicon.language(language_code)
+    box = Outbox()
+
+    def attempt() -> None:
+        box.messages.clear()
+        box.timers.clear()
+        player = deps.store.get_player(player_id)
+        assert player is not None
+        if player.status is PlayerStatus.QUEUED:
+            raise AlreadyQueuedError("you are already waiting in a lobby")
+        if player.status is PlayerStatus.PLAYING:
+            raise AlreadyPlayingError("you are already in a tournament")
+        entrant = mm.Seat(player.player_id, player.rating, player.party_id)
+        if player.party_id is not None:
+            from shared.domain.errors import AlreadyInPartyError
+
+            raise AlreadyInPartyError("you are in a party: the leader starts the game")
+        candidates = deps.store.waiting_lobbies(language_code)
+        chosen = mm.choose_lobby([_view(c) for c in candidates], entrant, language=language_code)
+        if chosen is None:
+            lobby = Lobby(
+                lobby_id=deps.new_id(), language=language_code, created_ms=deps.clock.now_ms()
+            )
+        else:
+            lobby = next(c for c in candidates if c.lobby_id == chosen.lobby_id)
+            mm.check_admission(_view(lobby), entrant)
+        player.tournament_id = None  # stops spectating an earlier tournament
+        deps.store.commit(seat_players(deps, lobby, [player], box))
+
+    retrying(deps, attempt)
+    box.flush(deps)
+
+
+def leave(deps: Deps, player_id: str) -> None:
+    """``leave``: before the start, free the seat at no cost (rules page); after the start,
+    ruling 3 (see ``tournaments.leave_tournament``); a spectator stops watching.
+    Raises NotQueuedError when the player is neither waiting, playing nor watching."""
+    player = deps.store.get_player(player_id)
+    assert player is not None
+    if player.status is PlayerStatus.PLAYING or (
+        player.status is PlayerStatus.IDLE and player.tournament_id is not None
+    ):
+        leave_tournament(deps, player)
+        if player.status is PlayerStatus.IDLE:
+            _stop_watching(deps, player_id)
+        return
+    if player.status is not PlayerStatus.QUEUED:
+        raise NotQueuedError("you are not in a lobby or tournament")
+    leave_lobby(deps, player_id)
+
+
+def _stop_watching(deps: Deps, player_id: str) -> None:
+    def attempt() -> None:
+        p = deps.store.get_player(player_id)
+        if p is None or p.tournament_id is None or p.status is not PlayerStatus.IDLE:
+            return
+        p.tournament_id = None
+        deps.store.commit([p])
+
+    retrying(deps, attempt)
+
+
+def leave_lobby(deps: Deps, player_id: str, *, only_if_disconnect_seq: int | None = None) -> bool:
+    """Free the player's lobby seat (leave, or the reconnect deadline of ruling 9).
+    Returns False when the player was not waiting in a lobby (or, with
+    ``only_if_disconnect_seq``, has reconnected since)."""
+    box = Outbox()
+
+    def attempt() -> bool:
+        box.messages.clear()
+        player = deps.store.get_player(player_id)
+        if player is None or player.status is not PlayerStatus.QUEUED or player.lobby_id is None:
+            return False
+        if only_if_disconnect_seq is not None and (
+            player.connected or player.disconnect_seq != only_if_disconnect_seq
+        ):
+            return False
+        lobby = deps.store.get_lobby(player.lobby_id)
+        player.status = PlayerStatus.IDLE
+        player.lobby_id = None
+        if only_if_disconnect_seq is not None:
+            player.reconnect_deadline_ms = None
+        writes: list[Write] = [player]
+        if lobby is not None and lobby.status is LobbyStatus.WAITING:
+            lobby.seats = [s for s in lobby.seats if s.player_id != player_id]
+            cid = lobby.connections.pop(player_id, None)
+            if not lobby.seats:
+                lobby.status = LobbyStatus.EMPTY
+            writes.append(lobby)
+            language = deps.lexicon.language(lobby.language)
+            box.add(lobby.connections.values(), lobby_event(lobby, language))
+            left = lobby_event(lobby, language).model_copy(update={"status": "left"})
+            box.add([cid or player.connection_id], left)
+        deps.store.commit(writes)
+        return True
+
+    done = retrying(deps, attempt)
+    box.flush(deps)
+    return done

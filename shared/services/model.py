@@ -1,0 +1,145 @@
+"""Service layer: the records the services load and save through the ``Store`` port.
+
+Each record carries the integer ``version`` it was loaded with (0 = new); saving it is
+conditional on that version (optimistic concurrency, DESIGN.md §3 "Persistence principles").
+Domain values (``Tournament``, ``Party``) sit inside; the rest is bookkeeping of connections
+and who-is-where that the rules do not care about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from shared.domain.party import Party
+from shared.domain.tournament import Tournament
+
+
+class PlayerStatus(StrEnum):
+    """Where a player is: a player is in at most one lobby or tournament (issue 4)."""
+
+    IDLE = "idle"
+    QUEUED = "queued"  # seated in a waiting lobby (lobby_id)
+    PLAYING = "playing"  # alive in a running tournament (tournament_id)
+
+
+@dataclass
+class Player:
+    """A player profile (ruling 11: anonymous, generated nickname, rating from 1000)."""
+
+    player_id: str
+    nickname: str
+    rating: int
+    created_ms: int
+    status: PlayerStatus = PlayerStatus.IDLE
+    lobby_id: str | None = None
+    tournament_id: str | None = None
+    """The running tournament, or the last one (kept for spectating while idle)."""
+    party_id: str | None = None
+    connection_id: str | None = None
+    connected: bool = False
+    disconnect_seq: int = 0
+    """Bumped on every disconnect and resume: the reconnect timer's ``seq``."""
+    reconnect_deadline_ms: int | None = None
+    language: str = "en"
+    version: int = 0
+
+
+@dataclass
+class Connection:
+    """An API Gateway WebSocket connection and the player bound to it by ``session``."""
+
+    connection_id: str
+    connected_ms: int
+    player_id: str | None = None
+    version: int = 0
+
+
+@dataclass
+class Seat:
+    """A lobby seat."""
+
+    player_id: str
+    nickname: str
+    rating: int
+    party_id: str | None = None
+
+
+class LobbyStatus(StrEnum):
+    WAITING = "waiting"
+    STARTED = "started"
+    EMPTY = "empty"
+
+
+@dataclass
+class Lobby:
+    """A lobby of up to 8 seats in one language (ruling 8)."""
+
+    lobby_id: str
+    language: str
+    created_ms: int
+    seats: list[Seat] = field(default_factory=list)
+    party_id: str | None = None
+    status: LobbyStatus = LobbyStatus.WAITING
+    tournament_id: str | None = None
+    connections: dict[str, str | None] = field(default_factory=dict)
+    """Connection id by player id (None while disconnected)."""
+    version: int = 0
+
+
+@dataclass
+class TournamentRecord:
+    """A tournament aggregate with the connection of each of its players."""
+
+    tournament: Tournament
+    connections: dict[str, str | None] = field(default_factory=dict)
+    party_ids: dict[str, str] = field(default_factory=dict)
+    version: int = 0
+
+
+@dataclass
+class PartyRecord:
+    """A party (ruling 10)."""
+
+    party: Party
+    language: str | None = None
+    lobby_id: str | None = None
+    version: int = 0
+
+
+@dataclass(frozen=True)
+class RatingApplied:
+    """A rating change to apply exactly once per (player, tournament) (rulings 1, 2)."""
+
+    player_id: str
+    tournament_id: str
+    place: int
+    change: int
+    rating_before: int
+    update_player: bool = True
+    """False when the same commit saves the player record with the new rating itself."""
+    at_ms: int = 0
+
+
+@dataclass(frozen=True)
+class InviteCreated:
+    invite: str
+    party_id: str
+
+
+@dataclass(frozen=True)
+class InviteDeleted:
+    invite: str
+
+
+Write = (
+    Player
+    | Connection
+    | Lobby
+    | TournamentRecord
+    | PartyRecord
+    | RatingApplied
+    | InviteCreated
+    | InviteDeleted
+)
+"""One element of an atomic ``Store.commit``: a versioned record save, or a named change."""

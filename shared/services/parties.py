@@ -1,0 +1,184 @@
+"""Service layer: parties (ruling 10) — create, join by invite, leave, start.
+
+The party item and each member's player item are saved together on their versions, so two
+players racing for the 8th place cannot both get it.
+"""
+
+from __future__ import annotations
+
+from shared.domain import matchmaking as mm
+from shared.domain import party as rules
+from shared.domain.errors import (
+    AlreadyInPartyError,
+    AlreadyPlayingError,
+    NotInPartyError,
+    UnknownInviteError,
+)
+from shared.protocol import outbound as out
+from shared.services.base import Deps, Outbox, retrying
+from shared.services.lobbies import seat_players
+from shared.services.model import (
+    InviteCreated,
+    InviteDeleted,
+    Lobby,
+    PartyRecord,
+    Player,
+    PlayerStatus,
+    Write,
+)
+from shared.services.presenter import party_event
+
+
+def _status(members: dict[str, Player]) -> str:
+    if any(m.status is PlayerStatus.PLAYING for m in members.values()):
+        return "playing"
+    if any(m.status is PlayerStatus.QUEUED for m in members.values()):
+        return "queued"
+    return "open"
+
+
+def party_snapshot(deps: Deps, party_id: str) -> out.PartyEvent | None:
+    rec = deps.store.get_party(party_id)
+    if rec is None:
+        return None
+    members = deps.store.get_players(rec.party.members)
+    return party_event(rec, members, _status(members))
+
+
+def _broadcast(deps: Deps, rec: PartyRecord, box: Outbox, extra: list[Player] = ()) -> None:
+    members = deps.store.get_players(rec.party.members)
+    for p in extra:
+        members[p.player_id] = p
+    event = party_event(rec, members, _status(members))
+    box.add([members[m].connection_id for m in rec.party.members if m in members], event)
+
+
+def create(deps: Deps, player_id: str) -> None:
+    """``party_create``: a new party led by the player, with an unguessable invite
+    (``secrets``, 256 bits). Raises AlreadyInPartyError."""
+    box = Outbox()
+
+    def attempt() -> None:
+        box.messages.clear()
+        p = deps.store.get_player(player_id)
+        assert p is not None
+        if p.party_id is not None:
+            raise AlreadyInPartyError("you are already in a party")
+        rec = PartyRecord(rules.create(deps.new_id(), deps.new_secret(), player_id))
+        p.party_id = rec.party.party_id
+        deps.store.commit([rec, InviteCreated(rec.party.invite, rec.party.party_id), p])
+        box.add([p.connection_id], party_event(rec, {player_id: p}, "open"))
+
+    retrying(deps, attempt)
+    box.flush(deps)
+
+
+def join(deps: Deps, player_id: str, invite: str) -> None:
+    """``party_join {invite}``. Raises UnknownInviteError (also for malformed or forged
+    invites), PartyFullError, AlreadyInPartyError, AlreadyPlayingError."""
+    if not rules.is_well_formed_invite(invite):
+        raise UnknownInviteError("no party has this invite")
+    box = Outbox()
+
+    def attempt() -> None:
+        box.messages.clear()
+        party_id = deps.store.party_id_for_invite(invite)
+        rec = deps.store.get_party(party_id) if party_id else None
+        if rec is None:
+            raise UnknownInviteError("no party has this invite")
+        p = deps.store.get_player(player_id)
+        assert p is not None
+        if p.party_id == rec.party.party_id:
+            raise AlreadyInPartyError("you are already in this party")
+        if p.party_id is not None:
+            raise AlreadyInPartyError("leave your party first")
+        if p.status is not PlayerStatus.IDLE:
+            raise AlreadyPlayingError("leave your lobby or tournament first")
+        rec.party = rules.join(rec.party, player_id)
+        p.party_id = rec.party.party_id
+        deps.store.commit([rec, p])
+        _broadcast(deps, rec, box, [p])
+
+    retrying(deps, attempt)
+    box.flush(deps)
+
+
+def leave(deps: Deps, player_id: str) -> None:
+    """``party_leave``: leadership passes to the longest-standing member; the last one out
+    closes the party. Raises NotInPartyError."""
+    box = Outbox()
+
+    def attempt() -> None:
+        box.messages.clear()
+        p = deps.store.get_player(player_id)
+        assert p is not None
+        if p.party_id is None:
+            raise NotInPartyError("you are not in a party")
+        rec = deps.store.get_party(p.party_id)
+        p.party_id = None
+        writes: list[Write] = [p]
+        if rec is not None:
+            remaining = rules.leave(rec.party, player_id)
+            if remaining is None:
+                writes.append(InviteDeleted(rec.party.invite))
+                # the emptied party item stays with no members' references; harmless
+            else:
+                rec.party = remaining
+                writes.append(rec)
+        deps.store.commit(writes)
+        box.add(
+            [p.connection_id],
+            out.PartyEvent(party_id=None, invite=None, leader=None, members=[], status="left"),
+        )
+        if rec is not None and p.player_id not in rec.party.members:
+            _broadcast(deps, rec, box)
+
+    retrying(deps, attempt)
+    box.flush(deps)
+
+
+def start(deps: Deps, player_id: str, language_code: str) -> None:
+    """``party_start {language}``: the leader seats the whole party in a new lobby that solo
+    players then fill (ruling 8, 10). Raises NotInPartyError, NotPartyLeaderError,
+    PartyMemberPlayingError (a member still in a lobby or tournament), UnknownLanguageError."""
+    deps.lexicon.language(language_code)
+    box = Outbox()
+
+    def attempt() -> None:
+        box.messages.clear()
+        box.timers.clear()
+        p = deps.store.get_player(player_id)
+        assert p is not None
+        if p.party_id is None:
+            raise NotInPartyError("you are not in a party")
+        rec = deps.store.get_party(p.party_id)
+        if rec is None:
+            raise NotInPartyError("you are not in a party")
+        members = deps.store.get_players(rec.party.members)
+        busy = [m for m, x in members.items() if x.status is not PlayerStatus.IDLE]
+        rules.check_start(rec.party, player_id, busy)
+        now = deps.clock.now_ms()
+        lobby = Lobby(
+            lobby_id=deps.new_id(),
+            language=language_code,
+            created_ms=now,
+            party_id=rec.party.party_id,
+        )
+        mm.party_lobby(
+            lobby.lobby_id,
+            language_code,
+            [mm.Seat(m, members[m].rating, rec.party.party_id) for m in rec.party.members],
+            rec.party.party_id,
+            now,
+        )
+        seated = [members[m] for m in rec.party.members]
+        for m in seated:
+            m.tournament_id = None
+        rec.language = language_code
+        rec.lobby_id = lobby.lobby_id
+        writes = [rec, *seat_players(deps, lobby, seated, box)]
+        deps.store.commit(writes)
+        _broadcast(deps, rec, box, seated)
+
+    retrying(deps, attempt)
+    box.flush(deps)

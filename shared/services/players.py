@@ -1,0 +1,290 @@
+"""Service layer: connections and sessions — ``$connect``, ``session`` (new or resumed),
+``nickname``, ``$disconnect`` and the reconnect deadline (rulings 9 and 11).
+
+Identity (ruling 11): the first ``session`` creates an anonymous player and returns a secret
+token (256 bits from ``secrets``) that is stored only as its SHA-256; a later ``session`` with
+the token binds the new connection (an older open one gets ``session_replaced`` and is closed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from shared.domain.nicknames import generate_nickname, validate_nickname
+from shared.domain.rating import INITIAL_RATING
+from shared.protocol import outbound as out
+from shared.protocol.errors import ErrorCode
+from shared.services.base import Deps, Outbox, retrying
+from shared.services.errors import InvalidTokenError, NoSessionError
+from shared.services.lobbies import leave_lobby
+from shared.services.model import Connection, Player, PlayerStatus
+from shared.services.ports import Timer, TimerKind
+from shared.services.presenter import board, lobby_event, player_view, round_event, standings_event
+from shared.services.tournaments import leave_tournament, set_connection
+
+
+def hash_token(token: str) -> str:
+    """SHA-256 hex of a session token: what is stored (ruling 11)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def connect(deps: Deps, connection_id: str) -> None:
+    """``$connect``: remember the connection (no player yet: the token comes in ``session``)."""
+    deps.store.commit([Connection(connection_id, deps.clock.now_ms())])
+
+
+def player_for_connection(deps: Deps, connection_id: str) -> Player:
+    """The player bound to this connection. Raises NoSessionError."""
+    conn = deps.store.get_connection(connection_id)
+    if conn is None or conn.player_id is None:
+        raise NoSessionError("send a session message first")
+    player = deps.store.get_player(conn.player_id)
+    if player is None or player.connection_id != connection_id:
+        raise NoSessionError("this connection's session was replaced")
+    return player
+
+
+def session(
+    deps: Deps, connection_id: str, token: str | None, request_id: str | None = None
+) -> None:
+    """``session {token?}``: create a player, or resume one by token.
+
+    Raises InvalidTokenError for an unknown token (nothing changes).
+    """
+    if token is None:
+        _create(deps, connection_id, request_id)
+    else:
+        _resume(deps, connection_id, token, request_id)
+
+
+def _create(deps: Deps, connection_id: str, request_id: str | None) -> None:
+    token = deps.new_secret()
+    now = deps.clock.now_ms()
+    player = Player(
+        player_id=deps.new_id(),
+        nickname=generate_nickname(random.Random(deps.new_secret())),
+        rating=INITIAL_RATING,
+        created_ms=now,
+        connection_id=connection_id,
+        connected=True,
+    )
+    conn = deps.store.get_connection(connection_id) or Connection(connection_id, now)
+    if conn.player_id is not None:
+        # this connection already has a session: a second create would orphan it
+        old = deps.store.get_player(conn.player_id)
+        if old is not None and old.connection_id == connection_id:
+            _detach(deps, old)
+    deps.store.create_player(player, hash_token(token))
+    conn.player_id = player.player_id
+    retrying(deps, lambda: _bind(deps, conn))
+    box = Outbox()
+    box.add(
+        [connection_id],
+        out.SessionEvent(
+            player=player_view(player), token=token, resumed=False, request_id=request_id
+        ),
+    )
+    box.flush(deps)
+
+
+def _detach(deps: Deps, old: Player) -> None:
+    def attempt() -> None:
+        p = deps.store.get_player(old.player_id)
+        if p is None:
+            return
+        p.connection_id = None
+        p.connected = False
+        deps.store.commit([p])
+
+    retrying(deps, attempt)
+
+
+def _bind(deps: Deps, conn: Connection) -> None:
+    fresh = deps.store.get_connection(conn.connection_id)
+    if fresh is None:
+        fresh = Connection(conn.connection_id, conn.connected_ms)
+    fresh.player_id = conn.player_id
+    deps.store.commit([fresh])
+
+
+def _resume(deps: Deps, connection_id: str, token: str, request_id: str | None) -> None:
+    player_id = deps.store.player_id_for_token(hash_token(token))
+    if player_id is None:
+        raise InvalidTokenError("unknown session token")
+    old_connection: list[str | None] = [None]
+
+    def attempt() -> Player:
+        p = deps.store.get_player(player_id)
+        assert p is not None
+        old_connection[0] = p.connection_id if p.connection_id != connection_id else None
+        p.connection_id = connection_id
+        p.connected = True
+        p.disconnect_seq += 1  # any pending reconnect deadline is now stale
+        p.reconnect_deadline_ms = None
+        deps.store.commit([p])
+        return p
+
+    player = retrying(deps, attempt)
+    conn = Connection(connection_id, deps.clock.now_ms(), player_id)
+    retrying(deps, lambda: _bind(deps, conn))
+    if old_connection[0]:
+        box = Outbox()
+        box.add([old_connection[0]], out.error_event(ErrorCode.SESSION_REPLACED))
+        box.flush(deps)
+        deps.notifier.close(old_connection[0])
+    # tell the lobby / tournament where the player is now
+    if player.status is PlayerStatus.QUEUED and player.lobby_id:
+        _lobby_connection(deps, player, connection_id)
+    elif player.tournament_id:
+        set_connection(deps, player, connection_id, None)
+    box = Outbox()
+    box.add(
+        [connection_id],
+        out.SessionEvent(
+            player=player_view(player),
+            token=None,
+            resumed=True,
+            snapshot=snapshot(deps, player),
+            request_id=request_id,
+        ),
+    )
+    box.flush(deps)
+
+
+def _lobby_connection(deps: Deps, player: Player, connection_id: str | None) -> None:
+    box = Outbox()
+
+    def attempt() -> None:
+        box.messages.clear()
+        if player.lobby_id is None:
+            return
+        lobby = deps.store.get_lobby(player.lobby_id)
+        if lobby is None or player.player_id not in lobby.connections:
+            return
+        lobby.connections[player.player_id] = connection_id
+        deps.store.commit([lobby])
+        others = [c for pid, c in lobby.connections.items() if pid != player.player_id]
+        box.add(
+            others,
+            out.PlayerStatusEvent(
+                lobby_id=lobby.lobby_id,
+                player_id=player.player_id,
+                status="connected" if connection_id else "disconnected",
+                reconnect_deadline_ms=player.reconnect_deadline_ms if not connection_id else None,
+            ),
+        )
+
+    retrying(deps, attempt)
+    box.flush(deps)
+
+
+def snapshot(deps: Deps, player: Player) -> out.Snapshot:
+    """Everything a resuming client needs to redraw (issue 5: "resumes with a full snapshot"):
+    lobby, round, own duel board, standings, party, and the boards being watched."""
+    snap = out.Snapshot()
+    now = deps.clock.now_ms()
+    if player.status is PlayerStatus.QUEUED and player.lobby_id:
+        lobby = deps.store.get_lobby(player.lobby_id)
+        if lobby is not None:
+            snap.lobby = lobby_event(lobby, deps.lexicon.language(lobby.language))
+    if player.tournament_id:
+        rec = deps.store.get_tournament(player.tournament_id)
+        if rec is not None:
+            t = rec.tournament
+            snap.round = round_event(t)
+            snap.standings = standings_event(t)
+            own = t.duel_of(player.player_id)
+            if own is not None:
+                snap.duel = board(t, own, now)
+            if t.is_spectator(player.player_id):
+                snap.spectating = [
+                    board(t, d, now) for d in t.duels if player.player_id not in d.players
+                ]
+    if player.party_id:
+        from shared.services.parties import party_snapshot
+
+        snap.party = party_snapshot(deps, player.party_id)
+    return snap
+
+
+def nickname(deps: Deps, player_id: str, raw: str, request_id: str | None = None) -> None:
+    """``nickname``: validate (nicknames module) and save. Raises InvalidNicknameError."""
+    clean = validate_nickname(raw)
+
+    def attempt() -> Player:
+        p = deps.store.get_player(player_id)
+        assert p is not None
+        p.nickname = clean
+        deps.store.commit([p])
+        return p
+
+    p = retrying(deps, attempt)
+    box = Outbox()
+    box.add([p.connection_id], out.PlayerEvent(player=player_view(p), request_id=request_id))
+    box.flush(deps)
+
+
+def disconnect(deps: Deps, connection_id: str) -> None:
+    """``$disconnect`` (or a GoneException on push): forget the connection; if it was the
+    player's current one, mark them disconnected and start the 60 s reconnect deadline
+    (ruling 9; issue 5 item 4). Their turns keep running out as skips meanwhile."""
+    conn = deps.store.delete_connection(connection_id)
+    if conn is None or conn.player_id is None:
+        return
+    deadline = deps.clock.now_ms() + deps.timing.reconnect_ms
+
+    def attempt() -> Player | None:
+        p = deps.store.get_player(conn.player_id or "")
+        if p is None or p.connection_id != connection_id:
+            return None  # an older connection of a resumed player: nothing to do
+        p.connected = False
+        p.connection_id = None
+        p.disconnect_seq += 1
+        busy = p.status is not PlayerStatus.IDLE
+        p.reconnect_deadline_ms = deadline if busy else None
+        deps.store.commit([p])
+        return p
+
+    player = retrying(deps, attempt)
+    if player is None:
+        return
+    if player.status is PlayerStatus.IDLE and player.tournament_id:
+        set_connection(deps, player, None, None)  # a spectator stops watching
+        return
+    if player.reconnect_deadline_ms is None:
+        return
+    deps.clock.schedule(
+        Timer(
+            TimerKind.RECONNECT,
+            player.player_id,
+            player.disconnect_seq,
+            player.reconnect_deadline_ms,
+        )
+    )
+    if player.status is PlayerStatus.QUEUED:
+        _lobby_connection(deps, player, None)
+    elif player.status is PlayerStatus.PLAYING:
+        set_connection(deps, player, None, player.reconnect_deadline_ms)
+
+
+def reconnect_deadline(deps: Deps, player_id: str, seq: int, due_ms: int | None = None) -> None:
+    """The 60 s reconnect deadline fired: if the player is still away with the same
+    ``seq``, free their lobby seat (ruling 9) or treat them as having left (ruling 3)."""
+    player = deps.store.get_player(player_id)
+    if player is None or player.connected or player.disconnect_seq != seq:
+        return  # resumed (or stale firing): nothing to do
+    if player.status is PlayerStatus.QUEUED:
+        leave_lobby(deps, player_id, only_if_disconnect_seq=seq)
+    elif player.status is PlayerStatus.PLAYING:
+        leave_tournament(deps, player, reason="timeout", only_if_disconnect_seq=seq)
+    else:
+
+        def attempt() -> None:
+            p = deps.store.get_player(player_id)
+            if p is None or p.connected or p.disconnect_seq != seq:
+                return
+            p.reconnect_deadline_ms = None
+            deps.store.commit([p])
+
+        retrying(deps, attempt)

@@ -1,0 +1,252 @@
+"""Service layer: domain state and events -> outbound protocol messages and their recipients.
+
+Ruling 6: the secret appears only in ``duel_end`` and in boards of duels that are over.
+Ruling 7: spectators (out, bye, or done with their duel) get the other duels' rows.
+"""
+
+from __future__ import annotations
+
+from shared.domain import events as ev
+from shared.domain.duel import Duel, Row
+from shared.domain.languages import Language
+from shared.domain.tournament import Tournament
+from shared.protocol import outbound as out
+from shared.services.base import Lexicon, Outbox
+from shared.services.model import Lobby, PartyRecord, Player, TournamentRecord
+from shared.services.ports import Timer, TimerKind
+
+
+def player_view(p: Player) -> out.PlayerView:
+    return out.PlayerView(id=p.player_id, nickname=p.nickname, rating=p.rating)
+
+
+def standings(t: Tournament) -> list[out.Standing]:
+    def key(p: object) -> tuple[int, int, str]:
+        from shared.domain.tournament import PlayerState
+
+        assert isinstance(p, PlayerState)
+        return (p.place or 0, -p.lives, p.nickname)
+
+    rows = []
+    for p in sorted(t.players, key=key):
+        rows.append(
+            out.Standing(
+                player_id=p.player_id,
+                nickname=p.nickname,
+                lives=p.lives,
+                eliminated=not p.alive,
+                left=p.left,
+                connected=p.connected,
+                place=p.place,
+                rating_change=p.rating_change,
+            )
+        )
+    return rows
+
+
+def standings_event(t: Tournament) -> out.StandingsEvent:
+    return out.StandingsEvent(tournament_id=t.tournament_id, round=t.round_no, players=standings(t))
+
+
+def round_event(t: Tournament) -> out.RoundEvent:
+    return out.RoundEvent(
+        tournament_id=t.tournament_id,
+        round=t.round_no,
+        pairs=[out.Pair(duel_id=d.duel_id, players=list(d.players)) for d in t.duels],
+        bye=t.bye,
+        intro_deadline_ms=t.intro_deadline_ms,
+        standings=standings(t),
+    )
+
+
+def row_view(r: Row) -> out.Row:
+    if r.skipped:
+        return out.Row(player=r.player, skipped=True)
+    return out.Row(
+        player=r.player,
+        word=r.word,
+        tiles=list(r.tiles or ()),
+        marks=[m.value for m in r.marks or ()],
+        skipped=False,
+    )
+
+
+def board(t: Tournament, d: Duel, now_ms: int) -> out.DuelBoard:
+    started = t.phase.value != "intro"
+    return out.DuelBoard(
+        duel_id=d.duel_id,
+        players=list(d.players),
+        length=d.length,
+        rows=[row_view(r) for r in d.rows],
+        next_player=d.next_player if started else None,
+        deadline_ms=(d.turn_deadline_ms if started and not d.over else None),
+        over=d.over,
+        result=d.result.value if d.result else None,
+        winner=d.winner if d.over else None,
+        word=d.word if d.over else None,
+    )
+
+
+def lobby_event(lobby: Lobby, language: Language) -> out.LobbyEvent:
+    return out.LobbyEvent(
+        lobby_id=lobby.lobby_id,
+        language=lobby.language,
+        seats=8,
+        players=[
+            out.PlayerView(id=s.player_id, nickname=s.nickname, rating=s.rating)
+            for s in lobby.seats
+        ],
+        party_id=lobby.party_id,
+        status="started" if lobby.status.value == "started" else "waiting",
+        tournament_id=lobby.tournament_id,
+        alphabet=list(language.alphabet),
+        keyboard=[list(row) for row in language.keyboard],
+    )
+
+
+def party_event(rec: PartyRecord, members: dict[str, Player], status: str) -> out.PartyEvent:
+    p = rec.party
+    return out.PartyEvent(
+        party_id=p.party_id,
+        invite=p.invite,
+        leader=p.leader,
+        members=[
+            player_view(members[m])
+            if m in members
+            else out.PlayerView(id=m, nickname="?", rating=0)
+            for m in p.members
+        ],
+        status=status,  # type: ignore[arg-type]
+    )
+
+
+# ------------------------------------------------------------------------ recipients
+def everyone(rec: TournamentRecord) -> list[str | None]:
+    return list(rec.connections.values())
+
+
+def duelists_and_spectators(rec: TournamentRecord, duel: Duel) -> list[str | None]:
+    t = rec.tournament
+    ids = [
+        p.player_id for p in t.players if p.player_id in duel.players or t.is_spectator(p.player_id)
+    ]
+    return [rec.connections.get(i) for i in ids]
+
+
+def present(rec: TournamentRecord, events: list[ev.Event], box: Outbox, lexicon: Lexicon) -> None:
+    """Queue the messages and timers for ``events`` (already committed in ``rec``)."""
+    t = rec.tournament
+    tid = t.tournament_id
+    conns = rec.connections
+    for e in events:
+        if isinstance(e, ev.RoundStarted):
+            box.add(everyone(rec), round_event(t))
+            box.timers.append(Timer(TimerKind.INTRO, tid, e.round_no, e.intro_deadline_ms))
+        elif isinstance(e, ev.DuelStarted):
+            for pid in t.duel(e.duel_id).players:
+                box.add([conns.get(pid)], _duel_start(t, e, opponent=_other(e.players, pid)))
+            watchers = [
+                conns.get(p.player_id)
+                for p in t.players
+                if p.player_id not in e.players and t.is_spectator(p.player_id)
+            ]
+            box.add(watchers, _duel_start(t, e, opponent=None))
+            box.timers.append(Timer(TimerKind.TURN, e.duel_id, 1, e.deadline_ms))
+        elif isinstance(e, ev.TurnPlayed):
+            duel = t.duel(e.duel_id)
+            box.add(
+                duelists_and_spectators(rec, duel),
+                out.TurnEvent(
+                    tournament_id=tid,
+                    duel_id=e.duel_id,
+                    turn=e.turn,
+                    row=row_view(e.row),
+                    next_player=e.next_player,
+                    deadline_ms=e.deadline_ms,
+                ),
+            )
+            if e.deadline_ms is not None:
+                box.timers.append(Timer(TimerKind.TURN, e.duel_id, e.turn + 1, e.deadline_ms))
+        elif isinstance(e, ev.DuelEnded):
+            duel = t.duel(e.duel_id)
+            box.add(
+                duelists_and_spectators(rec, duel),
+                out.DuelEndEvent(
+                    tournament_id=tid,
+                    duel_id=e.duel_id,
+                    result=e.result.value,
+                    winner=e.winner,
+                    reason=e.reason.value,
+                    word=e.word,
+                    display=lexicon.display(t.language, e.word),
+                ),
+            )
+        elif isinstance(e, ev.PlayerEliminated):
+            box.add(
+                everyone(rec) + [conns.get(e.player_id)],
+                out.EliminatedEvent(
+                    tournament_id=tid, round=e.round_no, player_id=e.player_id, reason=e.reason
+                ),
+            )  # type: ignore[arg-type]
+        elif isinstance(e, ev.RoundEnded):
+            for placed in e.placed:
+                box.add(
+                    [conns.get(placed.player_id)],
+                    out.RatingEvent(
+                        tournament_id=tid,
+                        place=placed.place,
+                        change=placed.change,
+                        rating=placed.rating,
+                    ),
+                )
+            box.add(everyone(rec), standings_event(t))
+        elif isinstance(e, ev.TournamentEnded):
+            for placed in e.placed:
+                if placed.place == 1 and placed.player_id in e.winners:
+                    p = t.player(placed.player_id)
+                    if p.out_round is None:  # a sole survivor: rated at the end
+                        box.add(
+                            [conns.get(placed.player_id)],
+                            out.RatingEvent(
+                                tournament_id=tid,
+                                place=1,
+                                change=placed.change,
+                                rating=placed.rating,
+                            ),
+                        )
+            box.add(
+                everyone(rec),
+                out.TournamentEndEvent(
+                    tournament_id=tid, places=standings(t), winners=list(e.winners)
+                ),
+            )
+        elif isinstance(e, ev.ConnectionChanged):
+            others = [c for pid, c in conns.items() if pid != e.player_id]
+            box.add(
+                others,
+                out.PlayerStatusEvent(
+                    tournament_id=tid,
+                    player_id=e.player_id,
+                    status="connected" if e.connected else "disconnected",
+                    reconnect_deadline_ms=e.reconnect_deadline_ms,
+                ),
+            )
+
+
+def _other(players: tuple[str, str], pid: str) -> str:
+    return players[1] if players[0] == pid else players[0]
+
+
+def _duel_start(t: Tournament, e: ev.DuelStarted, opponent: str | None) -> out.DuelStartEvent:
+    return out.DuelStartEvent(
+        tournament_id=t.tournament_id,
+        round=t.round_no,
+        duel_id=e.duel_id,
+        players=list(e.players),
+        opponent=opponent,
+        length=e.length,
+        first=e.first,
+        turn=1,
+        next_player=e.first,
+        deadline_ms=e.deadline_ms,
+    )

@@ -1,0 +1,324 @@
+"""Service layer: changing a running tournament — guess, leave, deadlines, connections.
+
+Every change follows one path (``change_tournament``): read the tournament item (strongly
+consistent), let the domain decide, commit with a condition on the item's ``version`` (plus the
+rating writes when places were fixed), then push and schedule. Two concurrent changes — a guess
+and its turn deadline, two duels ending together, a leave — cannot both commit on the same
+version: the loser re-reads and re-decides (so the round closes exactly once, and a turn has
+exactly one outcome).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shared.domain import events as ev
+from shared.domain.errors import DomainError, NotInDuelError, NotInTournamentError
+from shared.domain.tournament import Dealer, Entrant, Tournament
+from shared.domain.words import check_guess
+from shared.services.base import Deps, Outbox, retrying
+from shared.services.errors import NotFoundError
+from shared.services.model import (
+    Lobby,
+    Player,
+    PlayerStatus,
+    RatingApplied,
+    TournamentRecord,
+    Write,
+)
+from shared.services.presenter import present
+
+Decision = Callable[[TournamentRecord, int, Dealer], tuple[Tournament, list[ev.Event]]]
+
+
+class RefusedWithChanges(Exception):
+    """Internal: the domain refused the action, but time had moved the tournament on (skips
+    applied by ``expire``) — commit those, then report the refusal."""
+
+    def __init__(self, error: DomainError) -> None:
+        self.error = error
+
+
+def tournament_id_of_duel(duel_id: str) -> str:
+    """Duel ids are ``{tournament_id}.{round}.{index}``; raises NotInDuelError otherwise."""
+    tid, sep, rest = duel_id.partition(".")
+    if not sep or not tid or rest.count(".") != 1:
+        raise NotInDuelError("no such duel")
+    return tid
+
+
+def change_tournament(
+    deps: Deps,
+    tournament_id: str,
+    decide: Decision,
+    *,
+    extra: Callable[[TournamentRecord], list[Write]] | None = None,
+) -> TournamentRecord | None:
+    """Load, decide, commit (retrying on conflicts), then push and schedule.
+
+    ``decide(record, now_ms, dealer)`` returns the new tournament and its events; it may
+    mutate ``record.connections``. Returns the committed record, or None when nothing changed.
+    Raises the domain's refusal (after committing any deadline that ``expire`` applied).
+    """
+    box = Outbox()
+    refusal: list[DomainError] = []
+
+    def attempt() -> TournamentRecord | None:
+        box.messages.clear()
+        box.timers.clear()
+        refusal.clear()
+        rec = deps.store.get_tournament(tournament_id)
+        if rec is None:
+            raise NotFoundError("no such tournament")
+        before = rec.tournament
+        conns_before = dict(rec.connections)
+        now = deps.clock.now_ms()
+        dealer = deps.dealer(before.language)
+        try:
+            after, events = decide(rec, now, dealer)
+        except RefusedWithChanges as r:
+            refusal.append(r.error)
+            after, events = before.expire(now, dealer)
+        if after is before and not events and rec.connections == conns_before:
+            return None
+        rec.tournament = after
+        extra_writes = extra(rec) if extra is not None else []
+        loaded = {w.player_id: w for w in extra_writes if isinstance(w, Player)}
+        rating = _rating_writes(deps, rec, events, now, loaded)
+        writes: list[Write] = [rec, *extra_writes]
+        writes += [w for w in rating if not (isinstance(w, Player) and w.player_id in loaded)]
+        deps.store.commit(writes)
+        present(rec, events, box, deps.lexicon)
+        return rec
+
+    rec = retrying(deps, attempt)
+    box.flush(deps)
+    if refusal:
+        raise refusal[0]
+    return rec
+
+
+def _rating_writes(
+    deps: Deps,
+    rec: TournamentRecord,
+    events: list[ev.Event],
+    now: int,
+    loaded: dict[str, Player],
+) -> list[Write]:
+    """Rulings 1-2: each placed player's rating changes exactly once; players still seated in
+    this tournament (out by lives, or the winners) go back to idle in the same commit."""
+    placed: list[ev.Placed] = []
+    for e in events:
+        if isinstance(e, ev.RoundEnded):
+            placed += e.placed
+        elif isinstance(e, ev.TournamentEnded):
+            already = {p.player_id for p in placed}
+            placed += [
+                p
+                for p in e.placed
+                if p.player_id not in already
+                and rec.tournament.player(p.player_id).out_round is None
+            ]
+    if not placed:
+        return []
+    tid = rec.tournament.tournament_id
+    missing = [p.player_id for p in placed if p.player_id not in loaded]
+    players = {**(deps.store.get_players(missing) if missing else {}), **loaded}
+    writes: list[Write] = []
+    for p in placed:
+        snapshot = rec.tournament.player(p.player_id).rating
+        player = players.get(p.player_id)
+        seated = (
+            player is not None
+            and player.tournament_id == tid
+            and (player.status is PlayerStatus.PLAYING or p.player_id in loaded)
+        )
+        if seated and player is not None:
+            player.status = PlayerStatus.IDLE
+            player.rating += p.change
+            writes.append(player)
+        writes.append(
+            RatingApplied(
+                p.player_id, tid, p.place, p.change, snapshot, update_player=not seated, at_ms=now
+            )
+        )
+    return writes
+
+
+# ------------------------------------------------------------------------------ use cases
+def guess(deps: Deps, connection_id: str, duel_id: str, raw_word: str) -> None:
+    """A duelist's guess (rules page "Turns and the clock"; ruling 5).
+
+    The player is identified by the connection id inside the tournament item, so a guess costs
+    one read and one conditional write (plus pushes, and a timer start).
+    Raises NotInDuelError, NotInTournamentError, the duel's refusals, and the word checks
+    (InvalidLettersError, WrongLengthError, NotInWordListError) — none changes anything, except
+    that deadlines already passed are applied first (a guess after the deadline meets the skip).
+    """
+    tid = tournament_id_of_duel(duel_id)
+
+    def decide(
+        rec: TournamentRecord, now: int, dealer: Dealer
+    ) -> tuple[Tournament, list[ev.Event]]:
+        player_id = _player_by_connection(rec, connection_id)
+        t, events = rec.tournament.expire(now, dealer)
+        try:
+            duel = t.duel(duel_id)
+            if player_id not in duel.players:
+                raise NotInDuelError("this is not your duel")
+            language = deps.lexicon.language(t.language)
+            # Turn and state checks first: an out-of-turn player learns that, not "not a word".
+            _precheck(t, player_id, duel_id, now)
+            word, tiles = check_guess(
+                language, deps.lexicon.allowed(t.language, duel.length), raw_word, duel.length
+            )
+            t2, more = t.guess(player_id, duel_id, word, tiles, now, dealer)
+        except DomainError as err:
+            if events:
+                raise RefusedWithChanges(err) from err
+            raise
+        return t2, events + more
+
+    change_tournament(deps, tid, decide)
+
+
+def _precheck(t: Tournament, player_id: str, duel_id: str, now: int) -> None:
+    """The duel refusals that do not depend on the word (so they come first)."""
+    from shared.domain.errors import (
+        AlreadyEliminatedError,
+        DuelNotStartedError,
+        DuelOverError,
+        NotYourTurnError,
+        TournamentOverError,
+    )
+
+    if t.over:
+        raise TournamentOverError("the tournament is over")
+    if not t.player(player_id).alive:
+        raise AlreadyEliminatedError("you are out of this tournament")
+    d = t.duel(duel_id)
+    if d.over:
+        raise DuelOverError("the duel is over")
+    if not d.started(now) or t.phase.value == "intro":
+        raise DuelNotStartedError("the round intro is still running")
+    if d.next_player != player_id:
+        raise NotYourTurnError("it is your opponent's turn")
+
+
+def _player_by_connection(rec: TournamentRecord, connection_id: str) -> str:
+    for pid, cid in rec.connections.items():
+        if cid == connection_id:
+            return pid
+    raise NotInTournamentError("you are not playing in this tournament")
+
+
+def leave_tournament(
+    deps: Deps, player: Player, reason: str = "left", *, only_if_disconnect_seq: int | None = None
+) -> None:
+    """Ruling 3: leaving after the start (or a missed reconnect deadline, ``reason="timeout"``
+    with the deadline's ``seq``) eliminates at once and loses the current duel. The player is
+    released (idle) in the same commit — which is conditional on the player's version too, so a
+    resume racing the deadline makes one of the two lose and re-decide."""
+    tid = player.tournament_id
+    if tid is None:
+        return
+    fresh: list[Player] = []
+
+    def decide(
+        rec: TournamentRecord, now: int, dealer: Dealer
+    ) -> tuple[Tournament, list[ev.Event]]:
+        fresh.clear()
+        p = deps.store.get_player(player.player_id)
+        if p is None or p.tournament_id != tid:
+            return rec.tournament, []
+        if only_if_disconnect_seq is not None and (
+            p.connected or p.disconnect_seq != only_if_disconnect_seq
+        ):
+            return rec.tournament, []
+        fresh.append(p)
+        t, events = rec.tournament.expire(now, dealer)
+        t2, more = t.leave(player.player_id, now, dealer, reason=reason)
+        # the leaver stops receiving this tournament's messages
+        rec.connections[player.player_id] = None
+        return t2, events + more
+
+    def release(rec: TournamentRecord) -> list[Write]:
+        if not fresh:
+            return []
+        p = fresh[0]
+        if p.status is PlayerStatus.PLAYING:
+            p.status = PlayerStatus.IDLE
+        p.reconnect_deadline_ms = None
+        return [p]
+
+    change_tournament(deps, tid, decide, extra=release)
+
+
+def apply_deadline(deps: Deps, tournament_id: str, due_ms: int | None = None) -> None:
+    """A turn or intro deadline fired (clock function or watchdog): apply what is due.
+
+    ``due_ms`` of the firing timer counts as "now" when the local clock reads a little
+    earlier (Step Functions' wait and Lambda's clock differ); a stale or duplicate firing finds
+    nothing due and writes nothing.
+    """
+
+    def decide(
+        rec: TournamentRecord, now: int, dealer: Dealer
+    ) -> tuple[Tournament, list[ev.Event]]:
+        return rec.tournament.expire(max(now, due_ms or 0), dealer)
+
+    try:
+        change_tournament(deps, tournament_id, decide)
+    except NotFoundError:
+        return
+
+
+def set_connection(
+    deps: Deps, player: Player, connection_id: str | None, reconnect_deadline_ms: int | None
+) -> None:
+    """Record a player's connection in their tournament (disconnect, or resume)."""
+    tid = player.tournament_id
+    if tid is None:
+        return
+
+    def decide(
+        rec: TournamentRecord, now: int, dealer: Dealer
+    ) -> tuple[Tournament, list[ev.Event]]:
+        t = rec.tournament
+        p = t.player(player.player_id)
+        if p.left:
+            return t, []
+        rec.connections[player.player_id] = connection_id
+        return t.set_connected(player.player_id, connection_id is not None, reconnect_deadline_ms)
+
+    try:
+        change_tournament(deps, tid, decide)
+    except (NotFoundError, NotInTournamentError):
+        return
+
+
+def start_tournament(
+    deps: Deps, lobby: Lobby, players: dict[str, Player], now: int
+) -> tuple[TournamentRecord, list[ev.Event]]:
+    """Ruling 8: the lobby's 8th seat filled. Builds the tournament (ratings snapshotted,
+    ruling 1; disconnected seats keep their reconnect deadline, ruling 9)."""
+    entrants = []
+    for s in lobby.seats:
+        p = players[s.player_id]
+        entrants.append(
+            Entrant(
+                s.player_id,
+                p.nickname,
+                p.rating,
+                connected=p.connected,
+                reconnect_deadline_ms=None if p.connected else p.reconnect_deadline_ms,
+            )
+        )
+    tid = deps.new_id()
+    t, events = Tournament.start(tid, lobby.language, entrants, now, deps.dealer(lobby.language))
+    rec = TournamentRecord(
+        tournament=t,
+        connections={s.player_id: lobby.connections.get(s.player_id) for s in lobby.seats},
+        party_ids={s.player_id: s.party_id for s in lobby.seats if s.party_id},
+    )
+    return rec, events

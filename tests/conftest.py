@@ -1,0 +1,3 @@
+"""Test configuration: the local runtime's harness fixtures (``backend``) for every test."""
+
+pytest_plugins = ["infra.emulator.testing"]
