@@ -1,0 +1,106 @@
+"""The committed word lists: tiles, lengths, order, NFC, answers in allowed, floors, exclusions."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from shared.domain.languages import LANGUAGE_CODES, get_language
+
+ROOT = Path(__file__).resolve().parents[3] / "wordlists"
+LENGTHS = (4, 5, 6)
+ANSWER_FLOOR = 300
+
+
+def _lines(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("\n"), f"{path} must end with a newline"
+    return text.splitlines()
+
+
+def _answer_lines(code: str, n: int) -> list[tuple[str, str | None]]:
+    out = []
+    for line in _lines(ROOT / code / f"answers-{n}.txt"):
+        play, tab, shown = line.partition("\t")
+        out.append((play, shown if tab else None))
+    return out
+
+
+@pytest.mark.parametrize("code", LANGUAGE_CODES)
+def test_every_word_is_spelled_with_the_language_tiles_at_the_file_length(code: str) -> None:
+    lang = get_language(code)
+    for kind in ("answers", "allowed"):
+        for n in LENGTHS:
+            path = ROOT / code / f"{kind}-{n}.txt"
+            words = [line.partition("\t")[0] for line in _lines(path)]
+            bad = [w for w in words if not lang.is_spellable(w) or len(lang.tiles(w)) != n]
+            assert not bad, f"{path.name}: {bad[:10]}"
+            # Every word is already in play form: normalising it again changes nothing.
+            unnormal = [w for w in words if lang.normalise(w) != w]
+            assert not unnormal, f"{path.name}: {unnormal[:10]}"
+
+
+@pytest.mark.parametrize("code", LANGUAGE_CODES)
+def test_files_are_nfc_sorted_and_unique(code: str) -> None:
+    for kind in ("answers", "allowed"):
+        for n in LENGTHS:
+            path = ROOT / code / f"{kind}-{n}.txt"
+            lines = _lines(path)
+            assert all(unicodedata.is_normalized("NFC", line) for line in lines), path.name
+            words = [line.partition("\t")[0] for line in lines]
+            assert words == sorted(set(words)), f"{path.name} is not sorted and unique"
+
+
+@pytest.mark.parametrize("code", LANGUAGE_CODES)
+def test_every_answer_is_allowed_and_floors_are_met(code: str) -> None:
+    for n in LENGTHS:
+        answers = [play for play, _ in _answer_lines(code, n)]
+        allowed = set(_lines(ROOT / code / f"allowed-{n}.txt"))
+        assert len(answers) >= ANSWER_FLOOR, f"{code} answers-{n}: only {len(answers)}"
+        missing = set(answers) - allowed
+        assert not missing, f"{code} answers-{n} not allowed: {sorted(missing)[:10]}"
+        assert len(allowed) >= 2 * len(answers), f"{code} allowed-{n} is too small"
+
+
+@pytest.mark.parametrize("code", LANGUAGE_CODES)
+def test_display_forms_normalise_to_their_play_form(code: str) -> None:
+    lang = get_language(code)
+    for n in LENGTHS:
+        for play, shown in _answer_lines(code, n):
+            if shown is not None:
+                assert shown != play
+                assert lang.normalise(shown) == play, (play, shown)
+
+
+@pytest.mark.parametrize("code", LANGUAGE_CODES)
+def test_no_answer_is_a_stop_word_offensive_word_or_blocklisted(code: str) -> None:
+    lang = get_language(code)
+    excluded = {
+        lang.normalise(line)
+        for path in (ROOT / code / "excluded.txt", ROOT / code / "blocklist.txt")
+        if path.exists()
+        for raw in path.read_text(encoding="utf-8").splitlines()
+        if (line := raw.split("#", 1)[0].strip())
+    }
+    for n in LENGTHS:
+        hits = {play for play, _ in _answer_lines(code, n)} & excluded
+        assert not hits, f"{code} answers-{n}: {sorted(hits)}"
+
+
+def test_excluded_lists_hold_known_stop_words() -> None:
+    """The derived exclusion files are real: a few well-known stop words are in them."""
+    samples = {"en": "about", "de": "nicht", "es": "para", "fr": "avec", "ru": "когда"}
+    for code, word in samples.items():
+        excluded = set(_lines(ROOT / code / "excluded.txt"))
+        assert word in excluded, (code, word)
+
+
+def test_review_file_has_fifty_answers_per_language() -> None:
+    text = (ROOT / "REVIEW.md").read_text(encoding="utf-8")
+    sections = text.split("\n## ")[1:]
+    assert [s.split(" ", 1)[0] for s in sections] == list(LANGUAGE_CODES)
+    for section in sections:
+        words = section.strip().splitlines()[-1].split(", ")
+        assert len(words) == 50, section[:20]

@@ -1,0 +1,621 @@
+"""Builder (offline tool, never run at runtime or in CI): regenerate ``wordlists/<lang>/``.
+
+    python -m wordlists.build [lang ...] [--data ../shared/wordlists-data]
+                              [--cache .wordlists-cache]
+
+Needs the ``wordlists`` extra from pyproject.toml (install it into a separate venv), ``apt-get``
+and ``dpkg-deb`` for the Debian hunspell packages and ``npm`` for the offensive-word lists. Every
+source is pinned below; see wordlists/SOURCES.md for licences and the curation steps.
+
+Pipeline per language:
+  allowed  = every hunspell full form (stems expanded with their affix rules), normalised to the
+             play form, spellable, 4-6 tiles (+ extra dictionaries for kk/uz, + answers).
+  answers  = frequent words (wordfreq / Unilex / zirhuzmorph counts) that are dictionary stems,
+             their own lemma (simplemma / pymorphy3 / lexc / zirhuzmorph POS), not a stop word,
+             offensive word, name, abbreviation or foreign word, and not in the hand blocklist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import subprocess
+import sys
+import tarfile
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import ClassVar
+
+from shared.domain.languages import LANGUAGE_CODES, Language, get_language
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+LENGTHS = (4, 5, 6)
+
+# --- pinned sources ----------------------------------------------------------------------
+DEBIAN_PACKAGES: dict[str, list[tuple[str, str, str]]] = {
+    # lang -> [(package, version, dictionary file stem)]
+    "en": [("hunspell-en-us", "1:2020.12.07-2", "en_US")],
+    "id": [("hunspell-id", "1:7.5.0-1", "id_ID")],
+    "de": [("hunspell-de-de", "20161207-11", "de_DE")],
+    "es": [("hunspell-es", "1:7.5.0-1", "es_ES")],
+    "fr": [("hunspell-fr-classical", "1:7.0-1", "fr")],
+    "it": [("hunspell-it", "1:7.5.0-1", "it_IT")],
+    "nl": [("hunspell-nl", "2:2.20.19-2", "nl")],
+    "pl": [("hunspell-pl", "1:7.5.0-1", "pl_PL")],
+    "pt": [("hunspell-pt-br", "1:7.5.0-1", "pt_BR"), ("hunspell-pt-pt", "1:7.5.0-1", "pt_PT")],
+    "ru": [("hunspell-ru", "1:7.5.0-1", "ru_RU")],
+    "uk": [("hunspell-uk", "1:7.5.0-1", "uk_UA")],
+    "kk": [("hunspell-kk", "1.1-3", "kk_KZ")],
+    "uz": [("hunspell-uz", "0.6-6", "uz_UZ")],
+}
+NAUGHTY_WORDS = "naughty-words@1.2.0"
+FULL_FORM_LANGS = ("it",)
+WORDFREQ_LANGS = ("en", "id", "de", "es", "fr", "it", "nl", "pl", "pt", "ru", "uk")
+
+# Answer selection: take words down to ZIPF_MIN, then keep going (down to ZIPF_FLOOR) until
+# each length has at least MIN_ANSWERS; never more than MAX_ANSWERS (most frequent first).
+ZIPF_MIN = 3.0
+ZIPF_FLOOR = 2.0
+MIN_ANSWERS = {4: 400, 5: 900, 6: 900}
+MAX_ANSWERS = {4: 800, 5: 1300, 6: 1000}
+# A lower-case word that the dictionary also has capitalised (a name: "roman"/"Roman") must be
+# at least this frequent to be an answer.
+ZIPF_HOMOGRAPH = 3.5
+
+
+# --- small helpers -----------------------------------------------------------------------
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def ensure_debs(cache: Path, lang: str) -> list[Path]:
+    """Download and unpack the pinned Debian packages; return the dictionary path stems."""
+    root = cache / "x" / "usr" / "share" / "hunspell"
+    debs = cache / "deb"
+    debs.mkdir(parents=True, exist_ok=True)
+    out = []
+    for package, version, stem in DEBIAN_PACKAGES[lang]:
+        if not (root / f"{stem}.dic").exists():
+            subprocess.run(["apt-get", "download", f"{package}={version}"], cwd=debs, check=True)
+            for deb in debs.glob(f"{package}_*.deb"):
+                subprocess.run(["dpkg-deb", "-x", str(deb), str(cache / "x")], check=True)
+        out.append(root / stem)
+    return out
+
+
+def naughty_words(cache: Path, lang: str) -> set[str]:
+    tgz = cache / "naughty-words-1.2.0.tgz"
+    if not tgz.exists():
+        subprocess.run(["npm", "pack", NAUGHTY_WORDS], cwd=cache, check=True)
+    with tarfile.open(tgz) as tar:
+        try:
+            member = tar.extractfile(f"package/{lang}.json")
+        except KeyError:
+            return set()
+        assert member is not None
+        return set(json.load(member))
+
+
+def stop_words(lang: str) -> set[str]:
+    import stopwordsiso
+
+    return set(stopwordsiso.stopwords(lang)) if stopwordsiso.has_lang(lang) else set()
+
+
+def read_lines(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text("utf-8").splitlines())
+    return [line for line in lines if line]
+
+
+def length_of(lang: Language, word: str) -> int:
+    return len(lang.tiles(word))
+
+
+def playable(lang: Language, word: str) -> str | None:
+    """The play form if the word is a single spellable word of 4-6 tiles, else None."""
+    form = lang.normalise(word)
+    if lang.is_spellable(form) and length_of(lang, form) in LENGTHS:
+        return form
+    return None
+
+
+# --- hunspell expansion ------------------------------------------------------------------
+def load_hunspell(path: Path):  # type: ignore[no-untyped-def]
+    from spylls.hunspell import Dictionary
+
+    return Dictionary.from_files(str(path))
+
+
+def expand_hunspell(dictionary, max_chars: int = 9) -> Iterator[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """Yield (form, stem) for every stem and affixed form hunspell would accept (no compounds).
+
+    spylls parses the .aff/.dic (including FLAG long/num, where Debian's unmunch fails); the
+    affix application here follows hunspell: strip, condition, add; one prefix, up to two
+    suffixes; prefix x suffix only when both allow cross products.
+    """
+    aff = dictionary.aff
+    needaffix = aff.NEEDAFFIX
+    forbidden = aff.FORBIDDENWORD
+    onlyin = aff.ONLYINCOMPOUND
+    blocked = {f for f in (forbidden, onlyin) if f}
+
+    def suffixes(word: str, flags: Iterable[str]) -> Iterator[tuple[str, object]]:
+        for flag in flags:
+            for sfx in aff.SFX.get(flag, ()):
+                if sfx.strip and not word.endswith(sfx.strip):
+                    continue
+                if not sfx.cond_regexp.search(word):
+                    continue
+                base = word[: len(word) - len(sfx.strip)] if sfx.strip else word
+                yield base + sfx.add, sfx
+
+    def prefixes(word: str, flags: Iterable[str]) -> Iterator[tuple[str, object]]:
+        for flag in flags:
+            for pfx in aff.PFX.get(flag, ()):
+                if pfx.strip and not word.startswith(pfx.strip):
+                    continue
+                if not pfx.cond_regexp.search(word):
+                    continue
+                yield pfx.add + word[len(pfx.strip) :], pfx
+
+    for entry in dictionary.dic.words:
+        stem, flags = entry.stem, entry.flags
+        if flags & blocked:
+            continue
+        if len(stem) > max_chars + 4:
+            continue
+        if not (needaffix and needaffix in flags):
+            yield stem, stem
+        for form, sfx in suffixes(stem, flags):
+            sflags = sfx.flags  # type: ignore[attr-defined]
+            if sflags & blocked:
+                continue
+            if len(form) <= max_chars and not (needaffix and needaffix in sflags):
+                yield form, stem
+            for form2, sfx2 in suffixes(form, sflags):
+                if len(form2) <= max_chars and not (sfx2.flags & blocked):  # type: ignore[attr-defined]
+                    yield form2, stem
+            if sfx.crossproduct:  # type: ignore[attr-defined]
+                for form3, pfx in prefixes(form, flags):
+                    if pfx.crossproduct and len(form3) <= max_chars:  # type: ignore[attr-defined]
+                        yield form3, stem
+        for form, pfx in prefixes(stem, flags):
+            pflags = pfx.flags  # type: ignore[attr-defined]
+            if len(form) > max_chars or pflags & blocked:
+                continue
+            if not (needaffix and needaffix in pflags):
+                yield form, stem
+
+
+def hunspell_forms(
+    lang: Language, paths: list[Path], *, keep_capitalised: bool
+) -> tuple[dict[str, str], set[str], set[str]]:
+    """(play form -> a spelled form, lower-case stems, capitalised stems) over the dictionaries."""
+    forms: dict[str, str] = {}
+    lower_stems: set[str] = set()
+    cap_stems: set[str] = set()
+    for path in paths:
+        log(f"  expanding {path.name}")
+        dictionary = load_hunspell(path)
+        for form, stem in expand_hunspell(dictionary):
+            if stem[:1].isupper():
+                if stem.isupper() and len(stem) > 1:
+                    continue  # abbreviations (NATO, GmbH-like)
+                cap_stems.add(stem)
+                if not keep_capitalised:
+                    continue
+            elif any(ch.isupper() for ch in stem):
+                continue  # mixed case, e.g. iPhone, McDonald
+            else:
+                lower_stems.add(stem)
+            if "." in form or "-" in form or " " in form or any(c.isdigit() for c in form):
+                continue
+            play = playable(lang, form)
+            if play is not None:
+                forms.setdefault(play, form)
+    return forms, lower_stems, cap_stems
+
+
+# --- lemma / part-of-speech filters --------------------------------------------------------
+class Pymorphy:
+    GOOD_POS: ClassVar[set[str]] = {"NOUN", "ADJF", "INFN"}
+    BAD_TAGS: ClassVar[set[str]] = {
+        "Name",
+        "Surn",
+        "Patr",
+        "Geox",
+        "Orgn",
+        "Trad",
+        "Abbr",
+        "Init",
+        "Erro",
+        "Dist",
+        "Infr",
+        "Slng",
+        "Arch",
+        "Litr",
+        "Apro",
+        "Anum",
+        "Pltm",
+        "Fixd",
+        "LATN",
+        "UNKN",
+    }
+
+    def __init__(self, lang: str) -> None:
+        import pymorphy3
+
+        self.morph = pymorphy3.MorphAnalyzer(lang=lang)
+
+    def lemma_ok(self, word: str) -> bool:
+        parses = self.morph.parse(word)
+        if not parses or not parses[0].is_known:
+            return False
+        best = parses[0]
+        tag = best.tag
+        grammemes = set(tag.grammemes)
+        # pymorphy3's Ukrainian dictionary tags infinitives VERB+infn and leaves out "sing".
+        pos = "INFN" if tag.POS == "VERB" and "infn" in grammemes else tag.POS
+        if pos not in self.GOOD_POS or grammemes & self.BAD_TAGS:
+            return False
+        if best.normal_form.replace("ё", "е") != word.replace("ё", "е"):
+            return False
+        if pos == "NOUN" and ("nomn" not in grammemes or "plur" in grammemes):
+            return False
+        if (pos == "ADJF" and not {"nomn", "masc"} <= grammemes) or "plur" in grammemes:
+            return False
+        # A name reading among the likely parses (e.g. "роман" is fine, "ольга" is not).
+        return all(
+            not (set(p.tag.grammemes) & {"Name", "Surn", "Geox"}) or p.score < 0.3
+            for p in parses[:3]
+        )
+
+
+def simplemma_ok(lang: str, word: str, *, require_known: bool = True) -> bool:
+    import simplemma
+
+    if require_known and not simplemma.is_known(word, lang=lang):
+        return False
+    lemma = simplemma.lemmatize(word, lang=lang)
+    return lemma == word or lemma.lower() == word.lower()
+
+
+# --- per-language answer candidates ----------------------------------------------------------
+def wordfreq_candidates(
+    code: str, lang: Language, forms: dict[str, str], lower: set[str], cap: set[str], cache: Path
+) -> list[tuple[str, str, float]]:
+    """(play form, display form, zipf) of frequent dictionary stems that pass the lemma filter."""
+    import wordfreq
+
+    morph = Pymorphy(code) if code in ("ru", "uk") else None
+    names = english_names(cache)
+    checker = load_hunspell(ensure_debs(cache, code)[0]).lookup if code == "de" else None
+    out: list[tuple[str, str, float]] = []
+    seen: set[str] = set()
+    for word in wordfreq.top_n_list(code, 200_000):
+        zipf = wordfreq.zipf_frequency(word, code)
+        if zipf < ZIPF_FLOOR:
+            break
+        play = playable(lang, word)
+        if play is None or play in seen:
+            continue
+        if word in names:
+            continue
+        if code == "de":
+            # igerman98 lists lower-case compound parts ("apfel" for "Bratapfel"): a lower-case
+            # stem counts only when hunspell accepts it as a word of its own.
+            noun = word[:1].upper() + word[1:]
+            if word in lower and (noun not in cap or checker(word)):
+                display = word
+            elif noun in cap:
+                display = noun
+            else:
+                continue
+        else:
+            # it_IT stores many nouns as a bare root plus endings ("cas" + a/e): accept any
+            # hunspell full form there and let the lemma filter decide.
+            if word not in lower and not (code in FULL_FORM_LANGS and forms.get(play) == word):
+                continue
+            if zipf < ZIPF_HOMOGRAPH and word[:1].upper() + word[1:] in cap:
+                continue
+            display = word
+        if morph is not None:
+            if not morph.lemma_ok(word):
+                continue
+        elif not simplemma_ok(code, display, require_known=code not in FULL_FORM_LANGS):
+            continue
+        if code != "en" and _looks_english(word, zipf):
+            continue
+        seen.add(play)
+        out.append((play, display, zipf))
+    return out
+
+
+_NAMES: set[str] = set()
+
+
+def english_names(cache: Path) -> set[str]:
+    """Lower-cased proper names of the English hunspell (Bruno, Dover, Vichy): never answers."""
+    if not _NAMES:
+        root = ensure_debs(cache, "en")[0].with_suffix(".dic")
+        lower, cap = set(), set()
+        for line in root.read_text("utf-8").splitlines()[1:]:
+            stem = line.split("/", 1)[0]
+            (cap if stem[:1].isupper() else lower).add(stem.lower())
+        _NAMES.update(cap - lower)
+    return _NAMES
+
+
+def _looks_english(word: str, zipf: float) -> bool:
+    """A loan that is much more frequent in English than here (online, show, weekend)."""
+    import wordfreq
+
+    return word.isascii() and wordfreq.zipf_frequency(word, "en") > zipf + 1.0
+
+
+def kk_sources(data: Path) -> tuple[dict[str, int], dict[str, set[str]]]:
+    """Unilex counts (as spelled) and apertium-kaz lemmas by continuation class."""
+    counts: dict[str, int] = {}
+    for line in (data / "kk" / "unilex_kk.txt").read_text("utf-8").splitlines():
+        parts = line.split("\t")
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    classes: dict[str, set[str]] = defaultdict(set)
+    in_common = False
+    entry = re.compile(r"^\s*([^!:;\s%]+(?:%.[^!:;\s%]*)*):([^!;\s]+)\s+([A-Za-z0-9\-Ә]+)\s*;")
+    for line in (data / "kk" / "apertium-kaz.kaz.lexc").read_text("utf-8").splitlines():
+        if line.startswith("LEXICON"):
+            in_common = line.split()[1] == "Common"
+            continue
+        if not in_common:
+            continue
+        m = entry.match(line)
+        if m:
+            classes[m.group(3)].add(m.group(1).replace("%", ""))
+    return counts, classes
+
+
+def kk_candidates(lang: Language, data: Path) -> tuple[list[tuple[str, str, float]], set[str]]:
+    counts, classes = kk_sources(data)
+    good = {"N1", "A1", "A2", "A4"}
+    lemmas = {w for cls in good for w in classes.get(cls, ())}
+    every = {w for ws in classes.values() for w in ws}
+    out = []
+    for lemma in lemmas:
+        if lemma != lemma.lower():
+            continue
+        play = playable(lang, lemma)
+        if play is None:
+            continue
+        n = counts.get(lemma, 0)
+        if n == 0 or counts.get(lemma[:1].upper() + lemma[1:], 0) > n:
+            continue  # unseen, or seen mostly capitalised (a name)
+        out.append((play, lemma, float(n)))
+    out.sort(key=lambda t: -t[2])
+    extra = {p for w in every if w == w.lower() and (p := playable(lang, w))}
+    return out, extra
+
+
+_UZ_NEW_TO_1995 = {"ö": "oʻ", "ğ": "gʻ", "ş": "sh", "ç": "ch", "'": "ʼ"}
+
+
+def uz_from_new(word: str) -> str:
+    """zirhuzmorph's new Latin (ö ğ ş ç) back to 1995 Latin; a plain s+h gets its ʼ separator."""
+    word = re.sub(r"s(?=h)", "sʼ", word)
+    word = re.sub(r"c(?=h)", "cʼ", word)
+    return "".join(_UZ_NEW_TO_1995.get(ch, ch) for ch in word)
+
+
+def uz_candidates(lang: Language) -> tuple[list[tuple[str, str, float]], set[str]]:
+    import csv
+    import importlib.resources as res
+
+    zdata = res.files("zirhuzmorph") / "data"
+    udata = res.files("uzmorph") / "data"
+    uz_pos: dict[str, set[str]] = defaultdict(set)
+    with (udata / "root.csv").open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            stem = lang.normalise(row["stem"])
+            uz_pos[stem].add(row["pos"])
+    allowed = {p for w in uz_pos if (p := playable(lang, w))}
+    out = []
+    seen: set[str] = set()
+    rows = []
+    for name in ("lexicon.tsv", "lexicon_lugat.tsv", "lexicon_auto.tsv"):
+        for line in (zdata / name).read_text("utf-8").splitlines():
+            parts = line.split("\t")
+            if len(parts) < 5:
+                continue
+            word, pos, src, freq = parts[0], parts[1], parts[2], int(parts[3] or 0)
+            play = playable(lang, uz_from_new(word))
+            if play is None:
+                continue
+            allowed.add(play)
+            rows.append((play, pos, src, freq))
+    rows.sort(key=lambda r: -r[3])
+    for play, pos, src, freq in rows:
+        if pos != "N" or src == "closed" or play in seen or freq < 20:
+            continue
+        tags = uz_pos.get(play, set())
+        # Content words only: uzmorph must know the stem as a noun or adjective and as nothing
+        # closed-class (pronoun, conjunction, particle, postposition, modal, auxiliary).
+        if not tags & {"NOUN", "ADJ"} or tags & {
+            "PRN",
+            "CNJ",
+            "PRT",
+            "ADP",
+            "MOD",
+            "AUX",
+            "INTJ",
+            "NUM",
+            "IMIT",
+            "PPN",
+            "ADV",
+        }:
+            continue
+        seen.add(play)
+        out.append((play, play, float(freq)))
+    return out, allowed
+
+
+def uz_hunspell(lang: Language, paths: list[Path]) -> set[str]:
+    """hunspell-uz is a Cyrillic full-form list without affixes: transliterate it to Latin."""
+    from zirhuzmorph.translit import lotinga
+
+    out = set()
+    for path in paths:
+        for line in path.with_suffix(".dic").read_text("utf-8", errors="replace").splitlines()[1:]:
+            word = line.split("/", 1)[0].strip()
+            if not word or word[:1].isupper():
+                continue
+            play = playable(lang, lotinga(word, unicode_apostrof=True))
+            if play is not None:
+                out.add(play)
+    return out
+
+
+# --- selection and output ----------------------------------------------------------------
+def select_answers(
+    lang: Language,
+    cands: list[tuple[str, str, float]],
+    excluded: set[str],
+    blocklist: set[str],
+    allowed: set[str],
+    zipf_scale: bool,
+) -> dict[int, list[tuple[str, str]]]:
+    by_len: dict[int, list[tuple[str, str]]] = {n: [] for n in LENGTHS}
+    for play, display, score in cands:
+        n = length_of(lang, play)
+        if play in excluded or play in blocklist or display.lower() in blocklist:
+            continue
+        if play not in allowed:
+            continue
+        picked = by_len[n]
+        if len(picked) >= MAX_ANSWERS[n]:
+            continue
+        if zipf_scale and score < ZIPF_MIN and len(picked) >= MIN_ANSWERS[n]:
+            continue
+        picked.append((play, display))
+    return by_len
+
+
+def write_lists(
+    code: str,
+    lang: Language,
+    answers: dict[int, list[tuple[str, str]]],
+    allowed: set[str],
+    excluded: set[str],
+) -> dict[int, tuple[int, int]]:
+    out = HERE / code
+    out.mkdir(exist_ok=True)
+    counts = {}
+    for n in LENGTHS:
+        ans = sorted(answers[n])
+        lines = [p if p == d or lang.normalise(d) != p else f"{p}\t{d}" for p, d in ans]
+        (out / f"answers-{n}.txt").write_text("".join(f"{ln}\n" for ln in lines), "utf-8")
+        allow = sorted({w for w in allowed if length_of(lang, w) == n} | {p for p, _ in ans})
+        (out / f"allowed-{n}.txt").write_text("".join(f"{w}\n" for w in allow), "utf-8")
+        counts[n] = (len(ans), len(allow))
+    (out / "excluded.txt").write_text(
+        "# Stop words and offensive words (stopwordsiso, naughty-words), normalised, 4-6 tiles.\n"
+        "# Generated by wordlists/build.py; tests check that no answer is listed here.\n"
+        + "".join(f"{w}\n" for w in sorted(excluded)),
+        "utf-8",
+    )
+    return counts
+
+
+def build(code: str, data: Path, cache: Path) -> dict[int, tuple[int, int]]:
+    lang = get_language(code)
+    log(f"[{code}] sources")
+    paths = ensure_debs(cache, code)
+    blocklist = {lang.normalise(w) for w in read_lines(HERE / code / "blocklist.txt")}
+    raw_excluded = stop_words(code) | naughty_words(cache, code)
+    excluded = {p for w in raw_excluded if " " not in w and (p := playable(lang, w))}
+    if code == "uz":
+        cands, allowed = uz_candidates(lang)
+        allowed |= uz_hunspell(lang, paths)
+        zipf_scale = False
+    elif code == "kk":
+        forms, _, _ = hunspell_forms(lang, paths, keep_capitalised=False)
+        cands, extra = kk_candidates(lang, data)
+        allowed = set(forms) | extra
+        zipf_scale = False
+    else:
+        forms, lower, cap = hunspell_forms(lang, paths, keep_capitalised=(code == "de"))
+        allowed = set(forms)
+        cands = wordfreq_candidates(code, lang, forms, lower, cap, cache)
+        if code == "de":
+            # igerman98 is stem-poor for short forms: add frequent words hunspell accepts.
+            import wordfreq
+
+            dictionary = load_hunspell(paths[0])
+            for word in wordfreq.top_n_list("de", 60_000):
+                play = playable(lang, word)
+                if (
+                    play
+                    and play not in allowed
+                    and (dictionary.lookup(word) or dictionary.lookup(word[:1].upper() + word[1:]))
+                ):
+                    allowed.add(play)
+        zipf_scale = True
+    answers = select_answers(
+        lang, cands, excluded, blocklist, allowed | {c[0] for c in cands}, zipf_scale
+    )
+    allowed |= {p for n in LENGTHS for p, _ in answers[n]}
+    counts = write_lists(code, lang, answers, allowed, excluded)
+    log(f"[{code}] " + "  ".join(f"{n}: {a}/{b}" for n, (a, b) in counts.items()))
+    return counts
+
+
+def write_review(seed: int = 3) -> None:
+    """REVIEW.md: 50 random answers per language (all lengths), for a native speaker."""
+    rng = random.Random(seed)
+    parts = [
+        "# Native-speaker review sample\n",
+        "50 random answers per language (seeded, regenerated by the builder). Please flag any\n"
+        "word a native speaker would not know, or that is a name, abbreviation, foreign,\n"
+        "inflected (not the dictionary form), a function word or offensive; add it to\n"
+        "`wordlists/<lang>/blocklist.txt` and rebuild.\n",
+    ]
+    for code in LANGUAGE_CODES:
+        words: list[str] = []
+        for n in LENGTHS:
+            path = HERE / code / f"answers-{n}.txt"
+            if path.exists():
+                words += [ln.split("\t")[-1] for ln in path.read_text("utf-8").splitlines()]
+        sample = sorted(rng.sample(words, min(50, len(words))))
+        lang = get_language(code)
+        parts.append(
+            f"\n## {code} — {lang.name} ({lang.native_name})\n\n" + ", ".join(sample) + "\n"
+        )
+    (HERE / "REVIEW.md").write_text("".join(parts), "utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("langs", nargs="*", default=list(LANGUAGE_CODES))
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "wordlists-data")
+    parser.add_argument("--cache", type=Path, default=REPO / ".wordlists-cache")
+    args = parser.parse_args(argv)
+    args.cache.mkdir(exist_ok=True)
+    table = {}
+    for code in args.langs:
+        table[code] = build(code, args.data, args.cache)
+    write_review()
+    print("| lang | " + " | ".join(f"{n} answers / allowed" for n in LENGTHS) + " |")
+    for code, counts in table.items():
+        print(f"| {code} | " + " | ".join(f"{a} / {b}" for a, b in counts.values()) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
