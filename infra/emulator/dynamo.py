@@ -80,13 +80,17 @@ class EmbeddedDynamo:
                 )
                 from werkzeug.serving import make_server
 
+                class QuietHandler(MotoRequestHandler):
+                    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+                        """No access log: a line per call drowns the console and costs ~40%."""
+
                 app = SerialisedApp(DomainDispatcherApplication(create_backend_app), lock)
                 self._server = make_server(
                     self._ip_address,
                     self._port,
                     app,
                     threaded=True,
-                    request_handler=MotoRequestHandler,
+                    request_handler=QuietHandler,
                 )
                 self._server_ready_event.set()
                 self._server.serve_forever()
