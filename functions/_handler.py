@@ -53,7 +53,7 @@ def handle_message(event: dict[str, Any], action: Action) -> dict[str, Any]:
     deps = get_deps()
     request_id: str | None = None
     try:
-        message = parse_inbound(request.body or "", max_bytes=get_settings().max_message_bytes)
+        message = parse_inbound(event.get("body") or "", max_bytes=get_settings().max_message_bytes)
         request_id = message.request_id
         action(deps, connection_id, message)
     except ProtocolError as err:

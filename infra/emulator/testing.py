@@ -227,7 +227,22 @@ class Backend:
             self.clock.advance_to(due)
 
     def to_move(self) -> list[ScriptedPlayer]:
-        return [p for p in self.players if p.my_turn()]
+        """Players whose turn it is, in any running duel (one read per tournament)."""
+        by_tournament: dict[str, list[ScriptedPlayer]] = defaultdict(list)
+        for p in self.players:
+            tid = p.tournament_id()
+            if tid:
+                by_tournament[tid].append(p)
+        movers = []
+        for tid, group in by_tournament.items():
+            rec = self.store.get_tournament(tid)
+            if rec is None:
+                continue
+            for p in group:
+                d = rec.tournament.duel_of(p.id)
+                if d is not None and not d.over and d.next_player == p.id:
+                    movers.append(p)
+        return movers
 
 
 def _load(spec: str) -> Any:
@@ -273,11 +288,14 @@ class ScriptedPlayer:
     def join(self, language: str = "en") -> None:
         self.send("join", language=language)
 
+    def tournament_id(self) -> str | None:
+        """The tournament of the last ``round`` event this player received."""
+        rounds = self.all("round")
+        return str(rounds[-1]["tournament_id"]) if rounds else None
+
     def current_duel(self) -> Any:
-        p = self.backend.store.get_player(self.id)
-        if p is None or p.tournament_id is None:
-            return None
-        rec = self.backend.store.get_tournament(p.tournament_id)
+        tid = self.tournament_id()
+        rec = self.backend.store.get_tournament(tid) if tid else None
         return rec.tournament.duel_of(self.id) if rec else None
 
     def my_turn(self) -> bool:

@@ -24,7 +24,8 @@ def _client(service: str, settings: Settings, endpoint: str | None = None) -> An
     config = Config(
         retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5
     )
-    return boto3.session.Session().client(
+    session: Any = boto3.session.Session()
+    return session.client(
         service, region_name=settings.aws_region, endpoint_url=endpoint, config=config
     )
 
