@@ -7,7 +7,7 @@ drives ``shared/domain`` directly with a seeded ``random.Random``; no clocks, no
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 
 from shared.domain.duel import Duel
@@ -159,3 +159,32 @@ def play_round(
 
 def events_of(events: Sequence[Event], kind: type) -> list:  # type: ignore[type-arg]
     return [e for e in events if isinstance(e, kind)]
+
+
+Policy = Callable[[Tournament, Duel], "str | None"]
+"""Decides a started duel: the winner's id, or None for a draw."""
+
+
+def lower_id_wins(t: Tournament, duel: Duel) -> str | None:
+    return min(duel.players)
+
+
+def run(
+    t: Tournament, dealer: Dealer, policy: Policy = lower_id_wins, max_rounds: int = 50
+) -> tuple[Tournament, list[Event]]:
+    """Play whole rounds with ``policy`` until the tournament is over."""
+    events: list[Event] = []
+    for _ in range(max_rounds):
+        if t.over:
+            return t, events
+        t, more, now = begin_round(t, dealer)
+        events += more
+        for duel in list(t.duels):
+            if t.over or duel.duel_id not in {d.duel_id for d in t.duels}:
+                break
+            current = t.duel(duel.duel_id)
+            if current.over:
+                continue
+            t, more, now = decide(t, dealer, duel.duel_id, policy(t, current), now)
+            events += more
+    raise AssertionError("tournament did not end")
