@@ -16,8 +16,9 @@ the environment, the bootstrap hook and moto's data are process-global).
 Wiring of the real handlers (nothing here imports ``functions/`` by name):
 
 * ``functions.routes.ROUTES: dict[str, str]`` — route key -> ``"module:attr"``;
-* ``functions.routes.CLOCK_HANDLER: str`` — ``"module:attr"`` of the clock function; if absent,
-  ``functions.clock:handler`` when that module exists.
+* ``functions.routes.TIMERS: dict[str, str]`` — ``"clock"``: the clock function the LocalClock
+  invokes (else ``functions.clock:handler`` if it exists); ``"watchdog"``: the sweeper, invoked
+  every ``watchdog_seconds`` with an EventBridge "Scheduled Event", as the scheduled rule does.
 
 Clock injection: ``shared.runtime.bootstrap.set_clock(clock)`` if it exists, else
 ``shared.runtime.bootstrap.configure(clock=clock)``; on stop the same hook is called with
@@ -33,14 +34,21 @@ import inspect
 import logging
 import os
 import socket
+import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from infra.emulator.clock import LocalClock
 from infra.emulator.dynamo import EmbeddedDynamo, create_tables
 from infra.emulator.gateway import Handler, LocalGateway
-from infra.emulator.lambda_context import DEFAULT_REGION
+from infra.emulator.lambda_context import (
+    ACCOUNT_ID,
+    DEFAULT_REGION,
+    function_name_for,
+    make_context,
+)
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +96,16 @@ def load_routes() -> dict[str, Handler]:
     return {key: resolve(spec) for key, spec in module.ROUTES.items()}
 
 
-def load_clock_handler() -> Handler | None:
-    """``functions.routes.CLOCK_HANDLER``, else ``functions.clock:handler``, else None."""
+def _timer_spec(name: str) -> str | None:
     module = _import_optional(ROUTES_MODULE)
-    spec = getattr(module, "CLOCK_HANDLER", None) if module is not None else None
+    timers = getattr(module, "TIMERS", None) if module is not None else None
+    spec = timers.get(name) if isinstance(timers, Mapping) else None
+    return spec if isinstance(spec, str) else None
+
+
+def load_clock_handler() -> Handler | None:
+    """``functions.routes.TIMERS["clock"]``, else ``functions.clock:handler``, else None."""
+    spec = _timer_spec("clock")
     if spec is not None:
         return resolve(spec)
     module_name, _, attr = DEFAULT_CLOCK_HANDLER.partition(":")
@@ -100,6 +114,28 @@ def load_clock_handler() -> Handler | None:
         log.warning("no clock handler (%s): timers will be dropped", DEFAULT_CLOCK_HANDLER)
         return None
     return resolve(DEFAULT_CLOCK_HANDLER)
+
+
+def load_watchdog_handler() -> Handler | None:
+    """``functions.routes.TIMERS["watchdog"]``, else None."""
+    spec = _timer_spec("watchdog")
+    return resolve(spec) if spec is not None else None
+
+
+def scheduled_event(region: str, rule: str = "wordle-tournament-watchdog") -> dict[str, Any]:
+    """An EventBridge scheduled-rule event, as a rate(...) rule delivers it."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": ACCOUNT_ID,
+        "time": now.isoformat().replace("+00:00", "Z"),
+        "region": region,
+        "resources": [f"arn:aws:events:{region}:{ACCOUNT_ID}:rule/{rule}"],
+        "detail": {},
+    }
 
 
 def inject_clock(clock: LocalClock | None) -> bool:
@@ -142,8 +178,11 @@ class Emulator:
     Every argument is optional. ``port=0`` picks a free port (read it back from :attr:`port`,
     :attr:`url`, :attr:`ws_url`). ``turn_seconds`` / ``intro_seconds`` / ``reconnect_seconds``
     (seconds, floats) override ``TURN_SECONDS`` etc. only when given. ``routes`` (route key ->
-    handler or ``"module:attr"``) and ``clock_handler`` replace the real ``functions/`` wiring,
-    e.g. with test doubles. ``env`` adds or overrides environment variables for the handlers.
+    handler or ``"module:attr"``) replaces the real ``functions/`` wiring, e.g. with test
+    doubles; then only the ``clock_handler`` / ``watchdog_handler`` given are used (none by
+    default), so nothing from ``functions/`` is imported. ``env`` adds or overrides
+    environment variables for the handlers.
+    ``watchdog_seconds`` (None = never) paces the watchdog; ``watchdog_handler`` replaces it.
     ``bots`` > 0 runs ``infra.emulator.bots.run_bot_pool(ws_url, bots)`` when that exists.
     ``create_tables=False`` skips the schema module.
 
@@ -166,6 +205,8 @@ class Emulator:
         table_name: str | None = None,
         routes: Mapping[str, HandlerSpec] | None = None,
         clock_handler: HandlerSpec | None = None,
+        watchdog_handler: HandlerSpec | None = None,
+        watchdog_seconds: float | None = 60.0,
         route_responses: tuple[str, ...] = (),
         env: Mapping[str, str] | None = None,
         create_tables: bool = True,
@@ -183,6 +224,8 @@ class Emulator:
         self.requested_table_name = table_name
         self.routes_override = routes
         self.clock_handler_override = clock_handler
+        self.watchdog_handler_override = watchdog_handler
+        self.watchdog_seconds = watchdog_seconds
         self.route_responses = route_responses
         self.extra_env = dict(env or {})
         self.create_tables = create_tables
@@ -201,6 +244,8 @@ class Emulator:
         self._clock: LocalClock | None = None
         self._clock_injected = False
         self._bots_task: asyncio.Task[Any] | None = None
+        self._watchdog_task: asyncio.Task[None] | None = None
+        self._watchdog: Handler | None = None
         self._cleanups: list[Callable[[], Any]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -255,10 +300,11 @@ class Emulator:
 
         self._clock = LocalClock(executor=self._executor, region=self.region)
         self._clock_injected = inject_clock(self._clock)
+        real_wiring = self.routes_override is None
         clock_handler = (
             resolve(self.clock_handler_override)
             if self.clock_handler_override is not None
-            else load_clock_handler()
+            else (load_clock_handler() if real_wiring else None)
         )
         self._clock.set_handler(clock_handler)
 
@@ -277,6 +323,13 @@ class Emulator:
         )
         await self._gateway.start()
         self._clock.start()
+        self._watchdog = (
+            resolve(self.watchdog_handler_override)
+            if self.watchdog_handler_override is not None
+            else (load_watchdog_handler() if real_wiring else None)
+        )
+        if self._watchdog is not None and self.watchdog_seconds:
+            self._watchdog_task = asyncio.create_task(self._watchdog_loop(self.watchdog_seconds))
         if self.bots > 0:
             self._start_bots()
         log.info("emulator up: %s", self.url)
@@ -284,6 +337,11 @@ class Emulator:
     async def stop(self) -> None:
         """Stop bots, gateway (delivering ``$disconnect``), clock and DynamoDB; restore the env."""
         try:
+            if self._watchdog_task is not None:
+                self._watchdog_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._watchdog_task
+                self._watchdog_task = None
             if self._bots_task is not None:
                 self._bots_task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -380,6 +438,27 @@ class Emulator:
         cache_clear = getattr(getattr(settings, "get_settings", None), "cache_clear", None)
         if cache_clear is not None:
             cache_clear()
+
+    # -- watchdog --------------------------------------------------------------------------
+
+    async def run_watchdog(self) -> Any:
+        """Invoke the watchdog once now (as its scheduled rule would); returns its result."""
+        if self._watchdog is None:
+            raise RuntimeError("no watchdog handler (functions.routes.TIMERS['watchdog'])")
+        handler = self._watchdog
+        context = make_context(function_name_for(handler), region=self.region)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, handler, scheduled_event(self.region), context
+        )
+
+    async def _watchdog_loop(self, period: float) -> None:
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await self.run_watchdog()
+            except Exception:  # the Lambda boundary: a failed run is logged, the rule goes on
+                log.exception("watchdog failed")
 
     # -- bots ------------------------------------------------------------------------------
 

@@ -1,0 +1,262 @@
+"""Local runtime: the Emulator composes gateway, clock and DynamoDB, and the CLI runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import types
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+
+from infra.emulator import Emulator
+from infra.emulator.cli import build_parser, emulator_from_args
+from shared.runtime.settings import get_settings
+from shared.services.ports import Timer, TimerKind
+
+from . import echo
+from .echo import EchoApp
+
+pytestmark = pytest.mark.enable_socket
+
+REPO = Path(__file__).resolve().parents[2]
+SETTINGS_ENV = ("CALLBACK_URL", "DYNAMODB_ENDPOINT", "CLOCK_BACKEND", "TURN_SECONDS")
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    async def bounded() -> None:
+        await asyncio.wait_for(scenario(), timeout=90)
+
+    asyncio.run(bounded())
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in (*SETTINGS_ENV, "INTRO_SECONDS", "RECONNECT_SECONDS", "TABLE_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def fake_bootstrap(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Stand-in for ``shared.runtime.bootstrap`` that records ``set_clock`` calls."""
+    calls: list[Any] = []
+    module = types.ModuleType("shared.runtime.bootstrap")
+    module.set_clock = calls.append  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "shared.runtime.bootstrap", module)
+    return calls
+
+
+class Recording:
+    """A clock/watchdog function that records its events and lets a test await them."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.got = threading.Event()
+
+    def __call__(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        self.events.append(event)
+        self.got.set()
+        return {"ok": True}
+
+
+def spec(attr: str) -> str:
+    return f"{echo.__name__}:{attr}"
+
+
+@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+def test_emulator_exports_the_settings_and_restores_the_environment() -> None:
+    async def scenario() -> None:
+        emu = Emulator(routes={}, turn_seconds=0.5, intro_seconds=0.1, reconnect_seconds=2)
+        async with emu:
+            assert os.environ["CALLBACK_URL"] == emu.callback_url == emu.url
+            assert emu.callback_url.startswith("http://127.0.0.1:")
+            assert emu.ws_url == f"ws://127.0.0.1:{emu.port}/ws"
+            assert os.environ["DYNAMODB_ENDPOINT"] == emu.dynamodb_endpoint
+            assert os.environ["CLOCK_BACKEND"] == "local"
+            settings = get_settings()
+            assert (settings.turn_ms, settings.intro_ms, settings.reconnect_ms) == (500, 100, 2000)
+            assert settings.clock_backend == "local"
+            assert emu.table_name in emu.dynamodb_client().list_tables()["TableNames"]
+        for name in SETTINGS_ENV:
+            assert name not in os.environ
+        assert get_settings().turn_ms == 30_000
+
+    run(scenario)
+
+
+@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+def test_handlers_given_as_module_attr_strings_answer_through_callback_url() -> None:
+    routes = {
+        "$connect": spec("connect_handler"),
+        "$disconnect": spec("disconnect_handler"),
+        "echo": spec("echo_handler"),
+    }
+
+    async def scenario() -> None:
+        async with Emulator(routes=routes) as emu, websockets.connect(emu.ws_url) as ws:
+            await ws.send(json.dumps({"action": "echo", "seq": 7}))
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert reply["route"] == "echo"
+            assert reply["seq"] == 7
+            assert reply["connectionId"] in emu.gateway.connection_ids()
+
+    run(scenario)
+
+
+@pytest.mark.usefixtures("clean_env")
+def test_the_bootstrap_hook_gets_the_local_clock_and_none_on_stop(
+    fake_bootstrap: list[Any],
+) -> None:
+    async def scenario() -> None:
+        async with Emulator(routes={}) as emu:
+            assert fake_bootstrap == [emu.clock]
+            clock = emu.clock
+        assert fake_bootstrap == [clock, None]
+
+    run(scenario)
+
+
+@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+def test_routes_and_timers_come_from_functions_routes_when_not_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock_fn = Recording()
+    watchdog_fn = Recording()
+    fake_routes = types.ModuleType("functions.routes")
+    fake_routes.ROUTES = {"$default": spec("echo_handler")}  # type: ignore[attr-defined]
+    fake_routes.TIMERS = {"clock": "x:clock", "watchdog": "x:watchdog"}  # type: ignore[attr-defined]
+    fake_timers = types.ModuleType("x")
+    fake_timers.clock = clock_fn  # type: ignore[attr-defined]
+    fake_timers.watchdog = watchdog_fn  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "functions.routes", fake_routes)
+    monkeypatch.setitem(sys.modules, "x", fake_timers)
+
+    async def scenario() -> None:
+        async with Emulator(watchdog_seconds=None) as emu:
+            async with websockets.connect(emu.ws_url) as ws:
+                await ws.send("anything")
+                reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                assert reply["route"] == "$default"
+
+            timer = Timer(TimerKind.INTRO, "tournament-1", 2, emu.clock.now_ms())
+            emu.clock.schedule(timer)
+            assert await asyncio.to_thread(clock_fn.got.wait, 10)
+            assert clock_fn.events == [timer.to_event()]
+
+            assert await emu.run_watchdog() == {"ok": True}
+            (event,) = watchdog_fn.events
+            assert event["detail-type"] == "Scheduled Event"
+            assert event["source"] == "aws.events"
+
+    run(scenario)
+
+
+@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+def test_only_one_emulator_runs_at_a_time_and_the_next_one_starts_clean() -> None:
+    async def scenario() -> None:
+        async with Emulator(routes={}, create_tables=False) as first:
+            with pytest.raises(RuntimeError, match="another Emulator"):
+                await Emulator(routes={}).start()
+            ddb = first.dynamodb_client()
+            ddb.create_table(
+                TableName="leftover",
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+            )
+        async with Emulator(routes={}, create_tables=False) as second:
+            assert second.dynamodb_client().list_tables()["TableNames"] == []
+
+    run(scenario)
+
+
+@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+def test_stop_delivers_disconnect_to_connected_clients() -> None:
+    app = EchoApp(use_env=True)
+
+    async def scenario() -> None:
+        emu = Emulator(routes=app.routes())
+        await emu.start()
+        async with websockets.connect(emu.ws_url) as ws:
+            await ws.send(json.dumps({"action": "echo"}))
+            await asyncio.wait_for(ws.recv(), 10)
+            await emu.stop()
+        (event,) = app.recorder.events("$disconnect")
+        assert event["requestContext"]["disconnectStatusCode"] == 1001
+
+    run(scenario)
+
+
+def test_cli_options_map_onto_the_emulator() -> None:
+    args = build_parser().parse_args(
+        [
+            "--port",
+            "0",
+            "--bots",
+            "3",
+            "--turn-seconds",
+            "1.5",
+            "--intro-seconds",
+            "0",
+            "--reconnect-seconds",
+            "4",
+            "--dynamodb-endpoint",
+            "http://127.0.0.1:9",
+            "--log-level",
+            "debug",
+        ]
+    )
+    emu = emulator_from_args(args)
+    assert (emu.requested_port, emu.bots) == (0, 3)
+    assert (emu.turn_seconds, emu.intro_seconds, emu.reconnect_seconds) == (1.5, 0.0, 4.0)
+    assert emu.requested_dynamodb_endpoint == "http://127.0.0.1:9"
+    assert emu.log_level == "DEBUG"
+    defaults = build_parser().parse_args([])
+    assert (defaults.host, defaults.port, defaults.bots) == ("127.0.0.1", 8000, 0)
+
+
+@pytest.mark.slow
+def test_cli_prints_the_urls_serves_and_stops_cleanly_on_ctrl_c() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "infra.emulator", "--port", "0", "--log-level", "WARNING"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Press Ctrl-C"):
+                break
+        banner = "".join(lines)
+        ws_url = next(w for w in banner.split() if w.startswith("ws://127.0.0.1:"))
+        assert "/@connections/" in banner
+        assert "web client" in banner
+
+        async def connect_once() -> None:
+            async with websockets.connect(ws_url):
+                pass
+
+        asyncio.run(asyncio.wait_for(connect_once(), 30))
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
