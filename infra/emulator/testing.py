@@ -10,7 +10,9 @@ does):
 - ``backend.player(name)`` -> ``ScriptedPlayer``: connected, with a session. Helpers:
   ``send(action, **fields)``, ``join(lang)``, ``guess(word)`` (in the player's current duel),
   ``time_out()`` (advance the clock to the player's turn deadline), ``disconnect()``,
-  ``resume()``, ``last(type)``, ``all(type)``, ``errors``.
+  ``resume()``, ``last(type)``, ``all(type)``, ``errors``, ``send_raw(body)``, ``clear()``.
+- ``backend.items()`` / ``backend.snapshot()``: every stored item (a moto Scan: fine in tests,
+  never in the product) as plain dicts, for "nothing changed" checks; ``backend.item(key)``.
 
 Example — a lobby fills, the intro ends, a guess is played::
 
@@ -168,8 +170,9 @@ class Backend:
         self.clock = ManualClock()
         self.notifier = RecordingNotifier()
         self.client = boto3.client("dynamodb", region_name="us-east-1")
-        create_tables(self.client, "wordle-tournament")
-        self.store = DynamoStore(self.client, "wordle-tournament", self.clock.now_ms)
+        self.table_name = "wordle-tournament"
+        create_tables(self.client, self.table_name)
+        self.store = DynamoStore(self.client, self.table_name, self.clock.now_ms)
         settings = Settings(turn_seconds=30, intro_seconds=6, reconnect_seconds=60)
         bootstrap.configure(
             settings=settings,
@@ -217,6 +220,31 @@ class Backend:
         for p in players:
             p.join(language)
         return players
+
+    def items(self) -> list[dict[str, Any]]:
+        """Every item of the table as plain Python values, sorted by key (a Scan)."""
+        from shared.adapters.dynamo.store import _from_av
+
+        found: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"TableName": self.table_name, "ConsistentRead": True}
+        while True:
+            resp = self.client.scan(**kwargs)
+            found += [_from_av(i) for i in resp.get("Items", [])]
+            if "LastEvaluatedKey" not in resp:
+                break
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        return sorted(found, key=lambda i: (i["pk"], i["sk"]))
+
+    def snapshot(self) -> str:
+        """The whole table as canonical JSON: equal snapshots mean nothing was written."""
+        return json.dumps(self.items(), sort_keys=True, default=str)
+
+    def item(self, key: dict[str, str]) -> dict[str, Any] | None:
+        """One raw item by key (e.g. ``schema.player_key(pid)``), as plain Python values."""
+        from shared.adapters.dynamo.store import _from_av, _to_av
+
+        resp = self.client.get_item(TableName=self.table_name, Key=_to_av(key), ConsistentRead=True)
+        return _from_av(resp["Item"]) if "Item" in resp else None
 
     def tournament(self, tournament_id: str) -> Any:
         return self.store.get_tournament(tournament_id)
@@ -284,6 +312,14 @@ class ScriptedPlayer:
     # ---------------------------------------------------------------- actions
     def send(self, action: str, **fields: Any) -> None:
         self.backend.send_raw(self.connection_id, json.dumps({"action": action, **fields}))
+
+    def send_raw(self, body: str) -> None:
+        """Send ``body`` verbatim (routed like API Gateway would)."""
+        self.backend.send_raw(self.connection_id, body)
+
+    def clear(self) -> None:
+        """Forget the messages received so far (to assert only on what comes next)."""
+        self.backend.notifier.sent[self.connection_id].clear()
 
     def join(self, language: str = "en") -> None:
         self.send("join", language=language)

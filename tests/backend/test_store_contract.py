@@ -1,0 +1,335 @@
+"""Contract: ``InMemoryStore`` (tests/fakes.py) and ``DynamoStore`` on moto behave the same.
+
+Every case runs against both, so the fake the unit tests rely on cannot drift from the real
+adapter (STYLE.md: "fakes need a contract test run against the real adapter too").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from shared.adapters.dynamo.store import _TokenCreated
+from shared.domain.party import Party
+from shared.domain.tournament import Phase, PlayerState, Tournament
+from shared.services.errors import ConflictError
+from shared.services.model import (
+    Connection,
+    InviteCreated,
+    InviteDeleted,
+    Lobby,
+    LobbyStatus,
+    PartyRecord,
+    Player,
+    PlayerStatus,
+    RatingApplied,
+    Seat,
+    TournamentRecord,
+)
+from tests.fakes import InMemoryStore
+
+NOW = 1_800_000_000_000
+INVITE = "A" * 43
+
+
+@pytest.fixture(params=["memory", "dynamo"])
+def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    if request.param == "memory":
+        yield InMemoryStore()
+        return
+    import boto3
+    from moto import mock_aws
+
+    from shared.adapters.dynamo.schema import create_tables
+    from shared.adapters.dynamo.store import DynamoStore
+
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(key, "testing")
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        create_tables(client, "contract")
+        yield DynamoStore(client, "contract", lambda: NOW)
+
+
+def _player(pid: str = "p1", **kw: Any) -> Player:
+    return Player(player_id=pid, nickname=f"Nick{pid}", rating=1000, created_ms=NOW, **kw)
+
+
+def _lobby(lid: str, language: str = "en", created: int = NOW, **kw: Any) -> Lobby:
+    return Lobby(lobby_id=lid, language=language, created_ms=created, **kw)
+
+
+def _tournament(tid: str, intro_deadline_ms: int, phase: Phase = Phase.INTRO) -> Tournament:
+    players = (PlayerState("a", "Aa1", 1000), PlayerState("b", "Bb1", 1000))
+    return Tournament(tid, "en", players, phase=phase, intro_deadline_ms=intro_deadline_ms)
+
+
+# ---------------------------------------------------------------------------- create / get
+def test_created_player_is_found_by_id_and_by_token_hash(store: Any) -> None:
+    store.create_player(_player("p1", connection_id="c1", connected=True), "h" * 64)
+
+    got = store.get_player("p1")
+    assert got is not None
+    assert (got.player_id, got.nickname, got.rating, got.status) == (
+        "p1",
+        "Nickp1",
+        1000,
+        PlayerStatus.IDLE,
+    )
+    assert (got.connection_id, got.connected, got.version) == ("c1", True, 1)
+    assert store.player_id_for_token("h" * 64) == "p1"
+    assert store.player_id_for_token("x" * 64) is None
+    assert store.get_player("nobody") is None
+
+
+def test_get_players_returns_the_existing_ones_by_id(store: Any) -> None:
+    for pid in ("p1", "p2", "p3"):
+        store.create_player(_player(pid), f"{pid}-hash")
+    found = store.get_players(["p3", "p1", "ghost", "p1"])
+    assert sorted(found) == ["p1", "p3"]
+    assert found["p3"].player_id == "p3"
+    assert store.get_players([]) == {}
+
+
+def test_create_player_refuses_a_taken_token_or_id_and_writes_nothing(store: Any) -> None:
+    store.create_player(_player("p1"), "hash-1")
+    with pytest.raises(ConflictError):
+        store.create_player(_player("p2"), "hash-1")
+    assert store.get_player("p2") is None
+    with pytest.raises(ConflictError):
+        store.create_player(_player("p1"), "hash-2")
+    assert store.player_id_for_token("hash-2") is None
+
+
+# ---------------------------------------------------------------------------- versions
+def test_versioned_save_increments_the_version_in_place(store: Any) -> None:
+    p = _player("p1")
+    store.create_player(p, "hash")
+    assert p.version == 1
+    p.nickname = "Renamed"
+    store.commit([p])
+    assert p.version == 2
+    again = store.get_player("p1")
+    assert (again.nickname, again.version) == ("Renamed", 2)
+
+
+def test_stale_save_conflicts_and_keeps_the_winner(store: Any) -> None:
+    store.create_player(_player("p1"), "hash")
+    first, second = store.get_player("p1"), store.get_player("p1")
+    first.nickname = "First"
+    store.commit([first])
+    second.nickname = "Second"
+    with pytest.raises(ConflictError):
+        store.commit([second])
+    assert second.version == 1  # a failed commit leaves the loaded version alone
+    assert store.get_player("p1").nickname == "First"
+
+
+def test_creating_an_existing_record_conflicts(store: Any) -> None:
+    store.commit([_lobby("l1", seats=[Seat("a", "Aa1", 1000)])])
+    with pytest.raises(ConflictError):
+        store.commit([_lobby("l1")])
+    assert [s.player_id for s in store.get_lobby("l1").seats] == ["a"]
+
+
+def test_saving_a_record_that_vanished_conflicts(store: Any) -> None:
+    ghost = _lobby("l1")
+    ghost.version = 3
+    with pytest.raises(ConflictError):
+        store.commit([ghost])
+    assert store.get_lobby("l1") is None
+
+
+# ---------------------------------------------------------------------------- transactions
+def test_transaction_is_all_or_nothing(store: Any) -> None:
+    store.create_player(_player("p1"), "hash")
+    stale = store.get_player("p1")
+    fresh = store.get_player("p1")
+    fresh.rating = 1100
+    store.commit([fresh])
+
+    lobby = _lobby("l1", seats=[Seat("p1", "Nickp1", 1000)])
+    stale.status = PlayerStatus.QUEUED
+    stale.lobby_id = "l1"
+    with pytest.raises(ConflictError):
+        store.commit([lobby, stale, InviteCreated(INVITE, "party1")])
+    assert store.get_lobby("l1") is None
+    assert store.party_id_for_invite(INVITE) is None
+    assert store.get_player("p1").status is PlayerStatus.IDLE
+    assert lobby.version == 0
+
+
+def test_transaction_of_several_records_commits_them_all(store: Any) -> None:
+    store.create_player(_player("p1"), "hash")
+    p = store.get_player("p1")
+    party = PartyRecord(Party("party1", INVITE, ("p1",)))
+    p.party_id = "party1"
+    store.commit([party, InviteCreated(INVITE, "party1"), p])
+    assert (party.version, p.version) == (1, 2)
+    assert store.get_party("party1").party.members == ("p1",)
+    assert store.get_player("p1").party_id == "party1"
+    assert store.party_id_for_invite(INVITE) == "party1"
+
+
+def test_empty_commit_is_a_no_op(store: Any) -> None:
+    store.commit([])
+
+
+# ---------------------------------------------------------------------------- connections
+def test_connection_round_trip_and_delete_returns_what_it_held(store: Any) -> None:
+    c = Connection("c1=", NOW)
+    store.commit([c])
+    c.player_id = "p1"
+    store.commit([c])
+    got = store.get_connection("c1=")
+    assert (got.player_id, got.connected_ms, got.version) == ("p1", NOW, 2)
+    old = store.delete_connection("c1=")
+    assert old is not None
+    assert old.player_id == "p1"
+    assert store.get_connection("c1=") is None
+    assert store.delete_connection("c1=") is None
+
+
+# ---------------------------------------------------------------------------- queries
+def test_waiting_lobbies_of_a_language_oldest_first(store: Any) -> None:
+    store.commit([_lobby("new", created=NOW + 5)])
+    store.commit([_lobby("old", created=NOW + 1)])
+    store.commit([_lobby("other-language", language="de", created=NOW)])
+    store.commit([_lobby("started", created=NOW, status=LobbyStatus.STARTED)])
+    store.commit([_lobby("empty", created=NOW, status=LobbyStatus.EMPTY)])
+
+    assert [x.lobby_id for x in store.waiting_lobbies("en")] == ["old", "new"]
+    assert [x.lobby_id for x in store.waiting_lobbies("de")] == ["other-language"]
+    assert store.waiting_lobbies("fr") == []
+    assert [x.lobby_id for x in store.waiting_lobbies("en", limit=1)] == ["old"]
+
+
+def test_a_lobby_leaves_the_waiting_query_when_it_starts(store: Any) -> None:
+    lobby = _lobby("l1")
+    store.commit([lobby])
+    lobby.status = LobbyStatus.STARTED
+    lobby.tournament_id = "t1"
+    store.commit([lobby])
+    assert store.waiting_lobbies("en") == []
+    assert store.get_lobby("l1").tournament_id == "t1"
+
+
+def test_overdue_lists_due_tournaments_and_disconnected_players(store: Any) -> None:
+    store.commit([TournamentRecord(_tournament("t-due", NOW - 10))])
+    store.commit([TournamentRecord(_tournament("t-later", NOW + 10))])
+    store.commit([TournamentRecord(_tournament("t-over", NOW - 10, phase=Phase.OVER))])
+    away = _player("away", connected=False, reconnect_deadline_ms=NOW - 5)
+    back = _player("back", connected=True, reconnect_deadline_ms=NOW - 5)
+    later = _player("later", connected=False, reconnect_deadline_ms=NOW + 5)
+    for p in (away, back, later):
+        store.create_player(p, f"{p.player_id}-hash")
+
+    assert sorted(store.overdue(NOW)) == [("player", "away"), ("tournament", "t-due")]
+    assert store.overdue(NOW - 10) == []  # strictly before
+    away.connected = True
+    store.commit([away])  # reconnected: out of the index
+    assert store.overdue(NOW) == [("tournament", "t-due")]
+
+
+# ---------------------------------------------------------------------------- ratings
+def test_rating_change_applies_exactly_once(store: Any) -> None:
+    store.create_player(_player("p1"), "hash")
+    change = RatingApplied("p1", "t1", place=1, change=25, rating_before=1000, at_ms=NOW)
+    store.commit([change])
+    assert store.get_player("p1").rating == 1025
+    assert store.get_player("p1").version == 2
+    with pytest.raises(ConflictError):
+        store.commit([change])
+    assert store.get_player("p1").rating == 1025
+    store.commit([RatingApplied("p1", "t2", place=8, change=-25, rating_before=1025)])
+    assert store.get_player("p1").rating == 1000
+
+
+def test_rating_with_the_player_saved_in_the_same_commit(store: Any) -> None:
+    store.create_player(_player("p1"), "hash")
+    p = store.get_player("p1")
+    p.rating = 1018
+    p.status = PlayerStatus.IDLE
+    change = RatingApplied("p1", "t1", 2, 18, 1000, update_player=False)
+    store.commit([p, change])
+    assert store.get_player("p1").rating == 1018
+    p2 = store.get_player("p1")
+    with pytest.raises(ConflictError):
+        store.commit([p2, change])  # the history item makes the retry a conflict
+    assert store.get_player("p1").version == p2.version
+
+
+def test_rating_for_an_unknown_player_conflicts(store: Any) -> None:
+    with pytest.raises(ConflictError):
+        store.commit([RatingApplied("ghost", "t1", 1, 25, 1000)])
+
+
+# ---------------------------------------------------------------------------- invites, tokens
+def test_invite_create_lookup_and_delete(store: Any) -> None:
+    store.commit([InviteCreated(INVITE, "party1")])
+    assert store.party_id_for_invite(INVITE) == "party1"
+    with pytest.raises(ConflictError):
+        store.commit([InviteCreated(INVITE, "party2")])
+    assert store.party_id_for_invite(INVITE) == "party1"
+    store.commit([InviteDeleted(INVITE)])
+    assert store.party_id_for_invite(INVITE) is None
+    store.commit([InviteDeleted(INVITE)])  # deleting twice is harmless
+
+
+def test_token_item_is_create_only(store: Any) -> None:
+    store.commit([_TokenCreated("h1", "p1")])
+    with pytest.raises(ConflictError):
+        store.commit([_TokenCreated("h1", "p2")])
+    assert store.player_id_for_token("h1") == "p1"
+
+
+def test_two_writes_to_one_item_in_a_commit_are_a_programming_error(store: Any) -> None:
+    store.create_player(_player("p1"), "hash")
+    a, b = store.get_player("p1"), store.get_player("p1")
+    with pytest.raises((ValueError, ClientError)) as info:  # DynamoDB: ValidationException
+        store.commit([a, b])
+    assert not isinstance(info.value, ConflictError)
+    assert store.get_player("p1").version == 1
+
+
+# ---------------------------------------------------------------------------- records
+def test_records_round_trip_every_field(store: Any) -> None:
+    p = _player(
+        "p1",
+        status=PlayerStatus.QUEUED,
+        lobby_id="l1",
+        tournament_id="t0",
+        party_id="party1",
+        connection_id=None,
+        connected=False,
+        disconnect_seq=3,
+        reconnect_deadline_ms=NOW + 60_000,
+        language="de",
+    )
+    store.create_player(p, "hash")
+    got = store.get_player("p1")
+    p.version = got.version
+    assert got == p
+
+    lobby = _lobby(
+        "l1",
+        language="de",
+        seats=[Seat("p1", "Nickp1", 1000, "party1"), Seat("p2", "Zoë", 1190)],
+        party_id="party1",
+        connections={"p1": None, "p2": "c2="},
+    )
+    store.commit([lobby])
+    assert store.get_lobby("l1") == lobby
+
+    party = PartyRecord(Party("party1", INVITE, ("p1", "p2")), language="de", lobby_id="l1")
+    store.commit([party])
+    assert store.get_party("party1") == party
+
+    rec = TournamentRecord(
+        _tournament("t1", NOW), connections={"a": "c1=", "b": None}, party_ids={"a": "party1"}
+    )
+    store.commit([rec])
+    assert store.get_tournament("t1") == rec
