@@ -13,6 +13,7 @@ import contextlib
 import logging
 import signal
 import sys
+import warnings
 from collections.abc import Sequence
 
 from infra.emulator.emulator import Emulator
@@ -99,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # Metrics are disabled locally; Powertools still warns on every invocation without any.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
     if args.log_level != "DEBUG":
         # one access-log line per DynamoDB call / @connections post drowns everything else
         for noisy in ("werkzeug", "botocore.credentials", "aiohttp.access"):

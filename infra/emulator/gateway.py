@@ -206,8 +206,11 @@ class LocalGateway:
 
     async def stop(self) -> None:
         """Close every socket (1001 "Going away"), deliver their ``$disconnect``, stop serving."""
-        for conn in list(self._all):
-            await self._close(conn, WSCloseCode.GOING_AWAY, "Going away")
+        # concurrently: an unresponsive client may take aiohttp's close timeout (10 s)
+        await asyncio.gather(
+            *(self._close(c, WSCloseCode.GOING_AWAY, "Going away") for c in list(self._all)),
+            return_exceptions=True,
+        )
         if self._workers:
             await asyncio.gather(*self._workers, return_exceptions=True)
         if self._runner is not None:

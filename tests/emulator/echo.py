@@ -128,6 +128,13 @@ class EchoApp:
                 self.active[connection_id] -= 1
         return {"statusCode": 200}
 
+    def kick(self, event: Event, context: Any) -> dict[str, Any]:
+        """Close the caller's own connection from inside its handler (like a forced leave)."""
+        self.recorder.add("kick", event, context)
+        connection_id = event["requestContext"]["connectionId"]
+        self.client_for(event).delete_connection(ConnectionId=connection_id)
+        return {"statusCode": 200}
+
     def boom(self, event: Event, context: Any) -> dict[str, Any]:
         self.recorder.add("boom", event, context)
         raise RuntimeError("handler failure")
@@ -138,6 +145,7 @@ class EchoApp:
             "$disconnect": self.disconnect,
             "echo": self.echo,
             "boom": self.boom,
+            "kick": self.kick,
         }
         if default:
             routes["$default"] = self.echo

@@ -275,6 +275,26 @@ def test_post_to_a_connection_the_client_closed_raises_gone_exception() -> None:
     run(scenario)
 
 
+def test_a_handler_can_delete_its_own_connection_without_deadlock() -> None:
+    app = EchoApp()
+
+    async def scenario() -> None:
+        async with gateway(app.routes()) as gw, websockets.connect(gw.ws_url) as ws:
+            await ws.send(json.dumps({"action": "kick"}))
+            await ws.send(json.dumps({"action": "echo", "seq": "after-kick"}))
+            with pytest.raises(ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 10)
+            assert closed.value.rcvd is not None
+            assert closed.value.rcvd.code == 1000
+            (event,) = await app.recorder.await_route("$disconnect")
+            assert event["requestContext"]["disconnectStatusCode"] == 1000
+        # the kick ran before $disconnect; the frame sent after it may or may not have arrived
+        routes = [route for route, *_ in app.recorder.calls]
+        assert routes.index("kick") < routes.index("$disconnect")
+
+    run(scenario)
+
+
 def test_stage_prefixed_management_endpoint_works() -> None:
     app = EchoApp()
 

@@ -198,6 +198,33 @@ def test_stop_delivers_disconnect_to_connected_clients() -> None:
     run(scenario)
 
 
+@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+def test_bots_option_starts_the_bot_pool_and_stop_cancels_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[str, int]] = []
+    cancelled = asyncio.Event()
+
+    async def run_bot_pool(url: str, n: int) -> None:
+        calls.append((url, n))
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+
+    bots = types.ModuleType("infra.emulator.bots")
+    bots.run_bot_pool = run_bot_pool  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "infra.emulator.bots", bots)
+
+    async def scenario() -> None:
+        async with Emulator(routes={}, bots=3, create_tables=False) as emu:
+            await asyncio.sleep(0)  # let the pool task start
+            assert calls == [(emu.ws_url, 3)]
+        assert cancelled.is_set()
+
+    run(scenario)
+
+
 def test_cli_options_map_onto_the_emulator() -> None:
     args = build_parser().parse_args(
         [
@@ -260,3 +287,29 @@ def test_cli_prints_the_urls_serves_and_stops_cleanly_on_ctrl_c() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.e2e
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")
+@pytest.mark.usefixtures("clean_env")
+def test_the_real_handlers_answer_ping_session_and_join_over_a_real_socket() -> None:
+    """Smoke test of the real wiring: functions.routes, bootstrap with the LocalClock, moto."""
+    pytest.importorskip("functions.routes")
+
+    async def scenario() -> None:
+        emu = Emulator(turn_seconds=1, intro_seconds=0.2, watchdog_seconds=None)
+        async with emu, websockets.connect(emu.ws_url) as ws:
+
+            async def request(message: dict[str, Any]) -> dict[str, Any]:
+                await ws.send(json.dumps(message))
+                reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                return reply
+
+            assert (await request({"action": "ping", "request_id": "r1"}))["type"] == "pong"
+            session = await request({"action": "session"})
+            assert session["type"] == "session", session
+            lobby = await request({"action": "join", "language": "en"})
+            assert lobby["type"] == "lobby", lobby
+            assert session["player"]["id"] in {p["id"] for p in lobby["players"]}
+
+    run(scenario)
