@@ -133,6 +133,26 @@ def duelists_and_spectators(rec: TournamentRecord, duel: Duel) -> list[str | Non
     return [rec.connections.get(i) for i in ids]
 
 
+def _watchers_of(rec: TournamentRecord, duel_id: str) -> list[str | None]:
+    """Ruling 7 recipients of a duel's row or end: its duelists and the spectators.
+
+    The events of one change may run past the end of the duel's round (its last duel ended, or
+    ``expire`` applied a late intro and every turn after it): the duel is then no longer in the
+    committed state, and at the moment of the event every other duel of its round was over —
+    so everyone in the tournament was a duelist of it or a spectator.
+    """
+    t = rec.tournament
+    for d in t.duels:
+        if d.duel_id == duel_id:
+            return duelists_and_spectators(rec, d)
+    return everyone(rec)
+
+
+def round_of_duel(duel_id: str) -> int:
+    """Duel ids are ``{tournament_id}.{round}.{index}`` (domain ``Tournament._open_round``)."""
+    return int(duel_id.split(".")[-2])
+
+
 def present(rec: TournamentRecord, events: list[ev.Event], box: Outbox, lexicon: Lexicon) -> None:
     """Queue the messages and timers for ``events`` (already committed in ``rec``)."""
     t = rec.tournament
@@ -143,7 +163,7 @@ def present(rec: TournamentRecord, events: list[ev.Event], box: Outbox, lexicon:
             box.add(everyone(rec), round_event(t))
             box.timers.append(Timer(TimerKind.INTRO, tid, e.round_no, e.intro_deadline_ms))
         elif isinstance(e, ev.DuelStarted):
-            for pid in t.duel(e.duel_id).players:
+            for pid in e.players:
                 box.add([conns.get(pid)], _duel_start(t, e, opponent=_other(e.players, pid)))
             watchers = [
                 conns.get(p.player_id)
@@ -153,9 +173,8 @@ def present(rec: TournamentRecord, events: list[ev.Event], box: Outbox, lexicon:
             box.add(watchers, _duel_start(t, e, opponent=None))
             box.timers.append(Timer(TimerKind.TURN, e.duel_id, 1, e.deadline_ms))
         elif isinstance(e, ev.TurnPlayed):
-            duel = t.duel(e.duel_id)
             box.add(
-                duelists_and_spectators(rec, duel),
+                _watchers_of(rec, e.duel_id),
                 out.TurnEvent(
                     tournament_id=tid,
                     duel_id=e.duel_id,
@@ -168,9 +187,8 @@ def present(rec: TournamentRecord, events: list[ev.Event], box: Outbox, lexicon:
             if e.deadline_ms is not None:
                 box.timers.append(Timer(TimerKind.TURN, e.duel_id, e.turn + 1, e.deadline_ms))
         elif isinstance(e, ev.DuelEnded):
-            duel = t.duel(e.duel_id)
             box.add(
-                duelists_and_spectators(rec, duel),
+                _watchers_of(rec, e.duel_id),
                 out.DuelEndEvent(
                     tournament_id=tid,
                     duel_id=e.duel_id,
@@ -183,7 +201,7 @@ def present(rec: TournamentRecord, events: list[ev.Event], box: Outbox, lexicon:
             )
         elif isinstance(e, ev.PlayerEliminated):
             box.add(
-                everyone(rec) + [conns.get(e.player_id)],
+                [*everyone(rec), conns.get(e.player_id)],
                 out.EliminatedEvent(
                     tournament_id=tid, round=e.round_no, player_id=e.player_id, reason=e.reason
                 ),
@@ -240,7 +258,7 @@ def _other(players: tuple[str, str], pid: str) -> str:
 def _duel_start(t: Tournament, e: ev.DuelStarted, opponent: str | None) -> out.DuelStartEvent:
     return out.DuelStartEvent(
         tournament_id=t.tournament_id,
-        round=t.round_no,
+        round=round_of_duel(e.duel_id),
         duel_id=e.duel_id,
         players=list(e.players),
         opponent=opponent,
