@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from typing import Any
 
 from shared.domain.nicknames import generate_nickname, validate_nickname
 from shared.domain.rating import INITIAL_RATING
@@ -181,31 +182,33 @@ def _lobby_connection(deps: Deps, player: Player, connection_id: str | None) -> 
 
 def snapshot(deps: Deps, player: Player) -> out.Snapshot:
     """Everything a resuming client needs to redraw (issue 5: "resumes with a full snapshot"):
-    lobby, round, own duel board, standings, party, and the boards being watched."""
-    snap = out.Snapshot()
+    lobby, round, own duel board, standings, party, and the boards being watched.
+
+    Protocol models are frozen: the parts are gathered first, then the model is built once."""
+    parts: dict[str, Any] = {}
     now = deps.clock.now_ms()
     if player.status is PlayerStatus.QUEUED and player.lobby_id:
         lobby = deps.store.get_lobby(player.lobby_id)
         if lobby is not None:
-            snap.lobby = lobby_event(lobby, deps.lexicon.language(lobby.language))
+            parts["lobby"] = lobby_event(lobby, deps.lexicon.language(lobby.language))
     if player.tournament_id:
         rec = deps.store.get_tournament(player.tournament_id)
         if rec is not None:
             t = rec.tournament
-            snap.round = round_event(t)
-            snap.standings = standings_event(t)
+            parts["round"] = round_event(t)
+            parts["standings"] = standings_event(t)
             own = t.duel_of(player.player_id)
             if own is not None:
-                snap.duel = board(t, own, now)
+                parts["duel"] = board(t, own, now)
             if t.is_spectator(player.player_id):
-                snap.spectating = [
+                parts["spectating"] = [
                     board(t, d, now) for d in t.duels if player.player_id not in d.players
                 ]
     if player.party_id:
         from shared.services.parties import party_snapshot
 
-        snap.party = party_snapshot(deps, player.party_id)
-    return snap
+        parts["party"] = party_snapshot(deps, player.party_id)
+    return out.Snapshot(**parts)
 
 
 def nickname(deps: Deps, player_id: str, raw: str, request_id: str | None = None) -> None:
