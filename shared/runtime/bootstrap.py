@@ -22,7 +22,10 @@ def _client(service: str, settings: Settings, endpoint: str | None = None) -> An
     from botocore.config import Config
 
     config = Config(
-        retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5
+        retries={"mode": "standard", "max_attempts": 4},
+        connect_timeout=2,
+        read_timeout=5,
+        max_pool_connections=64,
     )
     session: Any = boto3.session.Session()
     return session.client(
