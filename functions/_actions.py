@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from functions._handler import Action, for_player
+from shared.domain.errors import NotInDuelError, NotInTournamentError
 from shared.protocol import outbound as out
 from shared.services import lobbies, parties, players, tournaments
 from shared.services.base import Deps, Outbox
+from shared.services.errors import NotFoundError
 
 
 def _session(deps: Deps, connection_id: str, m: Any) -> None:
@@ -15,11 +17,19 @@ def _session(deps: Deps, connection_id: str, m: Any) -> None:
 
 
 def _guess(deps: Deps, connection_id: str, m: Any) -> None:
-    # the tournament item knows the player's connection: no session lookup needed (1 read)
-    tournaments.guess(deps, connection_id, m.duel_id, m.word)
+    # the tournament item knows the player's connection: no session lookup needed (1 read).
+    # Only when the guess is refused for "not yours" is the session checked, so a connection
+    # without one learns `no_session` like for every other action (issue 4).
+    try:
+        tournaments.guess(deps, connection_id, m.duel_id, m.word)
+    except (NotFoundError, NotInDuelError, NotInTournamentError):
+        players.player_for_connection(deps, connection_id)  # raises NoSessionError
+        raise
 
 
 def _ping(deps: Deps, connection_id: str, m: Any) -> None:
+    # The one action that needs no session: keep-alive and clock sync touch no state, so
+    # they cost no read (the local runtime's clients ping before `session`).
     box = Outbox()
     box.add(
         [connection_id], out.PongEvent(server_time_ms=deps.clock.now_ms(), request_id=m.request_id)

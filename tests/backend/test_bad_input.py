@@ -1,0 +1,179 @@
+"""Bad input through the real handlers: each refusal has its stable error code, goes to the
+caller only, echoes the request_id when it can, and changes nothing (the whole table is
+scanned before and after — fine in a test, never in the product).
+
+Refusals that need a bigger setup are checked the same way next to their flow: party full
+(test_parties), join while playing (test_matchmaking).
+"""
+
+from __future__ import annotations
+
+import json
+
+from shared.protocol.inbound import ACTIONS
+
+MINIMAL = {
+    "session": {},
+    "join": {"language": "en"},
+    "leave": {},
+    "guess": {"duel_id": "id0001.1.0", "word": "crane"},
+    "nickname": {"nickname": "Valid Name"},
+    "party_create": {},
+    "party_join": {"invite": "A" * 43},
+    "party_leave": {},
+    "party_start": {"language": "en"},
+    "ping": {},
+}
+
+
+def _check(backend, player, cases, bystanders=()):
+    """Send each ``(body, code, request_id)``; the caller alone gets exactly that error and
+    the table is unchanged. Collects every mismatch before failing."""
+    before = backend.snapshot()
+    watched = [b.connection_id for b in bystanders]
+    heard = {c: len(backend.notifier.sent[c]) for c in watched}
+    problems = []
+    for body, code, request_id in cases:
+        player.clear()
+        player.send_raw(body)
+        got = [(m["type"], m.get("code"), m.get("request_id")) for m in player.messages]
+        if got != [("error", code, request_id)]:
+            problems.append(f"{body[:60]!r}: expected {code}/{request_id}, got {got}")
+        if backend.snapshot() != before:
+            problems.append(f"{body[:60]!r}: the table changed")
+            before = backend.snapshot()
+    for c in watched:
+        if len(backend.notifier.sent[c]) != heard[c]:
+            problems.append(f"bystander {c} was told something")
+    assert not problems, "\n".join(problems)
+
+
+def test_malformed_messages_get_their_parse_codes(backend):
+    a = backend.player("a")
+    b = backend.player("b")
+    b.join("en")
+    a.join("en")
+    big = json.dumps({"action": "nickname", "nickname": "x", "pad": "y" * 33_000})
+    _check(
+        backend,
+        a,
+        [
+            ("{", "invalid_json", None),
+            ("nope", "invalid_json", None),
+            ('{"action":"ping",}', "invalid_json", None),
+            ("", "invalid_json", None),
+            ("[]", "not_an_object", None),
+            ('"join"', "not_an_object", None),
+            ("1", "not_an_object", None),
+            ("null", "not_an_object", None),
+            ('{"action":"dance","request_id":"d1"}', "unknown_action", "d1"),
+            ('{"language":"en"}', "unknown_action", None),
+            ('{"action":5}', "unknown_action", None),
+            ('{"action":"join","request_id":"m1"}', "missing_field", "m1"),
+            ('{"action":"party_join"}', "missing_field", None),
+            ('{"action":"nickname"}', "missing_field", None),
+            ('{"action":"guess","word":"crane"}', "missing_field", None),
+            ('{"action":"leave","language":"en","request_id":"x1"}', "unknown_field", "x1"),
+            ('{"action":"ping","colour":"red"}', "unknown_field", None),
+            ('{"action":"session","player_id":"p"}', "unknown_field", None),
+            ('{"action":"join","language":5}', "wrong_type", None),
+            ('{"action":"nickname","nickname":["Zoe"]}', "wrong_type", None),
+            ('{"action":"session","token":12345}', "wrong_type", None),
+            ('{"action":"party_join","invite":null}', "wrong_type", None),
+            ('{"action":"ping","request_id":7}', "wrong_type", None),
+            (big, "message_too_large", None),
+            ('{"action":"join","language":"' + "e" * 9 + '"}', "field_too_long", None),
+            ('{"action":"nickname","nickname":"' + "n" * 65 + '"}', "field_too_long", None),
+            ('{"action":"party_join","invite":"' + "A" * 65 + '"}', "field_too_long", None),
+            ('{"action":"session","token":"' + "t" * 129 + '"}', "field_too_long", None),
+            ('{"action":"guess","duel_id":"d","word":"' + "w" * 65 + '"}', "field_too_long", None),
+            ('{"action":"ping","request_id":"' + "r" * 65 + '"}', "field_too_long", None),
+            ('{"action":"join","language":"e"}', "invalid_value", None),
+        ],
+        bystanders=[b],
+    )
+
+
+def test_a_message_just_under_the_frame_limit_is_parsed(backend):
+    a = backend.player("a")
+    body = json.dumps({"action": "nickname", "nickname": "  Zoe  "})
+    body = body[:-1] + " " * (32 * 1024 - len(body.encode())) + "}"
+    assert len(body.encode()) == 32 * 1024
+    a.send_raw(body)
+    assert a.last("player")["player"]["nickname"] == "Zoe"
+
+
+def test_every_action_before_session_is_no_session(backend):
+    idle = backend.player("idle")
+    stranger = backend.player("stranger", session=False)
+    cases = [
+        (json.dumps({"action": action, **fields, "request_id": f"q-{action}"}), "no_session")
+        for action, fields in MINIMAL.items()
+        if action not in ("session", "ping")
+    ]
+    assert {json.loads(b)["action"] for b, _ in cases} == set(ACTIONS) - {"session", "ping"}
+    _check(
+        backend,
+        stranger,
+        [(body, code, json.loads(body)["request_id"]) for body, code in cases],
+        bystanders=[idle],
+    )
+
+
+def test_ping_is_the_one_action_answered_without_a_session(backend):
+    stranger = backend.player("stranger", session=False)
+    before = backend.snapshot()
+    stranger.send("ping", request_id="p1")
+    pong = stranger.last("pong")
+    assert (pong["request_id"], pong["server_time_ms"]) == ("p1", backend.clock.now)
+    assert backend.snapshot() == before
+
+
+def test_domain_refusals_change_nothing(backend):
+    leader, member, queued, loner = (backend.player(n) for n in ("leader", "m", "q", "loner"))
+    leader.send("party_create")
+    invite = leader.last("party")["invite"]
+    member.send("party_join", invite=invite)
+    queued.join("de")
+    forged = invite[:-2] + ("AA" if invite[-2:] != "AA" else "BB")
+    _check(
+        backend,
+        loner,
+        [
+            ('{"action":"join","language":"xx","request_id":"u"}', "unknown_language", "u"),
+            ('{"action":"join","language":"zz-zz"}', "unknown_language", None),
+            ('{"action":"party_start","language":"en"}', "not_in_party", None),
+            ('{"action":"party_leave"}', "not_in_party", None),
+            ('{"action":"leave"}', "not_queued", None),
+            (json.dumps({"action": "party_join", "invite": forged}), "unknown_invite", None),
+            ('{"action":"party_join","invite":"' + "Z" * 43 + '"}', "unknown_invite", None),
+            ('{"action":"party_join","invite":"tiny"}', "unknown_invite", None),
+            ('{"action":"nickname","nickname":""}', "invalid_nickname", None),
+            ('{"action":"nickname","nickname":"     "}', "invalid_nickname", None),
+            ('{"action":"nickname","nickname":"' + "x" * 21 + '"}', "invalid_nickname", None),
+            ('{"action":"nickname","nickname":"ctrl\\u0000char"}', "invalid_nickname", None),
+            ('{"action":"nickname","nickname":"new\\nline"}', "invalid_nickname", None),
+            ('{"action":"session","token":"' + "A" * 43 + '"}', "invalid_token", None),
+        ],
+        bystanders=[leader, member, queued],
+    )
+    _check(
+        backend,
+        member,
+        [
+            ('{"action":"party_start","language":"en","request_id":"s"}', "not_party_leader", "s"),
+            ('{"action":"join","language":"en"}', "already_in_party", None),
+            (json.dumps({"action": "party_join", "invite": invite}), "already_in_party", None),
+        ],
+        bystanders=[leader, queued],
+    )
+    _check(
+        backend,
+        queued,
+        [
+            ('{"action":"join","language":"de"}', "already_queued", None),
+            ('{"action":"join","language":"en"}', "already_queued", None),
+            (json.dumps({"action": "party_join", "invite": invite}), "already_playing", None),
+        ],
+        bystanders=[leader, member],
+    )
