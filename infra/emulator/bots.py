@@ -1,0 +1,677 @@
+"""Local runtime: bot players that speak only the public protocol over real WebSockets.
+
+Run bots against any deployment (the local emulator or AWS)::
+
+    python -m infra.emulator.bots --url ws://127.0.0.1:8000/ws --players 8 --language en \\
+        [--strength 0..1] [--think-ms MIN MAX] [--timeout-rate p] [--invalid-rate p] \\
+        [--leave-rate p] [--disconnect-rate p] [--games N] [--seed S]
+
+Each bot opens a session, joins a lobby in its language and plays every duel with the solver in
+:mod:`infra.emulator.solver` (candidates consistent with every row of the shared board). Think
+time is drawn from ``think_ms`` and capped by the server's turn deadline (absolute UTC ms,
+corrected by the clock offset measured with ``ping``/``pong``). Misbehaviour for tests and load,
+each a probability:
+
+* ``timeout_rate`` per turn: play nothing and let the turn clock skip the turn;
+* ``invalid_rate`` per turn: first send a word that is not in the list (the turn keeps running);
+* ``leave_rate`` per duel: send ``leave`` at the first turn of the duel (eliminated, ruling 3);
+* ``disconnect_rate`` per turn: drop the socket, reconnect with the token and resume from the
+  ``session`` snapshot (ruling 9; the pause is far below the 60 s reconnect deadline).
+
+Library entry points: :func:`play_tournament` (one tournament, results for tests and benchmarks)
+and :func:`run_bot_pool` (keeps lobbies filled; ``python -m infra.emulator --bots N``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from infra.emulator.solver import DuelSolver
+
+__all__ = [
+    "Bot",
+    "BotConfig",
+    "BotResult",
+    "DuelRecord",
+    "main",
+    "play_tournament",
+    "run_bot_pool",
+]
+
+log = logging.getLogger("bots")
+
+INVALID_GUESS_CODES = frozenset({"not_in_word_list", "wrong_length", "invalid_letters"})
+"""Refusals that leave the turn running: pick another word (ruling 5)."""
+
+_SAFETY_MS = 250
+"""Send a guess at least this long before the turn deadline (network, handler latency)."""
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    """How one bot plays. Rates are probabilities in [0, 1]; times in milliseconds."""
+
+    strength: float = 0.9
+    """Probability of playing the solver's best candidate (else a random consistent or valid
+    word)."""
+    think_ms: tuple[int, int] = (300, 1500)
+    """Think time per turn, drawn uniformly from [min, max] ms, capped by the deadline."""
+    timeout_rate: float = 0.0
+    invalid_rate: float = 0.0
+    leave_rate: float = 0.0
+    disconnect_rate: float = 0.0
+    reconnect_pause_ms: tuple[int, int] = (200, 1000)
+    """How long a disconnected bot stays away before resuming (well under 60 s)."""
+    leave_wait_s: float = 120.0
+    """After leaving, wait at most this long for the ``rating`` event (sent at round end)."""
+
+
+@dataclass
+class DuelRecord:
+    """One duel the bot played."""
+
+    duel_id: str
+    round: int | None
+    length: int
+    opponent: str | None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    result: str | None = None
+    """``win``, ``loss`` or ``draw`` from the bot's point of view; None if never seen ending."""
+    reason: str | None = None
+    word: str | None = None
+
+
+@dataclass
+class BotResult:
+    """What one bot saw of one tournament (raw event dicts as received)."""
+
+    name: str
+    player_id: str | None = None
+    nickname: str | None = None
+    rating_before: int | None = None
+    tournament_id: str | None = None
+    tournament_end: dict[str, Any] | None = None
+    rating: dict[str, Any] | None = None
+    standings: dict[str, Any] | None = None
+    """The last ``standings`` event."""
+    eliminated: dict[str, Any] | None = None
+    left: bool = False
+    duels: list[DuelRecord] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    """Every ``error`` event, deliberate invalid guesses included."""
+    resumes: int = 0
+    events: int = 0
+
+    @property
+    def place(self) -> int | None:
+        return self.rating["place"] if self.rating else None
+
+
+class Bot:
+    """One scripted player. ``await bot.run(games)`` returns one :class:`BotResult` per game."""
+
+    def __init__(
+        self,
+        url: str,
+        language: str = "en",
+        config: BotConfig | None = None,
+        *,
+        name: str = "bot",
+        seed: int | None = None,
+        join: bool = True,
+    ) -> None:
+        self.url = url
+        self.language = language
+        self.config = config or BotConfig()
+        self.name = name
+        self.rng = random.Random(seed)
+        self.join = join
+        self.token: str | None = None
+        self.player_id: str | None = None
+        self.nickname: str | None = None
+        self.rating: int | None = None
+        self.offset_ms = 0.0
+        """Server clock minus local clock, from ping/pong."""
+        self.results: list[BotResult] = []
+        self.current: BotResult | None = None
+        self.state = "idle"
+        """idle -> queued -> playing -> (done: result appended, idle again)."""
+        self.games_left: int | None = 0
+        """Tournaments still to play; None: forever."""
+        self._dropping = False
+        self._ws: ClientConnection | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
+        self._duel: DuelRecord | None = None
+        self._solver: DuelSolver | None = None
+        self._leave_this_duel = False
+        self._move_task: asyncio.Task[None] | None = None
+        self._ping_sent: dict[str, float] = {}
+        self._finished = asyncio.Event()
+        self._leave_deadline: float | None = None
+        self._round: int | None = None
+
+    # -- running -----------------------------------------------------------------------------
+
+    async def run(self, games: int = 1) -> list[BotResult]:
+        """Play ``games`` tournaments (0: forever), reconnecting when told to or dropped."""
+        self.games_left = games if games > 0 else None
+        failures = 0
+        while not self._done():
+            self._dropping = False
+            try:
+                await self._connection()
+            except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError) as exc:
+                if self._done():
+                    break
+                failures += 1
+                if failures > 8:
+                    raise
+                log.warning("%s: connection lost (%s); retrying", self.name, exc)
+                await asyncio.sleep(min(0.2 * 2**failures, 5))
+                continue
+            if self._dropping:  # we hung up on purpose: stay away a little, then resume
+                failures = 0
+                await asyncio.sleep(self.rng.uniform(*self.config.reconnect_pause_ms) / 1000)
+            elif not self._done():
+                failures += 1
+                if failures > 8:
+                    raise ConnectionError(f"{self.url} keeps closing the connection")
+                log.warning("%s: the server closed the connection; resuming", self.name)
+                await asyncio.sleep(min(0.2 * 2**failures, 5))
+        return self.results
+
+    def _done(self) -> bool:
+        return self.games_left == 0 and self.state == "idle"
+
+    async def _connection(self) -> None:
+        async with connect(self.url, open_timeout=15, max_size=2**20, ping_interval=20) as ws:
+            self._ws = ws
+            try:
+                await self._send({"action": "session", "token": self.token})
+                await self._ping()
+                async for raw in ws:
+                    message = json.loads(raw)
+                    await self._handle(message)
+                    if self._done():
+                        return
+            finally:
+                self._ws = None
+                self._cancel_move()
+                for fut in self._pending.values():
+                    if not fut.done():
+                        fut.cancel()
+                self._pending.clear()
+
+    async def _send(self, message: dict[str, Any]) -> str:
+        request_id = message.get("request_id") or f"{message['action'][:2]}-{next(self._ids)}"
+        message = {k: v for k, v in message.items() if v is not None} | {"request_id": request_id}
+        if self._ws is None:
+            raise ConnectionClosed(None, None)
+        await self._ws.send(json.dumps(message, ensure_ascii=False))
+        return request_id
+
+    async def _ping(self) -> None:
+        request_id = await self._send({"action": "ping"})
+        self._ping_sent[request_id] = time.time() * 1000
+
+    def server_now_ms(self) -> float:
+        return time.time() * 1000 + self.offset_ms
+
+    # -- events ------------------------------------------------------------------------------
+
+    async def _handle(self, m: dict[str, Any]) -> None:
+        kind = m.get("type")
+        if self.current is not None:
+            self.current.events += 1
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is not None:
+            try:
+                await handler(m)
+            except (KeyError, TypeError, ValueError, StopIteration):
+                # A malformed or unexpected event must not kill the bot: report it, play on.
+                log.exception("%s: cannot handle %s event: %.300s", self.name, kind, m)
+        self._check_leave_wait()
+
+    async def _on_session(self, m: dict[str, Any]) -> None:
+        player = m["player"]
+        if m.get("token"):
+            self.token = m["token"]
+        self.player_id, self.nickname, self.rating = (
+            player["id"],
+            player["nickname"],
+            player["rating"],
+        )
+        if m.get("resumed"):
+            if self.current is not None:
+                self.current.resumes += 1
+            log.info("%s %s: resumed", self.name, self.nickname)
+            await self._apply_snapshot(m.get("snapshot") or {})
+        else:
+            log.info("%s: session as %s (rating %s)", self.name, self.nickname, self.rating)
+        if self.state == "idle" and self.join and not self._done():
+            await self._join()
+
+    async def _join(self) -> None:
+        self.current = BotResult(
+            name=self.name,
+            player_id=self.player_id,
+            nickname=self.nickname,
+            rating_before=self.rating,
+        )
+        self.state = "queued"
+        await self._send({"action": "join", "language": self.language})
+
+    async def _apply_snapshot(self, snap: dict[str, Any]) -> None:
+        lobby, rnd, duel = snap.get("lobby"), snap.get("round"), snap.get("duel")
+        if snap.get("standings") and self.current is not None:
+            self.current.standings = snap["standings"]
+        if lobby and lobby.get("status") == "waiting":
+            self.state = "queued"
+            return
+        if rnd:
+            self.state = "playing"
+            self._round = rnd.get("round")
+            if self.current is not None:
+                self.current.tournament_id = rnd.get("tournament_id")
+            if duel and not duel.get("over") and self.player_id in duel["players"]:
+                self._start_duel(
+                    duel["duel_id"],
+                    duel["length"],
+                    next(p for p in duel["players"] if p != self.player_id),
+                )
+                for row in duel["rows"]:
+                    self._add_row(row)
+                if duel.get("next_player") == self.player_id and duel.get("deadline_ms"):
+                    self._schedule_move(duel["duel_id"], duel["deadline_ms"])
+            return
+        if self.state in ("playing", "queued"):
+            # The tournament ended (or we were dropped) while we were away.
+            log.info("%s %s: nothing to resume", self.name, self.nickname)
+            self._finish()
+
+    async def _on_pong(self, m: dict[str, Any]) -> None:
+        sent = self._ping_sent.pop(m.get("request_id") or "", None)
+        if sent is not None:
+            now = time.time() * 1000
+            self.offset_ms = m["server_time_ms"] - (sent + now) / 2
+
+    async def _on_player(self, m: dict[str, Any]) -> None:
+        self.nickname = m["player"]["nickname"]
+
+    async def _on_lobby(self, m: dict[str, Any]) -> None:
+        status = m.get("status")
+        if status == "waiting" and self.state in ("idle", "queued"):
+            self.state = "queued"
+        elif status == "started":
+            self.state = "playing"
+            if self.current is not None:
+                self.current.tournament_id = m.get("tournament_id")
+            log.info("%s %s: tournament %s started", self.name, self.nickname, m["tournament_id"])
+
+    async def _on_round(self, m: dict[str, Any]) -> None:
+        self.state = "playing"
+        self._round = m["round"]
+        if self.current is not None:
+            self.current.tournament_id = m["tournament_id"]
+            self.current.standings = {"players": m["standings"], "round": m["round"]}
+        if m.get("bye") == self.player_id:
+            log.info("%s %s: round %s bye", self.name, self.nickname, m["round"])
+
+    async def _on_duel_start(self, m: dict[str, Any]) -> None:
+        if self.player_id not in m["players"]:
+            return  # spectating another duel
+        opponent = m.get("opponent") or next(p for p in m["players"] if p != self.player_id)
+        self._round = m.get("round", self._round)
+        self._start_duel(m["duel_id"], m["length"], opponent)
+        self._leave_this_duel = self.rng.random() < self.config.leave_rate
+        if m["next_player"] == self.player_id:
+            self._schedule_move(m["duel_id"], m["deadline_ms"])
+
+    def _start_duel(self, duel_id: str, length: int, opponent: str | None) -> None:
+        if self._duel is not None and self._duel.duel_id == duel_id:
+            return
+        self._duel = DuelRecord(
+            duel_id=duel_id, round=self._round, length=length, opponent=opponent
+        )
+        self._solver = DuelSolver(self.language, length)
+        if self.current is not None:
+            self.current.duels.append(self._duel)
+
+    def _add_row(self, row: dict[str, Any]) -> None:
+        if self._duel is None or self._solver is None:
+            return
+        self._duel.rows.append(row)
+        if not row.get("skipped") and row.get("tiles") and row.get("marks"):
+            self._solver.add_row(row["tiles"], row["marks"])
+
+    async def _on_turn(self, m: dict[str, Any]) -> None:
+        if self._duel is None or m["duel_id"] != self._duel.duel_id:
+            return
+        self._cancel_move()
+        self._add_row(m["row"])
+        if m.get("next_player") == self.player_id and m.get("deadline_ms"):
+            self._schedule_move(m["duel_id"], m["deadline_ms"])
+
+    async def _on_duel_end(self, m: dict[str, Any]) -> None:
+        if self._duel is None or m["duel_id"] != self._duel.duel_id:
+            return
+        self._cancel_move()
+        duel = self._duel
+        duel.reason, duel.word = m["reason"], m.get("display") or m["word"]
+        if m["result"] == "draw":
+            duel.result = "draw"
+        else:
+            duel.result = "win" if m["winner"] == self.player_id else "loss"
+        log.info(
+            "%s %s: duel %s %s (%s, %d rows, word %s)",
+            self.name,
+            self.nickname,
+            duel.round,
+            duel.result,
+            duel.reason,
+            len(duel.rows),
+            duel.word,
+        )
+        self._duel, self._solver = None, None
+
+    async def _on_standings(self, m: dict[str, Any]) -> None:
+        if self.current is not None:
+            self.current.standings = m
+
+    async def _on_eliminated(self, m: dict[str, Any]) -> None:
+        if m["player_id"] != self.player_id:
+            return
+        if self.current is not None:
+            self.current.eliminated = m
+        log.info(
+            "%s %s: eliminated in round %s (%s)", self.name, self.nickname, m["round"], m["reason"]
+        )
+
+    async def _on_rating(self, m: dict[str, Any]) -> None:
+        self.rating = m["rating"]
+        if self.current is not None:
+            self.current.rating = m
+        log.info(
+            "%s %s: place %s, rating %+d -> %s",
+            self.name,
+            self.nickname,
+            m["place"],
+            m["change"],
+            m["rating"],
+        )
+        if self.current is not None and self.current.left:
+            self._finish()
+
+    async def _on_tournament_end(self, m: dict[str, Any]) -> None:
+        if self.current is not None:
+            self.current.tournament_end = m
+        self._finish()
+        if self.join and not self._done():
+            await asyncio.sleep(self.rng.uniform(0.2, 1.0))
+            await self._join()
+
+    async def _on_error(self, m: dict[str, Any]) -> None:
+        if self.current is not None:
+            self.current.errors.append(m)
+        fut = self._pending.pop(m.get("request_id") or "", None)
+        if fut is not None and not fut.done():
+            fut.set_result(m)
+            return
+        code = m.get("code")
+        if code in ("already_queued", "already_playing"):
+            return  # a join after a resume: we are where we wanted to be
+        log.warning("%s %s: error %s: %s", self.name, self.nickname, code, m.get("message"))
+
+    def _finish(self) -> None:
+        self._cancel_move()
+        if self.current is not None:
+            self.results.append(self.current)
+            self.current = None
+        self._duel, self._solver = None, None
+        self._leave_deadline = None
+        self.state = "idle"
+        if self.games_left:
+            self.games_left -= 1
+
+    def _check_leave_wait(self) -> None:
+        if self._leave_deadline is not None and time.monotonic() > self._leave_deadline:
+            log.info("%s %s: no rating after leaving; giving up", self.name, self.nickname)
+            self._finish()
+
+    # -- moves -------------------------------------------------------------------------------
+
+    def _cancel_move(self) -> None:
+        task, self._move_task = self._move_task, None
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
+
+    def _schedule_move(self, duel_id: str, deadline_ms: int) -> None:
+        self._cancel_move()
+        self._move_task = asyncio.create_task(self._move(duel_id, deadline_ms))
+        self._move_task.add_done_callback(self._move_done)
+
+    def _move_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and not isinstance(exc, ConnectionClosed):
+            log.error("%s: move failed: %r", self.name, exc)
+
+    async def _move(self, duel_id: str, deadline_ms: int) -> None:
+        cfg, rng = self.config, self.rng
+        if self._leave_this_duel:
+            self._leave_this_duel = False
+            await self._leave()
+            return
+        if rng.random() < cfg.disconnect_rate:
+            log.info("%s %s: disconnecting on purpose", self.name, self.nickname)
+            self._dropping = True
+            if self._ws is not None:
+                await self._ws.close()
+            return
+        if rng.random() < cfg.timeout_rate:
+            log.info("%s %s: letting the turn time out", self.name, self.nickname)
+            return
+        think = rng.uniform(*cfg.think_ms)
+        budget = deadline_ms - self.server_now_ms() - _SAFETY_MS
+        await asyncio.sleep(max(0.0, min(think, budget)) / 1000)
+        if rng.random() < cfg.invalid_rate and self._solver is not None:
+            word = "".join(self._solver.invalid_word(rng))
+            await self._guess(duel_id, word, deadline_ms)
+        for _ in range(8):
+            solver = self._solver
+            if solver is None or self._duel is None or self._duel.duel_id != duel_id:
+                return
+            tiles = solver.choose(cfg.strength, rng)
+            reply = await self._guess(duel_id, "".join(tiles), deadline_ms)
+            if reply is None or reply.get("code") not in INVALID_GUESS_CODES:
+                return
+            solver.rejected.add(tiles)  # our list and the server's differ: try another
+
+    async def _guess(self, duel_id: str, word: str, deadline_ms: int) -> dict[str, Any] | None:
+        """Send a guess; the error reply if refused, None if played (or no reply in time)."""
+        request_id = f"g-{next(self._ids)}"
+        fut: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = fut
+        await self._send(
+            {"action": "guess", "duel_id": duel_id, "word": word, "request_id": request_id}
+        )
+        wait = max(0.5, (deadline_ms - self.server_now_ms()) / 1000 + 1)
+        try:
+            # A played guess answers with a turn event, which cancels this task; a refusal
+            # answers with an error carrying our request_id.
+            return await asyncio.wait_for(fut, wait)
+        except TimeoutError:
+            return None
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def _leave(self) -> None:
+        log.info("%s %s: leaving the tournament", self.name, self.nickname)
+        if self.current is not None:
+            self.current.left = True
+        self._leave_deadline = time.monotonic() + self.config.leave_wait_s
+        await self._send({"action": "leave"})
+
+
+# -- library entry points ---------------------------------------------------------------------
+
+
+def _configs(players: int | Sequence[BotConfig], base: BotConfig) -> list[BotConfig]:
+    return [base] * players if isinstance(players, int) else list(players)
+
+
+async def play_tournament(
+    url: str,
+    players: int | Sequence[BotConfig] = 8,
+    language: str = "en",
+    *,
+    config: BotConfig | None = None,
+    seed: int | None = None,
+    timeout: float | None = None,
+    name_prefix: str = "bot",
+) -> list[BotResult]:
+    """Run ``players`` bots (or one per config) for one tournament; one result per bot, in order.
+
+    The bots join at once, so on a quiet deployment they fill one lobby together. ``config``
+    (default: strength 0.9, think 0–50 ms) applies when ``players`` is a count. ``timeout``
+    seconds bounds the whole run (``TimeoutError``). Each result holds the bot's last
+    ``standings``, its ``rating`` and ``tournament_end`` events as received.
+    """
+    base = config or BotConfig(think_ms=(0, 50))
+    rng = random.Random(seed)
+    bots = [
+        Bot(url, language, cfg, name=f"{name_prefix}{i + 1}", seed=rng.randrange(2**32))
+        for i, cfg in enumerate(_configs(players, base))
+    ]
+    runs = asyncio.gather(*(bot.run(1) for bot in bots))
+    results = await asyncio.wait_for(runs, timeout) if timeout else await runs
+    return [r[0] if r else BotResult(name=b.name) for r, b in zip(results, bots, strict=True)]
+
+
+async def run_bot_pool(
+    url: str,
+    n: int,
+    *,
+    language: str = "en",
+    config: BotConfig | None = None,
+    seed: int | None = None,
+    name_prefix: str = "bot",
+) -> None:
+    """Keep ``n`` bots in lobbies of ``language`` forever: each re-joins after its tournament.
+
+    For ``python -m infra.emulator --bots N``; runs until cancelled. A bot whose connection keeps
+    failing is restarted after a pause, so the pool survives a restarting server.
+    """
+    base = config or BotConfig()
+    rng = random.Random(seed)
+
+    async def keep(i: int) -> None:
+        name = f"{name_prefix}{i + 1}"
+        while True:
+            bot = Bot(url, language, base, name=name, seed=rng.randrange(2**32))
+            try:
+                await bot.run(0)
+            except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError) as exc:
+                log.warning("%s: giving up on this connection (%s); new bot in 5 s", name, exc)
+            await asyncio.sleep(5)
+
+    await asyncio.sleep(0.2)  # let the server finish starting
+    log.info("bot pool: %d bots in %s lobbies at %s", n, language, url)
+    async with asyncio.TaskGroup() as group:
+        for i in range(n):
+            group.create_task(keep(i))
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m infra.emulator.bots",
+        description="Bot players for Wordle Tournament, over the public WebSocket protocol.",
+    )
+    p.add_argument("--url", default="ws://127.0.0.1:8000/ws", help="WebSocket API URL")
+    p.add_argument("--players", type=int, default=8, help="number of bots (default 8)")
+    p.add_argument("--language", default="en", help="game language code (default en)")
+    p.add_argument("--strength", type=float, default=0.9, help="0..1 (default 0.9)")
+    p.add_argument("--think-ms", type=int, nargs=2, default=(300, 1500), metavar=("MIN", "MAX"))
+    p.add_argument("--timeout-rate", type=float, default=0.0, help="per turn")
+    p.add_argument("--invalid-rate", type=float, default=0.0, help="per turn")
+    p.add_argument("--leave-rate", type=float, default=0.0, help="per duel")
+    p.add_argument("--disconnect-rate", type=float, default=0.0, help="per turn")
+    p.add_argument("--games", type=int, default=1, help="tournaments per bot (0 = forever)")
+    p.add_argument("--seed", type=int, help="random seed")
+    p.add_argument("--verbose", "-v", action="store_true", help="debug logging")
+    return p
+
+
+async def _run_cli(args: argparse.Namespace) -> list[list[BotResult]]:
+    config = BotConfig(
+        strength=args.strength,
+        think_ms=(args.think_ms[0], args.think_ms[1]),
+        timeout_rate=args.timeout_rate,
+        invalid_rate=args.invalid_rate,
+        leave_rate=args.leave_rate,
+        disconnect_rate=args.disconnect_rate,
+    )
+    rng = random.Random(args.seed)
+    bots = [
+        Bot(args.url, args.language, config, name=f"bot{i + 1}", seed=rng.randrange(2**32))
+        for i in range(args.players)
+    ]
+    return list(await asyncio.gather(*(b.run(args.games) for b in bots)))
+
+
+def _summary(all_results: list[list[BotResult]]) -> str:
+    lines = []
+    for results in all_results:
+        for r in results:
+            rating = r.rating or {}
+            wins = sum(d.result == "win" for d in r.duels)
+            lines.append(
+                f"{r.name:>6} {r.nickname or '?':<20} place {rating.get('place', '-')!s:>2} "
+                f"rating {rating.get('change', 0):+d} -> {rating.get('rating', '?')}  "
+                f"duels {wins}/{len(r.duels)} won"
+                + ("  (left)" if r.left else "")
+                + ("" if r.tournament_end else "  [no tournament_end]")
+            )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(message)s",
+        datefmt="%H:%M:%S",
+    )
+    try:
+        results = asyncio.run(_run_cli(args))
+    except KeyboardInterrupt:
+        return 130
+    except (OSError, InvalidHandshake, InvalidURI) as exc:
+        print(f"cannot reach {args.url}: {exc}", file=sys.stderr)
+        return 1
+    print(_summary(results))
+    return 0
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        sys.exit(main())
