@@ -334,7 +334,7 @@ def test_round_eliminating_everyone_shares_place_and_is_not_replayed() -> None:
     assert all(p.rating_change == 0 for p in t.players)
 
 
-def test_round_eliminating_the_last_two_shares_first_place_below_none() -> None:
+def test_round_eliminating_the_last_two_shares_first_place() -> None:
     """Ruling 2: the last two going out together share place 1; earlier players keep theirs."""
 
     def scripted(t: Tournament, duel: Duel) -> str | None:
