@@ -6,6 +6,8 @@ Ruling 7: spectators (out, bye, or done with their duel) get the other duels' ro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from shared.domain import events as ev
 from shared.domain.duel import Duel, Row
 from shared.domain.languages import Language
@@ -153,11 +155,27 @@ def round_of_duel(duel_id: str) -> int:
     return int(duel_id.split(".")[-2])
 
 
-def present(rec: TournamentRecord, events: list[ev.Event], box: Outbox, lexicon: Lexicon) -> None:
-    """Queue the messages and timers for ``events`` (already committed in ``rec``)."""
+def present(
+    rec: TournamentRecord,
+    events: list[ev.Event],
+    box: Outbox,
+    lexicon: Lexicon,
+    personal: Mapping[str, str | None] | None = None,
+) -> None:
+    """Queue the messages and timers for ``events`` (already committed in ``rec``).
+
+    ``personal``: connections of players who no longer receive the tournament's messages
+    (they left) but still get what is about them alone — their ``eliminated`` and, when the
+    round fixes their place, their ``rating`` (ruling 2: "applied and sent").
+    """
     t = rec.tournament
     tid = t.tournament_id
     conns = rec.connections
+    own = personal or {}
+
+    def mine(pid: str) -> str | None:
+        return conns.get(pid) or own.get(pid)
+
     for e in events:
         if isinstance(e, ev.RoundStarted):
             box.add(everyone(rec), round_event(t))
@@ -201,7 +219,7 @@ def present(rec: TournamentRecord, events: list[ev.Event], box: Outbox, lexicon:
             )
         elif isinstance(e, ev.PlayerEliminated):
             box.add(
-                [*everyone(rec), conns.get(e.player_id)],
+                [*everyone(rec), mine(e.player_id)],
                 out.EliminatedEvent(
                     tournament_id=tid, round=e.round_no, player_id=e.player_id, reason=e.reason
                 ),
@@ -209,7 +227,7 @@ def present(rec: TournamentRecord, events: list[ev.Event], box: Outbox, lexicon:
         elif isinstance(e, ev.RoundEnded):
             for placed in e.placed:
                 box.add(
-                    [conns.get(placed.player_id)],
+                    [mine(placed.player_id)],
                     out.RatingEvent(
                         tournament_id=tid,
                         place=placed.place,

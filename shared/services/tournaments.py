@@ -31,7 +31,7 @@ from shared.services.presenter import present
 Decision = Callable[[TournamentRecord, int, Dealer], tuple[Tournament, list[ev.Event]]]
 
 
-class RefusedWithChanges(Exception):
+class RefusedWithChangesError(Exception):
     """Internal: the domain refused the action, but time had moved the tournament on (skips
     applied by ``expire``) — commit those, then report the refusal."""
 
@@ -53,6 +53,7 @@ def change_tournament(
     decide: Decision,
     *,
     extra: Callable[[TournamentRecord], list[Write]] | None = None,
+    personal: dict[str, str | None] | None = None,
 ) -> TournamentRecord | None:
     """Load, decide, commit (retrying on conflicts), then push and schedule.
 
@@ -76,7 +77,7 @@ def change_tournament(
         dealer = deps.dealer(before.language)
         try:
             after, events = decide(rec, now, dealer)
-        except RefusedWithChanges as r:
+        except RefusedWithChangesError as r:
             refusal.append(r.error)
             after, events = before.expire(now, dealer)
         if after is before and not events and rec.connections == conns_before:
@@ -84,11 +85,12 @@ def change_tournament(
         rec.tournament = after
         extra_writes = extra(rec) if extra is not None else []
         loaded = {w.player_id: w for w in extra_writes if isinstance(w, Player)}
-        rating = _rating_writes(deps, rec, events, now, loaded)
+        own = dict(personal or {})
+        rating = _rating_writes(deps, rec, events, now, loaded, own)
         writes: list[Write] = [rec, *extra_writes]
         writes += [w for w in rating if not (isinstance(w, Player) and w.player_id in loaded)]
         deps.store.commit(writes)
-        present(rec, events, box, deps.lexicon)
+        present(rec, events, box, deps.lexicon, own)
         return rec
 
     rec = retrying(deps, attempt)
@@ -104,9 +106,11 @@ def _rating_writes(
     events: list[ev.Event],
     now: int,
     loaded: dict[str, Player],
+    personal: dict[str, str | None],
 ) -> list[Write]:
     """Rulings 1-2: each placed player's rating changes exactly once; players still seated in
-    this tournament (out by lives, or the winners) go back to idle in the same commit."""
+    this tournament (out by lives, or the winners) go back to idle in the same commit.
+    Leavers' current connections go into ``personal`` so they still get their ``rating``."""
     placed: list[ev.Placed] = []
     for e in events:
         if isinstance(e, ev.RoundEnded):
@@ -128,6 +132,8 @@ def _rating_writes(
     for p in placed:
         snapshot = rec.tournament.player(p.player_id).rating
         player = players.get(p.player_id)
+        if player is not None and player.connected and not rec.connections.get(p.player_id):
+            personal.setdefault(p.player_id, player.connection_id)
         seated = (
             player is not None
             and player.tournament_id == tid
@@ -175,7 +181,7 @@ def guess(deps: Deps, connection_id: str, duel_id: str, raw_word: str) -> None:
             t2, more = t.guess(player_id, duel_id, word, tiles, now, dealer)
         except DomainError as err:
             if events:
-                raise RefusedWithChanges(err) from err
+                raise RefusedWithChangesError(err) from err
             raise
         return t2, events + more
 
@@ -223,6 +229,7 @@ def leave_tournament(
     if tid is None:
         return
     fresh: list[Player] = []
+    personal: dict[str, str | None] = {}
 
     def decide(
         rec: TournamentRecord, now: int, dealer: Dealer
@@ -238,8 +245,10 @@ def leave_tournament(
         fresh.append(p)
         t, events = rec.tournament.expire(now, dealer)
         t2, more = t.leave(player.player_id, now, dealer, reason=reason)
-        # the leaver stops receiving this tournament's messages
+        # the leaver stops receiving this tournament's messages, except their own
+        # ``eliminated`` now and their ``rating`` when the round ends
         rec.connections[player.player_id] = None
+        personal[player.player_id] = p.connection_id if p.connected else None
         return t2, events + more
 
     def release(rec: TournamentRecord) -> list[Write]:
@@ -251,7 +260,7 @@ def leave_tournament(
         p.reconnect_deadline_ms = None
         return [p]
 
-    change_tournament(deps, tid, decide, extra=release)
+    change_tournament(deps, tid, decide, extra=release, personal=personal)
 
 
 def apply_deadline(deps: Deps, tournament_id: str, due_ms: int | None = None) -> None:
