@@ -119,7 +119,15 @@ def leave(deps: Deps, player_id: str) -> None:
         return
     if player.status is not PlayerStatus.QUEUED:
         raise NotQueuedError("you are not in a lobby or tournament")
-    leave_lobby(deps, player_id)
+    if not leave_lobby(deps, player_id):
+        # The seat changed between the first read and the save (the 8th seat started the
+        # tournament, or the seat was already freed): say so rather than answer nothing.
+        now = deps.store.get_player(player_id)
+        if now is not None and now.status is PlayerStatus.PLAYING:
+            raise AlreadyPlayingError(
+                "the tournament started before your leave arrived; send leave again to leave it"
+            )
+        raise NotQueuedError("you are not in a lobby or tournament")
 
 
 def _stop_watching(deps: Deps, player_id: str) -> None:

@@ -1,0 +1,206 @@
+"""Concurrency at the service layer, interleaved deterministically (tests/backend/interleave.py):
+both racers load before either saves; exactly one wins; the loser retries on fresh reads and
+lands elsewhere, or gets a clear error. Final stored state is asserted (moto)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.domain.errors import AlreadyInPartyError, AlreadyPlayingError, PartyFullError
+from shared.services import lobbies, parties
+from shared.services.errors import TryAgainError
+from shared.services.model import LobbyStatus, PlayerStatus
+from tests.backend.interleave import interleaving, paused
+
+
+def _lobby_sizes(backend) -> dict[str, int]:
+    return {i["lobby_id"]: len(i["seats"]) for i in backend.items() if i["pk"].startswith("LOBBY#")}
+
+
+def _seat(backend, n: int):
+    players = [backend.player(f"s{i}") for i in range(n)]
+    for p in players:
+        p.join("en")
+    return players, players[0].last("lobby")["lobby_id"]
+
+
+def test_two_joins_racing_for_the_last_seat(backend):
+    seated, lobby_id = _seat(backend, 7)
+    x, y = backend.player("x"), backend.player("y")
+    deps, store = interleaving(backend.deps)
+
+    jx = paused(store, "x", lambda: lobbies.join(deps, x.id, "en"))
+    jy = paused(store, "y", lambda: lobbies.join(deps, y.id, "en"))
+    jy.finish()  # y takes the 8th seat: the tournament starts
+    jx.finish()  # x's save conflicts; its retry opens a new lobby
+
+    assert jx.error is None
+    assert jy.error is None
+    assert [(label, outcome) for label, _, outcome in store.commits] == [
+        ("y", "ok"),
+        ("x", "ConflictError"),
+        ("x", "ok"),
+    ]
+    full = backend.store.get_lobby(lobby_id)
+    assert full.status is LobbyStatus.STARTED
+    assert [s.player_id for s in full.seats] == [p.id for p in seated] + [y.id]
+    tournament = backend.tournament(full.tournament_id).tournament
+    assert {p.player_id for p in tournament.players} == {p.id for p in [*seated, y]}
+    px = backend.store.get_player(x.id)
+    assert px.status is PlayerStatus.QUEUED
+    assert px.lobby_id != lobby_id
+    assert [s.player_id for s in backend.store.get_lobby(px.lobby_id).seats] == [x.id]
+    assert sorted(_lobby_sizes(backend).values()) == [1, 8]
+    assert backend.store.get_player(y.id).status is PlayerStatus.PLAYING
+    assert not x.all("round")
+    assert [len(m["players"]) for m in x.all("lobby")] == [1]
+
+
+def test_the_loser_of_a_race_gets_try_again_when_retries_run_out(backend):
+    _, lobby_id = _seat(backend, 7)
+    x, y = backend.player("x"), backend.player("y")
+    deps, store = interleaving(backend.deps)
+    deps.max_attempts = 1
+
+    jx = paused(store, "x", lambda: lobbies.join(deps, x.id, "en"))
+    jy = paused(store, "y", lambda: lobbies.join(deps, y.id, "en"))
+    jy.finish()
+    jx.finish()
+
+    assert isinstance(jx.error, TryAgainError)
+    assert jx.error.code == "try_again"
+    assert backend.store.get_player(x.id).status is PlayerStatus.IDLE
+    assert _lobby_sizes(backend) == {lobby_id: 8}
+
+
+def test_join_racing_a_leave_takes_the_freed_seat_without_starting(backend):
+    seated, lobby_id = _seat(backend, 7)
+    leaver = seated[3]
+    x = backend.player("x")
+    deps, store = interleaving(backend.deps)
+
+    jx = paused(store, "x", lambda: lobbies.join(deps, x.id, "en"))  # would be the 8th
+    lobbies.leave(deps, leaver.id)
+    jx.finish()
+
+    assert jx.error is None
+    lobby = backend.store.get_lobby(lobby_id)
+    assert lobby.status is LobbyStatus.WAITING
+    assert [s.player_id for s in lobby.seats] == [p.id for p in seated if p is not leaver] + [x.id]
+    assert backend.store.get_player(leaver.id).status is PlayerStatus.IDLE
+    assert backend.store.get_player(x.id).lobby_id == lobby_id
+    assert not any(i["pk"].startswith("TOURN#") for i in backend.items())
+    assert [label for label, _, outcome in store.commits if outcome != "ok"] == ["x"]
+
+
+def test_leave_racing_the_start_loses_with_a_clear_error(backend):
+    seated, lobby_id = _seat(backend, 7)
+    leaver = seated[3]
+    x = backend.player("x")
+    deps, store = interleaving(backend.deps)
+
+    lv = paused(store, "leave", lambda: lobbies.leave(deps, leaver.id))
+    lobbies.join(deps, x.id, "en")  # the 8th seat: started, the leaver is in it
+    lv.finish()
+
+    assert isinstance(lv.error, AlreadyPlayingError)  # told, not silently ignored
+    lobby = backend.store.get_lobby(lobby_id)
+    assert lobby.status is LobbyStatus.STARTED
+    assert len(lobby.seats) == 8
+    p = backend.store.get_player(leaver.id)
+    assert (p.status, p.tournament_id) == (PlayerStatus.PLAYING, lobby.tournament_id)
+    assert leaver.last("round")["tournament_id"] == lobby.tournament_id
+
+
+def test_two_party_joins_racing_for_the_eighth_place(backend):
+    members = [backend.player(f"m{i}") for i in range(7)]
+    members[0].send("party_create")
+    event = members[0].last("party")
+    invite, party_id = event["invite"], event["party_id"]
+    for m in members[1:]:
+        m.send("party_join", invite=invite)
+    x, y = backend.player("x"), backend.player("y")
+    deps, store = interleaving(backend.deps)
+
+    jx = paused(store, "x", lambda: parties.join(deps, x.id, invite))
+    jy = paused(store, "y", lambda: parties.join(deps, y.id, invite))
+    jx.finish()
+    jy.finish()
+
+    assert jx.error is None
+    assert isinstance(jy.error, PartyFullError)
+    rec = backend.store.get_party(party_id)
+    assert rec.party.members == (*(m.id for m in members), x.id)
+    assert backend.store.get_player(x.id).party_id == party_id
+    assert backend.store.get_player(y.id).party_id is None
+    assert [len(m["members"]) for m in x.all("party")] == [8]
+    assert not y.all("party")
+
+
+def test_solo_join_racing_a_party_join_of_the_same_player(backend):
+    leader, p = backend.player("leader"), backend.player("p")
+    leader.send("party_create")
+    invite = leader.last("party")["invite"]
+    deps, store = interleaving(backend.deps)
+
+    solo = paused(store, "join", lambda: lobbies.join(deps, p.id, "en"))
+    parties.join(deps, p.id, invite)
+    solo.finish()
+
+    assert isinstance(solo.error, AlreadyInPartyError)
+    me = backend.store.get_player(p.id)
+    assert (me.status, me.lobby_id, me.party_id) == (PlayerStatus.IDLE, None, me.party_id)
+    assert me.party_id is not None
+    assert _lobby_sizes(backend) == {}
+
+
+def test_party_start_racing_a_member_leaving_seats_only_the_members(backend):
+    leader, a, b = (backend.player(n) for n in ("leader", "a", "b"))
+    leader.send("party_create")
+    invite = leader.last("party")["invite"]
+    a.send("party_join", invite=invite)
+    b.send("party_join", invite=invite)
+    deps, store = interleaving(backend.deps)
+
+    start = paused(store, "start", lambda: parties.start(deps, leader.id, "en"))
+    parties.leave(deps, a.id)
+    start.finish()
+
+    assert start.error is None
+    (lobby_id, size), *rest = _lobby_sizes(backend).items()
+    assert not rest
+    assert size == 2
+    seats = [s.player_id for s in backend.store.get_lobby(lobby_id).seats]
+    assert seats == [leader.id, b.id]
+    assert backend.store.get_player(a.id).status is PlayerStatus.IDLE
+    assert backend.store.get_player(a.id).party_id is None
+
+
+@pytest.mark.parametrize("first", ["join", "start"])
+def test_party_start_racing_a_solo_join_never_overfills(backend, first):
+    """A 2-member party starts while 6 solo players sit in a lobby and a 7th solo joins:
+    whatever the order, no lobby ever holds more than 8 and nobody sits twice."""
+    leader, member = backend.player("leader"), backend.player("member")
+    leader.send("party_create")
+    member.send("party_join", invite=leader.last("party")["invite"])
+    solo = backend.player("solo")
+    deps, store = interleaving(backend.deps)
+
+    ops = {
+        "join": lambda: lobbies.join(deps, solo.id, "en"),
+        "start": lambda: parties.start(deps, leader.id, "en"),
+    }
+    one = paused(store, first, ops[first])
+    second = "start" if first == "join" else "join"
+    two = paused(store, second, ops[second])
+    two.finish()
+    one.finish()
+
+    assert one.error is None
+    assert two.error is None
+    sizes = _lobby_sizes(backend)
+    assert max(sizes.values()) <= 8
+    seated = [
+        s["player_id"] for i in backend.items() if i["pk"].startswith("LOBBY#") for s in i["seats"]
+    ]
+    assert sorted(seated) == sorted([leader.id, member.id, solo.id])
