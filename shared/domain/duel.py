@@ -11,7 +11,7 @@ Times are absolute UTC integer milliseconds. Every transition returns a new ``Du
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from shared.domain.errors import (
@@ -77,9 +77,10 @@ class Duel:
     """The two duelists' player ids."""
     first: str
     """Who moves first (drawn at random by the caller, ruling 5)."""
-    word: str
-    """The secret in play form. Never sent before the duel is over (ruling 6)."""
-    answer: tuple[str, ...]
+    word: str = field(repr=False)
+    """The secret in play form. Never sent before the duel is over (ruling 6); kept out of
+    ``repr`` so that logging a duel cannot leak it."""
+    answer: tuple[str, ...] = field(repr=False)
     """The secret's tiles."""
     starts_ms: int
     """When turn 1 starts (the end of the round intro), ms."""

@@ -9,8 +9,8 @@ number), 0.5 for the same place, 0 below. With 8 equal ratings this gives the ru
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from decimal import ROUND_HALF_UP, Decimal
 
 INITIAL_RATING = 1000
 """Every player's first rating (rules page, "Rating")."""
@@ -21,7 +21,9 @@ K_FACTOR = 50.0
 
 def round_half_away_from_zero(x: float) -> int:
     """Round to the nearest integer, halves away from zero (2.5 -> 3, -2.5 -> -3)."""
-    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+    # Decimal(float) is exact, and ROUND_HALF_UP rounds halves away from zero; the float
+    # trick floor(|x| + 0.5) is wrong near .5 (0.49999999999999994 + 0.5 rounds up to 1).
+    return int(Decimal(x).to_integral_value(rounding=ROUND_HALF_UP))
 
 
 def expected_score(rating: int, other: int) -> float:
