@@ -1,0 +1,118 @@
+"""Infrastructure: the clocks (DESIGN.md §3 Clocks) — the Standard deadline state machine built
+from the one shared definition (``shared.adapters.clock.state_machine_definition``), and the
+every-minute schedule that runs the watchdog."""
+
+from __future__ import annotations
+
+import json
+
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infra.constructs.nag import acknowledge
+from shared.adapters.clock import state_machine_definition
+
+WATCHDOG_RATE = Duration.minutes(1)
+
+
+def state_machine_arn(scope: Construct, name: str) -> str:
+    """The deadline machine's ARN from its name, without a reference to the resource: the clock
+    function both is the machine's target and starts executions of it, so a ``Ref`` would be a
+    dependency cycle."""
+    return Stack.of(scope).format_arn(
+        service="states",
+        resource="stateMachine",
+        resource_name=name,
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+
+
+class DeadlineClock(Construct):
+    """Attributes: ``state_machine`` (Standard), ``watchdog_rule``."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        state_machine_name: str,
+        clock_function: lambda_.IFunction,
+        watchdog_function: lambda_.IFunction,
+        log_retention: logs.RetentionDays,
+        removal_policy: RemovalPolicy,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        role = self._build_role(clock_function)
+        log_group = logs.LogGroup(
+            self, "ExecutionLogs", retention=log_retention, removal_policy=removal_policy
+        )
+        self.state_machine = self._build_state_machine(
+            state_machine_name, clock_function, role, log_group
+        )
+        self.watchdog_rule = self._build_watchdog_schedule(watchdog_function)
+
+    def _build_role(self, clock_function: lambda_.IFunction) -> iam.Role:
+        role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
+            description="Deadline state machine: invoke the clock function, log, trace",
+        )
+        # The definition invokes the unqualified function ARN only: no ``:*`` version grant.
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="InvokeClock",
+                actions=["lambda:InvokeFunction"],
+                resources=[clock_function.function_arn],
+            )
+        )
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "Step Functions log delivery (logs:*LogDelivery, resource policies) and X-Ray "
+            "(PutTraceSegments, sampling) accept only Resource '*'; CDK adds exactly those.",
+        )
+        return role
+
+    def _build_state_machine(
+        self,
+        name: str,
+        clock_function: lambda_.IFunction,
+        role: iam.Role,
+        log_group: logs.LogGroup,
+    ) -> sfn.StateMachine:
+        definition = state_machine_definition(clock_function.function_arn)
+        return sfn.StateMachine(
+            self,
+            "Deadlines",
+            state_machine_name=name,
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            definition_body=sfn.DefinitionBody.from_string(json.dumps(definition)),
+            role=role,
+            tracing_enabled=True,
+            # Execution data stays out of the logs: the input names refs and seqs only, but
+            # the Lambda's output is not ours to log.
+            logs=sfn.LogOptions(
+                destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False
+            ),
+        )
+
+    def _build_watchdog_schedule(self, watchdog_function: lambda_.IFunction) -> events.Rule:
+        return events.Rule(
+            self,
+            "WatchdogSchedule",
+            description="Apply deadlines whose timer never fired (DESIGN.md §3 Clocks)",
+            schedule=events.Schedule.rate(WATCHDOG_RATE),
+            targets=[
+                # A missed run is harmless: the next one, a minute later, does the same work.
+                targets.LambdaFunction(
+                    watchdog_function, retry_attempts=1, max_event_age=Duration.minutes(2)
+                )
+            ],
+        )

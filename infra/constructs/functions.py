@@ -1,0 +1,345 @@
+"""Infrastructure: the Lambda functions — one per handler module of ``functions.routes`` (routes
+and timers), each with its own least-privilege role, log group and memory/timeout.
+
+What each function may touch is declared in ``SPECS`` from what its code path does. Every
+function that pushes a message can meet a closed connection (``GoneException``), which runs the
+disconnect flow (``shared.services.players.disconnect``: delete the connection item, save the
+player, schedule the reconnect deadline): so every pusher reads, writes and schedules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from aws_cdk import Duration, IgnoreMode, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from functions.routes import ROUTES, TIMERS
+from infra.constructs.nag import acknowledge, wildcard_resource_finding
+from shared.adapters.dynamo import schema
+from shared.runtime.settings import Settings
+
+RUNTIME = lambda_.Runtime.PYTHON_3_13
+"""Keep in step with ``infra.layer.PYTHON_VERSION`` (the layer's wheels are built for it)."""
+ARCHITECTURE = lambda_.Architecture.ARM_64
+
+CODE_PACKAGES = ("functions", "shared", "wordlists")
+"""The top-level folders the handlers import; everything else in the repo stays out."""
+
+CODE_EXCLUDE = [
+    "/*",
+    *(f"!/{package}/" for package in CODE_PACKAGES),
+    "__pycache__/",
+    "*.pyc",
+    "tests/",
+    "/wordlists/build.py",  # regenerates the lists offline; needs packages we never ship
+]
+"""gitignore-style patterns (``IgnoreMode.GIT``): exclude everything, then re-include the
+packages; caches, tests, ``.venv``, ``node_modules`` and ``cdk.out`` are never in the asset."""
+
+READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem")
+"""``DynamoStore`` reads: strongly consistent GetItem, BatchGetItem for a party's members."""
+WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+"""``DynamoStore`` writes: PutItem, and TransactWriteItems whose items are Put / Update (rating
+``ADD``) / Delete (invites); DeleteItem for a closed connection. A transaction is authorised
+per item by these actions (IAM has no separate TransactWriteItems action)."""
+
+
+class TableAccess(Enum):
+    PUT_ONLY = "put-only"
+    """``$connect`` only records the connection (one conditional PutItem)."""
+    READ_WRITE = "read-write"
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """What one handler module needs. ``settings`` are extra ``Settings`` field names."""
+
+    module: str
+    memory_mb: int
+    timeout_s: int
+    table: TableAccess = TableAccess.READ_WRITE
+    indexes: tuple[str, ...] = ()
+    pushes: bool = True
+    schedules: bool = True
+    settings: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def logical_id(self) -> str:
+        return "".join(part.capitalize() for part in self.module.split("_"))
+
+    @property
+    def handler(self) -> str:
+        return f"functions.{self.module}.handler"
+
+    def needed_settings(self) -> frozenset[str]:
+        """The ``Settings`` field names this function reads (its environment covers them)."""
+        names = {"table_name", *self.settings}
+        if self.pushes:
+            names.add("callback_url")
+        if self.schedules:
+            names |= {
+                "state_machine_arn",
+                "clock_backend",
+                "turn_seconds",
+                "intro_seconds",
+                "reconnect_seconds",
+            }
+        return frozenset(names)
+
+
+_MESSAGE = ("max_message_bytes",)
+"""Every WebSocket message handler checks the frame size (``functions._handler``)."""
+
+SPECS: dict[str, FunctionSpec] = {
+    s.module: s
+    for s in (
+        FunctionSpec(
+            "connect",
+            256,
+            5,
+            table=TableAccess.PUT_ONLY,
+            pushes=False,
+            schedules=False,
+            description="$connect: records the connection",
+        ),
+        FunctionSpec("disconnect", 512, 15, description="$disconnect: reconnect deadline"),
+        FunctionSpec(
+            "default",
+            512,
+            20,
+            # $default dispatches any known action that reaches it, join included.
+            indexes=(schema.GSI_WAITING,),
+            settings=_MESSAGE,
+            description="$default: unknown actions and stray known ones",
+        ),
+        FunctionSpec("session", 512, 10, settings=_MESSAGE, description="session"),
+        FunctionSpec(
+            "join",
+            1024,
+            20,
+            indexes=(schema.GSI_WAITING,),
+            settings=_MESSAGE,
+            description="join: matchmaking; the 8th seat starts a tournament",
+        ),
+        FunctionSpec("leave", 512, 15, settings=_MESSAGE, description="leave"),
+        # The hot path: more memory buys more CPU and a faster cold start.
+        FunctionSpec("guess", 1024, 10, settings=_MESSAGE, description="guess"),
+        FunctionSpec("nickname", 256, 10, settings=_MESSAGE, description="nickname"),
+        FunctionSpec("party", 1024, 20, settings=_MESSAGE, description="party_* actions"),
+        FunctionSpec("ping", 256, 5, settings=_MESSAGE, description="ping"),
+        FunctionSpec(
+            "clock", 1024, 30, description="deadline state machine target: turn/intro/reconnect"
+        ),
+        FunctionSpec(
+            "watchdog",
+            512,
+            60,
+            indexes=(schema.GSI_DUE,),
+            settings=("watchdog_grace_seconds",),
+            description="every minute: applies deadlines whose timer never fired",
+        ),
+    )
+}
+
+
+def handler_modules() -> list[str]:
+    """The handler modules named by ``ROUTES`` and ``TIMERS`` (each becomes one function)."""
+    modules = dict.fromkeys(
+        target.split(":")[0].removeprefix("functions.")
+        for target in [*ROUTES.values(), *TIMERS.values()]
+    )
+    return list(modules)
+
+
+def settings_environment(values: dict[str, str], names: frozenset[str]) -> dict[str, str]:
+    """Environment variables for ``names`` (``Settings`` fields, upper-cased as the settings
+    module reads them). Raises KeyError for a name that is not a ``Settings`` field or has no
+    value, so a renamed setting breaks synth rather than a deployed function."""
+    unknown = sorted(set(values) - set(Settings.model_fields))
+    if unknown:
+        raise KeyError(f"not Settings fields: {unknown}")
+    return {name.upper(): values[name] for name in sorted(names)}
+
+
+@dataclass(frozen=True)
+class FunctionsProps:
+    """Inputs the other constructs provide (tokens are fine)."""
+
+    code_root: Path
+    layer_dir: Path
+    table: dynamodb.ITable
+    settings: dict[str, str]
+    """Settings field name -> value (tokens allowed), e.g. ``table_name``."""
+    connections_arns: list[str]
+    """``execute-api`` ARNs of this stage's ``@connections`` (POST and DELETE)."""
+    state_machine_arn: str
+    powertools: dict[str, str] = field(default_factory=dict)
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+    removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
+
+
+class Functions(Construct):
+    """One function per handler module, sharing one code asset and one dependency layer.
+
+    Attributes: ``by_module`` — module name -> ``lambda_.Function``; ``log_groups``.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, props: FunctionsProps) -> None:
+        super().__init__(scope, construct_id)
+        self._props = props
+        modules = handler_modules()
+        missing = sorted(set(modules) - set(SPECS))
+        if missing:
+            raise KeyError(f"no FunctionSpec for handler modules {missing}")
+        self.code = self._build_code(props.code_root)
+        self.layer = self._build_layer(props.layer_dir)
+        self.by_module: dict[str, lambda_.Function] = {}
+        self.log_groups: dict[str, logs.LogGroup] = {}
+        for module in modules:
+            spec = SPECS[module]
+            log_group = self._build_log_group(spec)
+            role = self._build_role(spec, log_group)
+            self.by_module[module] = self._build_function(spec, role, log_group)
+            self.log_groups[module] = log_group
+
+    def for_target(self, target: str) -> lambda_.Function:
+        """The function for a ``ROUTES`` / ``TIMERS`` target (``"functions.guess:handler"``)."""
+        return self.by_module[target.split(":")[0].removeprefix("functions.")]
+
+    def _build_code(self, code_root: Path) -> lambda_.Code:
+        return lambda_.Code.from_asset(
+            str(code_root), exclude=CODE_EXCLUDE, ignore_mode=IgnoreMode.GIT
+        )
+
+    def _build_layer(self, layer_dir: Path) -> lambda_.LayerVersion:
+        return lambda_.LayerVersion(
+            self,
+            "Dependencies",
+            code=lambda_.Code.from_asset(str(layer_dir)),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+            description="Third-party runtime dependencies (pyproject.toml, less boto3)",
+        )
+
+    def _build_log_group(self, spec: FunctionSpec) -> logs.LogGroup:
+        return logs.LogGroup(
+            self,
+            f"{spec.logical_id}Logs",
+            retention=self._props.log_retention,
+            removal_policy=self._props.removal_policy,
+        )
+
+    def _build_role(self, spec: FunctionSpec, log_group: logs.LogGroup) -> iam.Role:
+        role = iam.Role(
+            self,
+            f"{spec.logical_id}Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"Least privilege for the {spec.module} function",
+        )
+        for statement in self._statements(spec, log_group):
+            role.add_to_policy(statement)
+        self._acknowledge_wildcards(spec, role)
+        return role
+
+    def _acknowledge_wildcards(self, spec: FunctionSpec, role: iam.Role) -> None:
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords accept "
+            "only Resource '*' (CDK adds exactly these two actions for Tracing.ACTIVE).",
+        )
+        if spec.pushes:
+            for arn in self._props.connections_arns:
+                acknowledge(
+                    role,
+                    wildcard_resource_finding(role, arn),
+                    "API Gateway mints a connection id per client at $connect, so pushing "
+                    "to or closing connections cannot name them in advance; the ARN is scoped "
+                    "to this API, this stage and one @connections method.",
+                )
+
+    def _statements(self, spec: FunctionSpec, log_group: logs.LogGroup) -> list[iam.PolicyStatement]:
+        props = self._props
+        table_arn = props.table.table_arn
+        statements = [
+            iam.PolicyStatement(
+                sid="WriteOwnLogs",
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[log_group.log_group_arn],
+            )
+        ]
+        if spec.table is TableAccess.PUT_ONLY:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="RecordConnection", actions=["dynamodb:PutItem"], resources=[table_arn]
+                )
+            )
+        else:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="ReadWriteItems",
+                    actions=[*READ_ACTIONS, *WRITE_ACTIONS],
+                    resources=[table_arn],
+                )
+            )
+        if spec.indexes:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="QueryIndexes",
+                    actions=["dynamodb:Query"],
+                    resources=[f"{table_arn}/index/{name}" for name in spec.indexes],
+                )
+            )
+        if spec.pushes:
+            # Connection ids are minted by API Gateway per client, so the ARN ends in a
+            # wildcard; it is scoped to this API's stage and to POST/DELETE @connections.
+            statements.append(
+                iam.PolicyStatement(
+                    sid="PushToConnections",
+                    actions=["execute-api:ManageConnections"],
+                    resources=props.connections_arns,
+                )
+            )
+        if spec.schedules:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="StartDeadline",
+                    actions=["states:StartExecution"],
+                    resources=[props.state_machine_arn],
+                )
+            )
+        return statements
+
+    def _build_function(
+        self, spec: FunctionSpec, role: iam.Role, log_group: logs.LogGroup
+    ) -> lambda_.Function:
+        props = self._props
+        environment = {
+            **settings_environment(props.settings, spec.needed_settings()),
+            **props.powertools,
+        }
+        return lambda_.Function(
+            self,
+            spec.logical_id,
+            description=spec.description or spec.module,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=spec.handler,
+            code=self.code,
+            layers=[self.layer],
+            memory_size=spec.memory_mb,
+            timeout=Duration.seconds(spec.timeout_s),
+            role=role,
+            log_group=log_group,
+            environment=environment,
+            # X-Ray instead of Powertools Tracer (see shared/runtime/observability.py).
+            tracing=lambda_.Tracing.ACTIVE,
+        )

@@ -1,0 +1,170 @@
+"""Infrastructure: the API Gateway WebSocket API — route selection on ``action``, one route per
+``functions.routes.ROUTES`` key, one throttled stage with JSON access logs, and the stage's
+``@connections`` callback URL and ARNs for the functions that push."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import jsii
+from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.constructs.nag import acknowledge
+
+ROUTE_SELECTION = "$request.body.action"
+
+ACCESS_LOG_FORMAT = {
+    "requestId": "$context.requestId",
+    "requestTime": "$context.requestTimeEpoch",
+    "connectionId": "$context.connectionId",
+    "eventType": "$context.eventType",
+    "routeKey": "$context.routeKey",
+    "status": "$context.status",
+    "integrationStatus": "$context.integration.status",
+    "integrationLatency": "$context.integration.latency",
+    "error": "$context.error.message",
+    "integrationError": "$context.integration.error",
+}
+"""No source IP, no query string, no body: players are anonymous (ruling 11)."""
+
+
+@jsii.implements(apigwv2.IAccessLogSettings)
+class _AccessLogs:
+    def __init__(self, log_group: logs.ILogGroup) -> None:
+        self._destination = apigwv2.LogGroupLogDestination(log_group)
+
+    @property
+    def destination(self) -> apigwv2.IAccessLogDestination:
+        return self._destination
+
+    @property
+    def format(self) -> apigw.AccessLogFormat:
+        return apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FORMAT))
+
+
+class WebSocketApi(Construct):
+    """The API and its one stage. Call ``add_routes`` once the functions exist.
+
+    Attributes: ``api``, ``stage``, ``url`` (``wss://``), ``callback_url`` (``https://``, the
+    Management API endpoint), ``connections_arns`` (POST/DELETE ``@connections/*`` of this stage).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        stage_name: str,
+        rate_limit: float,
+        burst_limit: int,
+        log_retention: logs.RetentionDays,
+        removal_policy: RemovalPolicy,
+        account_log_role: bool,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.api = self._build_api()
+        self.access_logs = self._build_access_log_group(log_retention, removal_policy)
+        account = self._build_account_log_role() if account_log_role else None
+        self.stage = self._build_stage(stage_name, rate_limit, burst_limit)
+        if account is not None:
+            # API Gateway refuses a stage with access logs until the account has a log role.
+            self.stage.node.add_dependency(account)
+        self.url = self.stage.url
+        self.callback_url = self.stage.callback_url
+        self.connections_arns = self._connections_arns(stage_name)
+        self._integrations: dict[str, integrations.WebSocketLambdaIntegration] = {}
+
+    def add_routes(self, targets: Mapping[str, lambda_.IFunction]) -> None:
+        """One route per key (``$connect``, ``$disconnect``, ``$default`` and each action),
+        integrated with its function; functions shared by several routes share one integration."""
+        for route_key, function in targets.items():
+            self.api.add_route(route_key, integration=self._integration(function))
+        self._acknowledge_open_routes()
+
+    def _build_api(self) -> apigwv2.WebSocketApi:
+        return apigwv2.WebSocketApi(
+            self,
+            "Api",
+            api_name=f"{Stack.of(self).stack_name}-ws",
+            description="Wordle Tournament: JSON over WebSocket, one route per inbound action",
+            route_selection_expression=ROUTE_SELECTION,
+        )
+
+    def _build_access_log_group(
+        self, retention: logs.RetentionDays, removal_policy: RemovalPolicy
+    ) -> logs.LogGroup:
+        return logs.LogGroup(self, "AccessLogs", retention=retention, removal_policy=removal_policy)
+
+    def _build_account_log_role(self) -> apigw.CfnAccount:
+        """The region-wide API Gateway setting that lets it write logs (needed for access logs).
+
+        Kept on stack deletion: another stack or stage in the account may rely on it.
+        """
+        role = iam.Role(
+            self,
+            "ApiGatewayLogsRole",
+            assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"),
+            managed_policies=[
+                iam.ManagedPolicy.from_aws_managed_policy_name(
+                    "service-role/AmazonAPIGatewayPushToCloudWatchLogs"
+                )
+            ],
+        )
+        role.apply_removal_policy(RemovalPolicy.RETAIN)
+        acknowledge(
+            role,
+            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+            "AmazonAPIGatewayPushToCloudWatchLogs]",
+            "API Gateway's account-level logging role must be able to create and write any of "
+            "the account's API log groups; this AWS managed policy is the documented one.",
+        )
+        account = apigw.CfnAccount(self, "ApiGatewayAccount", cloud_watch_role_arn=role.role_arn)
+        account.apply_removal_policy(RemovalPolicy.RETAIN)
+        return account
+
+    def _build_stage(self, stage_name: str, rate_limit: float, burst_limit: int) -> apigwv2.WebSocketStage:
+        return apigwv2.WebSocketStage(
+            self,
+            "Stage",
+            web_socket_api=self.api,
+            stage_name=stage_name,
+            auto_deploy=True,
+            throttle=apigwv2.ThrottleSettings(rate_limit=rate_limit, burst_limit=burst_limit),
+            access_log_settings=_AccessLogs(self.access_logs),
+        )
+
+    def _connections_arns(self, stage_name: str) -> list[str]:
+        stack = Stack.of(self)
+        return [
+            stack.format_arn(
+                service="execute-api",
+                resource=self.api.api_id,
+                resource_name=f"{stage_name}/{method}/@connections/*",
+            )
+            for method in ("POST", "DELETE")
+        ]
+
+    def _integration(self, function: lambda_.IFunction) -> integrations.WebSocketLambdaIntegration:
+        key = function.node.path
+        if key not in self._integrations:
+            self._integrations[key] = integrations.WebSocketLambdaIntegration(
+                f"{function.node.id}Integration", function
+            )
+        return self._integrations[key]
+
+    def _acknowledge_open_routes(self) -> None:
+        acknowledge(
+            self.api,
+            "AwsSolutions-APIG4",
+            "Players are anonymous by design (DESIGN.md ruling 11): the first session message "
+            "creates a player and returns a secret token; later connections present it in the "
+            "session message, never in the URL. Every action checks the session.",
+        )
