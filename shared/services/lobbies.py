@@ -9,6 +9,8 @@ also creates the tournament and moves all 8 players to ``playing``.
 
 from __future__ import annotations
 
+import itertools
+
 from shared.domain import matchmaking as mm
 from shared.domain.errors import AlreadyPlayingError, AlreadyQueuedError, NotQueuedError
 from shared.services.base import Deps, Outbox, retrying
@@ -73,10 +75,12 @@ def join(deps: Deps, player_id: str, language_code: str) -> None:
     AlreadyInPartyError (party members start together with ``party_start``)."""
     deps.lexicon.language(language_code)
     box = Outbox()
+    tries = itertools.count(1)
 
     def attempt() -> None:
         box.messages.clear()
         box.timers.clear()
+        retry = next(tries) > 1
         player = deps.store.get_player(player_id)
         assert player is not None
         if player.status is PlayerStatus.QUEUED:
@@ -89,19 +93,47 @@ def join(deps: Deps, player_id: str, language_code: str) -> None:
 
             raise AlreadyInPartyError("you are in a party: the leader starts the game")
         candidates = deps.store.waiting_lobbies(language_code)
-        chosen = mm.choose_lobby([_view(c) for c in candidates], entrant, language=language_code)
-        if chosen is None:
+        found = _pick(deps, candidates, entrant, language_code, consistent=retry)
+        if found is None:
             lobby = Lobby(
                 lobby_id=deps.new_id(), language=language_code, created_ms=deps.clock.now_ms()
             )
         else:
-            lobby = next(c for c in candidates if c.lobby_id == chosen.lobby_id)
+            lobby = found
             mm.check_admission(_view(lobby), entrant)
         player.tournament_id = None  # stops spectating an earlier tournament
         deps.store.commit(seat_players(deps, lobby, [player], box))
 
     retrying(deps, attempt)
     box.flush(deps)
+
+
+def _pick(
+    deps: Deps, candidates: list[Lobby], entrant: mm.Seat, language: str, *, consistent: bool
+) -> Lobby | None:
+    """The waiting lobby to seat ``entrant`` in (ruling 8), or None to open one.
+
+    The candidates come from gsi_waiting, which is eventually consistent: a lobby there may
+    be older than the table (a seat taken, started). Saving on such a stale version conflicts,
+    and so would every retry while the index lags, ending in ``try_again``. So after a
+    conflict (``consistent``) each choice is re-read with a strongly consistent GetItem and
+    re-checked, falling back to the next best candidate. The first attempt trusts the index
+    (one Query, no extra read); the conditional save keeps it safe either way."""
+    pool = {c.lobby_id: c for c in candidates}
+    while True:
+        chosen = mm.choose_lobby([_view(c) for c in pool.values()], entrant, language=language)
+        if chosen is None:
+            return None
+        lobby = pool.pop(chosen.lobby_id)
+        if not consistent:
+            return lobby
+        fresh = deps.store.get_lobby(lobby.lobby_id)
+        if (
+            fresh is not None
+            and fresh.status is LobbyStatus.WAITING
+            and mm.admits(_view(fresh), entrant)
+        ):
+            return fresh
 
 
 def leave(deps: Deps, player_id: str) -> None:

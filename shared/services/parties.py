@@ -6,6 +6,8 @@ players racing for the 8th place cannot both get it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from shared.domain import matchmaking as mm
 from shared.domain import party as rules
 from shared.domain.errors import (
@@ -45,7 +47,7 @@ def party_snapshot(deps: Deps, party_id: str) -> out.PartyEvent | None:
     return party_event(rec, members, _status(members))
 
 
-def _broadcast(deps: Deps, rec: PartyRecord, box: Outbox, extra: list[Player] = ()) -> None:
+def _broadcast(deps: Deps, rec: PartyRecord, box: Outbox, extra: Sequence[Player] = ()) -> None:
     members = deps.store.get_players(rec.party.members)
     for p in extra:
         members[p.player_id] = p

@@ -4,6 +4,9 @@ lands elsewhere, or gets a clear error. Final stored state is asserted (moto).""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import pytest
 
 from shared.domain.errors import AlreadyInPartyError, AlreadyPlayingError, PartyFullError
@@ -204,3 +207,48 @@ def test_party_start_racing_a_solo_join_never_overfills(backend, first):
         s["player_id"] for i in backend.items() if i["pk"].startswith("LOBBY#") for s in i["seats"]
     ]
     assert sorted(seated) == sorted([leader.id, member.id, solo.id])
+
+
+class _LaggingIndex:
+    """A store whose gsi_waiting answers stay frozen at one moment (the index lags the
+    table longer than a whole retry loop)."""
+
+    def __init__(self, inner, frozen):
+        self._inner = inner
+        self._frozen = frozen
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def waiting_lobbies(self, language, limit=50):
+        return [copy.deepcopy(x) for x in self._frozen if x.language == language]
+
+
+def test_join_succeeds_while_the_waiting_index_lags(backend):
+    a = backend.player("a")
+    a.join("en")
+    lobby_id = a.last("lobby")["lobby_id"]
+    frozen = backend.store.waiting_lobbies("en")  # the lobby at version 1, one seat
+    b, x = backend.player("b"), backend.player("x")
+    b.join("en")  # the table moves on; the index does not
+    deps = dataclasses.replace(backend.deps, store=_LaggingIndex(backend.store, frozen))
+
+    lobbies.join(deps, x.id, "en")
+
+    assert [s.player_id for s in backend.store.get_lobby(lobby_id).seats] == [a.id, b.id, x.id]
+    assert backend.store.get_player(x.id).lobby_id == lobby_id
+
+
+def test_join_skips_a_started_lobby_the_lagging_index_still_lists(backend):
+    _, lobby_id = _seat(backend, 7)
+    frozen = backend.store.waiting_lobbies("en")
+    y, x = backend.player("y"), backend.player("x")
+    y.join("en")  # 8th seat: started, but the frozen index still says waiting with 7
+    deps = dataclasses.replace(backend.deps, store=_LaggingIndex(backend.store, frozen))
+
+    lobbies.join(deps, x.id, "en")
+
+    px = backend.store.get_player(x.id)
+    assert px.status is PlayerStatus.QUEUED
+    assert px.lobby_id != lobby_id
+    assert len(backend.store.get_lobby(lobby_id).seats) == 8
