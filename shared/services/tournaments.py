@@ -13,8 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shared.domain import events as ev
-from shared.domain.errors import DomainError, NotInDuelError, NotInTournamentError
-from shared.domain.tournament import Dealer, Entrant, Tournament
+from shared.domain.duel import Duel
+from shared.domain.errors import (
+    AlreadyEliminatedError,
+    DomainError,
+    DuelNotStartedError,
+    DuelOverError,
+    NotInDuelError,
+    NotInTournamentError,
+    NotYourTurnError,
+    TournamentOverError,
+)
+from shared.domain.tournament import Dealer, Entrant, Phase, Tournament
 from shared.domain.words import check_guess
 from shared.services.base import Deps, Outbox, retrying
 from shared.services.errors import NotFoundError
@@ -169,12 +179,9 @@ def guess(deps: Deps, connection_id: str, duel_id: str, raw_word: str) -> None:
         player_id = _player_by_connection(rec, connection_id)
         t, events = rec.tournament.expire(now, dealer)
         try:
-            duel = t.duel(duel_id)
-            if player_id not in duel.players:
-                raise NotInDuelError("this is not your duel")
+            # State and turn checks first: an out-of-turn player learns that, not "not a word".
+            duel = _precheck(t, player_id, duel_id, now)
             language = deps.lexicon.language(t.language)
-            # Turn and state checks first: an out-of-turn player learns that, not "not a word".
-            _precheck(t, player_id, duel_id, now)
             word, tiles = check_guess(
                 language, deps.lexicon.allowed(t.language, duel.length), raw_word, duel.length
             )
@@ -185,30 +192,30 @@ def guess(deps: Deps, connection_id: str, duel_id: str, raw_word: str) -> None:
             raise
         return t2, events + more
 
-    change_tournament(deps, tid, decide)
+    try:
+        change_tournament(deps, tid, decide)
+    except NotFoundError as err:  # a forged duel id naming no tournament: same as any other
+        raise NotInDuelError("no such duel") from err
 
 
-def _precheck(t: Tournament, player_id: str, duel_id: str, now: int) -> None:
-    """The duel refusals that do not depend on the word (so they come first)."""
-    from shared.domain.errors import (
-        AlreadyEliminatedError,
-        DuelNotStartedError,
-        DuelOverError,
-        NotYourTurnError,
-        TournamentOverError,
-    )
-
+def _precheck(t: Tournament, player_id: str, duel_id: str, now: int) -> Duel:
+    """The refusals that do not depend on the word, most telling first: the tournament is
+    over, the player is out, the duel is not theirs (or not this round's), it is over, it has
+    not started, it is the opponent's turn. Returns the duel."""
     if t.over:
         raise TournamentOverError("the tournament is over")
     if not t.player(player_id).alive:
         raise AlreadyEliminatedError("you are out of this tournament")
     d = t.duel(duel_id)
+    if player_id not in d.players:
+        raise NotInDuelError("this is not your duel")
     if d.over:
         raise DuelOverError("the duel is over")
-    if not d.started(now) or t.phase.value == "intro":
+    if not d.started(now) or t.phase is Phase.INTRO:
         raise DuelNotStartedError("the round intro is still running")
     if d.next_player != player_id:
         raise NotYourTurnError("it is your opponent's turn")
+    return d
 
 
 def _player_by_connection(rec: TournamentRecord, connection_id: str) -> str:

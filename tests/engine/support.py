@@ -295,3 +295,67 @@ def check_messages(game: Game) -> None:
             elif m["type"] == "duel_end":
                 assert m["duel_id"] not in ended, (p.name, m)
                 ended.add(m["duel_id"])
+
+
+# ------------------------------------------------------------------------------ interleaving
+class Interleaver:
+    """Deterministic races at the service layer.
+
+    ``run(first, second)``: ``first`` runs until its first tournament commit — it has loaded
+    the item and decided — then ``second`` runs to completion, then ``first``'s commit goes on
+    (and, on a version conflict, ``first`` re-reads and re-decides like in production).
+    The store proxy is installed in the shared ``Deps`` the real handlers use.
+    """
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.inner = backend.deps.store
+        self.pending: Callable[[], Any] | None = None
+        self.commits: list[bool] = []  # True per committed tournament write, False on conflict
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def commit(self, writes: Any) -> None:
+        from shared.services.errors import ConflictError
+
+        is_tournament = any(isinstance(w, TournamentRecord) for w in writes)
+        if self.pending is not None and is_tournament:
+            second, self.pending = self.pending, None
+            second()
+        try:
+            self.inner.commit(writes)
+        except ConflictError:
+            if is_tournament:
+                self.commits.append(False)
+            raise
+        if is_tournament:
+            self.commits.append(True)
+
+    def run(self, first: Callable[[], Any], second: Callable[[], Any]) -> None:
+        deps = self.backend.deps
+        deps.store = self
+        self.pending = second
+        try:
+            first()
+        finally:
+            deps.store = self.inner
+        assert self.pending is None, "the first use case never reached its commit"
+
+
+class AwsCalls:
+    """Counts the DynamoDB operations the backend's client makes (botocore event hook)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.calls: list[str] = []
+        backend.client.meta.events.register("before-call.dynamodb", self._record)
+
+    def _record(self, model: Any, **_: Any) -> None:
+        self.calls.append(model.name)
+
+    def __enter__(self) -> list[str]:
+        self.calls.clear()
+        return self.calls
+
+    def __exit__(self, *exc: object) -> None:
+        return None
