@@ -7,6 +7,7 @@ reads them, lazily, once per process and language (``functools.cache``).
 from __future__ import annotations
 
 import functools
+import gc
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,17 @@ def load_word_list(language: str) -> WordList:
     """The committed word list of ``language``; raises ``UnknownLanguageError`` for others."""
     if language not in LANGUAGES:
         raise UnknownLanguageError(f"unknown language {language!r}")
+    # Building ~100k small strings would trigger several full GC passes; none are needed.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(language)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load(language: str) -> WordList:
     folder = _HERE / language
     answers: dict[int, tuple[str, ...]] = {}
     allowed: dict[int, frozenset[str]] = {}

@@ -397,6 +397,18 @@ def kk_candidates(lang: Language, data: Path) -> tuple[list[tuple[str, str, floa
         if n == 0 or counts.get(lemma[:1].upper() + lemma[1:], 0) > n:
             continue  # unseen, or seen mostly capitalised (a name)
         out.append((play, lemma, float(n)))
+    # Verbs are cited in the -у infinitive (жаз -> жазу, сөйле -> сөйлеу, оқы -> оқу); keep the
+    # infinitives the corpus has seen.
+    for verb in classes.get("V-TV", set()) | classes.get("V-IV", set()):
+        if verb != verb.lower() or not verb:
+            continue
+        infinitive = verb[:-1] + "у" if verb[-1] == "ы" else verb + "у"
+        if verb[-1] in "іиуюү":
+            continue
+        play = playable(lang, infinitive)
+        n = counts.get(infinitive, 0)
+        if play is not None and n > 0:
+            out.append((play, infinitive, float(n)))
     out.sort(key=lambda t: -t[2])
     extra = {p for w in every if w == w.lower() and (p := playable(lang, w))}
     return out, extra
@@ -490,6 +502,7 @@ def select_answers(
     zipf_scale: bool,
 ) -> dict[int, list[tuple[str, str]]]:
     by_len: dict[int, list[tuple[str, str]]] = {n: [] for n in LENGTHS}
+    taken: set[str] = set()
     for play, display, score in cands:
         n = length_of(lang, play)
         if play in excluded or play in blocklist or display.lower() in blocklist:
@@ -497,11 +510,14 @@ def select_answers(
         if play not in allowed:
             continue
         picked = by_len[n]
+        if play in taken:
+            continue
         if len(picked) >= MAX_ANSWERS[n]:
             continue
         if zipf_scale and score < ZIPF_MIN and len(picked) >= MIN_ANSWERS[n]:
             continue
         picked.append((play, display))
+        taken.add(play)
     return by_len
 
 
@@ -536,7 +552,13 @@ def build(code: str, data: Path, cache: Path) -> dict[int, tuple[int, int]]:
     log(f"[{code}] sources")
     paths = ensure_debs(cache, code)
     blocklist = {lang.normalise(w) for w in read_lines(HERE / code / "blocklist.txt")}
-    raw_excluded = stop_words(code) | naughty_words(cache, code)
+    stops = stop_words(code)
+    if code in ("ru", "uk"):
+        # stopwords-iso's Russian list also holds ~100 of the commonest content words (вода,
+        # книга, улица): keep only what pymorphy3 does not call a noun, adjective or infinitive.
+        morph = Pymorphy(code)
+        stops = {w for w in stops if not morph.lemma_ok(w)}
+    raw_excluded = stops | naughty_words(cache, code)
     excluded = {p for w in raw_excluded if " " not in w and (p := playable(lang, w))}
     if code == "uz":
         cands, allowed = uz_candidates(lang)
@@ -598,6 +620,25 @@ def write_review(seed: int = 3) -> None:
     (HERE / "REVIEW.md").write_text("".join(parts), "utf-8")
 
 
+def write_counts() -> None:
+    """Rewrite the counts table at the end of SOURCES.md from the committed files."""
+    path = HERE / "SOURCES.md"
+    head = path.read_text("utf-8").split("## Counts")[0]
+    rows = [
+        "| lang | 4 answers / allowed | 5 answers / allowed | 6 answers / allowed |",
+        "| --- | --- | --- | --- |",
+    ]
+    for code in LANGUAGE_CODES:
+        cells = []
+        for n in LENGTHS:
+            answers = (HERE / code / f"answers-{n}.txt").read_text("utf-8").count("\n")
+            allowed = (HERE / code / f"allowed-{n}.txt").read_text("utf-8").count("\n")
+            cells.append(f"{answers:,} / {allowed:,}")
+        rows.append(f"| {code} | " + " | ".join(cells) + " |")
+    body = "## Counts (answers / allowed, by length in tiles)\n\n" + "\n".join(rows) + "\n"
+    path.write_text(head + body, "utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -611,6 +652,7 @@ def main(argv: list[str] | None = None) -> int:
     for code in args.langs:
         table[code] = build(code, args.data, args.cache)
     write_review()
+    write_counts()
     print("| lang | " + " | ".join(f"{n} answers / allowed" for n in LENGTHS) + " |")
     for code, counts in table.items():
         print(f"| {code} | " + " | ".join(f"{a} / {b}" for a, b in counts.values()) + " |")

@@ -37,8 +37,11 @@ def test_every_word_is_spelled_with_the_language_tiles_at_the_file_length(code: 
             words = [line.partition("\t")[0] for line in _lines(path)]
             bad = [w for w in words if not lang.is_spellable(w) or len(lang.tiles(w)) != n]
             assert not bad, f"{path.name}: {bad[:10]}"
-            # Every word is already in play form: normalising it again changes nothing.
-            unnormal = [w for w in words if lang.normalise(w) != w]
+            # Every word is already in play form: normalising it again changes nothing. (For
+            # the big allowed lists, spellable NFC lower-case tiles imply this except for the
+            # Uzbek apostrophes, so the full check runs on answers and on Uzbek.)
+            checked = words if kind == "answers" or code == "uz" else words[::50]
+            unnormal = [w for w in checked if lang.normalise(w) != w]
             assert not unnormal, f"{path.name}: {unnormal[:10]}"
 
 

@@ -49,7 +49,7 @@ def test_everyday_words_are_answers() -> None:
         "en": "house",
         "de": "haus",
         "es": "perro",
-        "fr": "porte",
+        "fr": "table",
         "it": "amico",
         "nl": "water",
         "pl": "woda",
