@@ -8,6 +8,7 @@ perfect matchings of 8, or 7 byes x 15 matchings of 6).
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,25 @@ def matchings(players: Sequence[str]) -> Iterator[tuple[Pair, ...]]:
             yield tuple(sorted((pair, *sub)))
 
 
+@functools.cache
+def _index_matchings(n: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Every perfect matching of ``range(n)`` (n even), computed once per n (105 for 8)."""
+    return tuple(
+        tuple((int(a), int(b)) for a, b in m) for m in matchings([str(i) for i in range(n)])
+    )
+
+
+def _matchings_of(players: Sequence[str]) -> list[tuple[Pair, ...]]:
+    """``matchings`` of a sorted list, via the cached index matchings (same order)."""
+    out = []
+    for m in _index_matchings(len(players)):
+        out.append(tuple(sorted((players[a], players[b]) for a, b in m)))
+    return out
+
+
 def _rematches(pairs: Sequence[Pair], previous: Collection[frozenset[str]]) -> int:
+    if not previous:
+        return 0
     return sum(1 for p in pairs if frozenset(p) in previous)
 
 
@@ -60,14 +79,15 @@ def candidate_pairings(
         raise ValueError("pairing needs at least two players")
     options: list[Pairing] = []
     if len(players) % 2 == 0:
-        options = [Pairing(m, None) for m in matchings(players)]
+        options = [Pairing(m, None) for m in _matchings_of(players)]
     else:
         byes = [p for p in players if p != previous_bye] or players
         for bye in byes:
             rest = [p for p in players if p != bye]
-            options.extend(Pairing(m, bye) for m in matchings(rest))
-    best = min(_rematches(o.pairs, previous_pairs) for o in options)
-    return [o for o in options if _rematches(o.pairs, previous_pairs) == best]
+            options.extend(Pairing(m, bye) for m in _matchings_of(rest))
+    counts = [_rematches(o.pairs, previous_pairs) for o in options]
+    best = min(counts)
+    return [o for o, c in zip(options, counts, strict=True) if c == best]
 
 
 def pair_round(
