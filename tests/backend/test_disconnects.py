@@ -124,6 +124,10 @@ def test_push_to_a_gone_connection_starts_the_disconnect_flow(backend):
     assert [len(m["players"]) for m in c.all("lobby")] == [3]
     assert [t.ref for t in backend.clock.pending()] == [b.id]
 
+    before = backend.snapshot()
+    b.disconnect()  # API Gateway's own $disconnect arrives later: nothing more happens
+    assert backend.snapshot() == before
+
 
 # ------------------------------------------------------------------ ApiGatewayNotifier
 def test_notifier_reports_gone_connections_and_keeps_sending_to_the_others():

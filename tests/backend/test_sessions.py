@@ -81,6 +81,13 @@ def test_resume_binds_the_new_connection_and_closes_the_old_one(backend):
     assert backend.notifier.sent[old][-1]["code"] == "no_session"
     assert backend.item(schema.player_key(a.id))["status"] == "idle"
 
+    # closing it makes API Gateway send its $disconnect: the player stays connected
+    backend.invoke("$disconnect", old)
+    assert backend.item(schema.connection_key(old)) is None
+    profile = backend.item(schema.player_key(a.id))
+    assert (profile["connected"], profile["connection_id"]) == (True, a.connection_id)
+    assert backend.clock.pending() == []
+
 
 def test_resume_after_a_disconnect_sends_no_session_replaced(backend):
     a = backend.player("a")
