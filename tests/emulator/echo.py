@@ -18,17 +18,16 @@ import boto3
 
 Event = dict[str, Any]
 
-DUMMY_CREDENTIALS = {
-    "aws_access_key_id": "testing",
-    "aws_secret_access_key": "testing",
-    "region_name": "us-east-1",
-}
+
+def session() -> boto3.session.Session:
+    """Dummy credentials: the local endpoints ignore signatures."""
+    return boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+    )
 
 
 def management_client(endpoint_url: str) -> Any:
-    return boto3.session.Session(**DUMMY_CREDENTIALS).client(
-        "apigatewaymanagementapi", endpoint_url=endpoint_url
-    )
+    return session().client("apigatewaymanagementapi", endpoint_url=endpoint_url)
 
 
 class Recorder:

@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import boto3
 import pytest
 
 from infra.emulator.dynamo import EmbeddedDynamo, SerialisedApp, create_tables
 
-from .echo import DUMMY_CREDENTIALS
+from .echo import session
 
 pytestmark = pytest.mark.enable_socket
 
@@ -42,7 +41,7 @@ def eager_thread_switching() -> Iterator[None]:
 
 
 def client(endpoint: str) -> Any:
-    return boto3.session.Session(**DUMMY_CREDENTIALS).client("dynamodb", endpoint_url=endpoint)
+    return session().client("dynamodb", endpoint_url=endpoint)
 
 
 def make_table(ddb: Any) -> None:
