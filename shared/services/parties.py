@@ -122,8 +122,10 @@ def leave(deps: Deps, player_id: str) -> None:
         if rec is not None:
             remaining = rules.leave(rec.party, player_id)
             if remaining is None:
-                writes.append(InviteDeleted(rec.party.invite))
-                # the emptied party item stays with no members' references; harmless
+                # The party closes: its invite goes. The item itself stays (nobody refers to
+                # it any more) but is saved on its version all the same, so a party_join that
+                # resolved the invite just before cannot still add itself to a closed party.
+                writes += [InviteDeleted(rec.party.invite), rec]
             else:
                 rec.party = remaining
                 writes.append(rec)

@@ -9,7 +9,12 @@ import dataclasses
 
 import pytest
 
-from shared.domain.errors import AlreadyInPartyError, AlreadyPlayingError, PartyFullError
+from shared.domain.errors import (
+    AlreadyInPartyError,
+    AlreadyPlayingError,
+    PartyFullError,
+    UnknownInviteError,
+)
 from shared.services import lobbies, parties
 from shared.services.errors import TryAgainError
 from shared.services.model import LobbyStatus, PlayerStatus
@@ -252,3 +257,21 @@ def test_join_skips_a_started_lobby_the_lagging_index_still_lists(backend):
     assert px.status is PlayerStatus.QUEUED
     assert px.lobby_id != lobby_id
     assert len(backend.store.get_lobby(lobby_id).seats) == 8
+
+
+def test_join_racing_the_last_member_leaving_finds_no_party(backend):
+    last, x = backend.player("last"), backend.player("x")
+    last.send("party_create")
+    event = last.last("party")
+    invite, party_id = event["invite"], event["party_id"]
+    deps, store = interleaving(backend.deps)
+
+    jx = paused(store, "x", lambda: parties.join(deps, x.id, invite))  # invite resolved
+    parties.leave(deps, last.id)  # the party closes, its invite is deleted
+    jx.finish()
+
+    assert isinstance(jx.error, UnknownInviteError)
+    assert backend.store.get_player(x.id).party_id is None
+    assert backend.store.party_id_for_invite(invite) is None
+    rec = backend.store.get_party(party_id)
+    assert rec is None or x.id not in rec.party.members
