@@ -150,7 +150,7 @@ class WordleTournamentStack(Stack):
     def _settings(table_name: str, callback_url: str, machine_arn: str) -> dict[str, str]:
         """Values for the ``Settings`` fields the functions read; clock durations are the rules
         page's (the ``Settings`` defaults)."""
-        defaults = Settings()
+        defaults = Settings.model_validate({})
         return {
             "table_name": table_name,
             "callback_url": callback_url,
@@ -163,7 +163,9 @@ class WordleTournamentStack(Stack):
             "max_message_bytes": str(defaults.max_message_bytes),
         }
 
-    def _build_outputs(self, websocket: WebSocketApi, data: GameTable, clock: DeadlineClock) -> None:
+    def _build_outputs(
+        self, websocket: WebSocketApi, data: GameTable, clock: DeadlineClock
+    ) -> None:
         CfnOutput(self, "WebSocketUrl", value=websocket.url, description="Clients connect here")
         CfnOutput(
             self,

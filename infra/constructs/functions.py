@@ -266,7 +266,9 @@ class Functions(Construct):
                     "to this API, this stage and one @connections method.",
                 )
 
-    def _statements(self, spec: FunctionSpec, log_group: logs.LogGroup) -> list[iam.PolicyStatement]:
+    def _statements(
+        self, spec: FunctionSpec, log_group: logs.LogGroup
+    ) -> list[iam.PolicyStatement]:
         props = self._props
         table_arn = props.table.table_arn
         statements = [
@@ -328,7 +330,9 @@ class Functions(Construct):
         }
         return lambda_.Function(
             self,
-            spec.logical_id,
+            # Not bare "Default": that id would make $default's function this construct's
+            # default child.
+            f"{spec.logical_id}Function",
             description=spec.description or spec.module,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,

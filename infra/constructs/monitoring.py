@@ -78,6 +78,16 @@ class Monitoring(Construct):
             period=PERIOD,
         )
 
+    def _app_metric(self, name: str, statistic: str) -> cw.Metric:
+        """A Powertools metric the functions emit (namespace and service from their env)."""
+        return cw.Metric(
+            namespace=self._props.metrics_namespace,
+            metric_name=name,
+            dimensions_map={"service": self._props.service_name},
+            statistic=statistic,
+            period=PERIOD,
+        )
+
     def _build_function_alarms(self) -> None:
         for module, function in self._props.functions.items():
             name = module.capitalize()
@@ -129,11 +139,6 @@ class Monitoring(Construct):
     def _build_dashboard(self) -> cw.Dashboard:
         props = self._props
         functions = list(props.functions.values())
-        app_metric = {
-            "namespace": props.metrics_namespace,
-            "dimensions_map": {"service": props.service_name},
-            "period": PERIOD,
-        }
         dashboard = cw.Dashboard(self, "Dashboard")
         dashboard.add_widgets(
             cw.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24, height=4)
@@ -185,8 +190,8 @@ class Monitoring(Construct):
             ),
             cw.GraphWidget(
                 title="Deadlines: lateness p99 (ms) and watchdog catches",
-                left=[cw.Metric(metric_name="TimerLateMs", statistic="p99", **app_metric)],
-                right=[cw.Metric(metric_name="OverdueDeadlines", statistic="Sum", **app_metric)],
+                left=[self._app_metric("TimerLateMs", "p99")],
+                right=[self._app_metric("OverdueDeadlines", "Sum")],
             ),
             cw.GraphWidget(
                 title="DynamoDB: consumed capacity and throttles",

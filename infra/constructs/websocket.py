@@ -130,7 +130,9 @@ class WebSocketApi(Construct):
         account.apply_removal_policy(RemovalPolicy.RETAIN)
         return account
 
-    def _build_stage(self, stage_name: str, rate_limit: float, burst_limit: int) -> apigwv2.WebSocketStage:
+    def _build_stage(
+        self, stage_name: str, rate_limit: float, burst_limit: int
+    ) -> apigwv2.WebSocketStage:
         return apigwv2.WebSocketStage(
             self,
             "Stage",

@@ -1,0 +1,61 @@
+"""Test helpers: read a synthesized CloudFormation template (parsed JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def resources(template: dict[str, Any], type_name: str) -> dict[str, dict[str, Any]]:
+    """Logical id -> properties of every resource of ``type_name``."""
+    return {
+        logical_id: resource.get("Properties", {})
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == type_name
+    }
+
+
+def render(value: Any) -> str:
+    """A CloudFormation value as text: ``Ref`` -> ``<Id>``, ``GetAtt`` -> ``<Id.Attr>``,
+    ``Fn::Join`` joined."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "Ref" in value:
+        return f"<{value['Ref']}>"
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return f"<{'.'.join(value['Fn::GetAtt'])}>"
+    if isinstance(value, dict) and "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return str(separator).join(render(p) for p in parts)
+    raise AssertionError(f"unexpected CloudFormation value {value!r}")
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def functions_by_handler(template: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Lambda handler (``functions.guess.handler``) -> (logical id, properties)."""
+    return {
+        props["Handler"]: (logical_id, props)
+        for logical_id, props in resources(template, "AWS::Lambda::Function").items()
+    }
+
+
+def role_statements(template: dict[str, Any], role_logical_id: str) -> list[dict[str, Any]]:
+    """Every statement of every inline policy attached to the role."""
+    statements: list[dict[str, Any]] = []
+    for props in resources(template, "AWS::IAM::Policy").values():
+        if {"Ref": role_logical_id} in props["Roles"]:
+            statements += props["PolicyDocument"]["Statement"]
+    return statements
+
+
+def granted(template: dict[str, Any], role_logical_id: str) -> set[tuple[str, str]]:
+    """(action, rendered resource) pairs the role is allowed."""
+    return {
+        (action, render(resource))
+        for s in role_statements(template, role_logical_id)
+        if s["Effect"] == "Allow"
+        for action in as_list(s["Action"])
+        for resource in as_list(s["Resource"])
+    }

@@ -1,0 +1,112 @@
+"""Infrastructure: the functions — one per handler module of ``ROUTES``/``TIMERS``, Python on
+arm64 with the dependency layer, memory/timeout per function, an environment built from the
+``Settings`` field names, Powertools settings, and a log group with retention."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from functions.routes import ROUTES, TIMERS
+from infra.constructs.functions import SPECS, handler_modules
+from infra.layer import PYTHON_VERSION
+from shared.runtime.settings import Settings
+from tests.infra.cfn import functions_by_handler, render, resources
+
+POWERTOOLS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"}
+SETTING_NAMES = {name.upper() for name in Settings.model_fields}
+
+
+def test_one_function_per_handler_module(dev):
+    handlers = set(functions_by_handler(dev))
+    targets = {t.replace(":", ".") for t in [*ROUTES.values(), *TIMERS.values()]}
+    assert handlers == targets
+    assert set(handler_modules()) == set(SPECS)
+
+
+def test_python_on_arm64_with_the_layer(dev):
+    (layer_id,) = resources(dev, "AWS::Lambda::LayerVersion")
+    for handler, (_, fn) in functions_by_handler(dev).items():
+        assert fn["Runtime"] == f"python{PYTHON_VERSION}", handler
+        assert fn["Architectures"] == ["arm64"], handler
+        assert fn["Layers"] == [{"Ref": layer_id}], handler
+        assert fn["TracingConfig"] == {"Mode": "Active"}, handler
+
+
+def test_memory_and_timeout_are_chosen_per_function(dev):
+    by_handler = functions_by_handler(dev)
+    for spec in SPECS.values():
+        _, fn = by_handler[spec.handler]
+        assert fn["MemorySize"] == spec.memory_mb
+        assert fn["Timeout"] == spec.timeout_s
+        # API Gateway gives up on a WebSocket integration after 29 s.
+        if spec.module not in {t.split(":")[0].split(".")[1] for t in TIMERS.values()}:
+            assert spec.timeout_s <= 29
+    assert len({(s.memory_mb, s.timeout_s) for s in SPECS.values()}) > 1
+
+
+def test_environment_covers_each_functions_settings(dev):
+    by_handler = functions_by_handler(dev)
+    for spec in SPECS.values():
+        _, fn = by_handler[spec.handler]
+        env = fn["Environment"]["Variables"]
+        needed = {name.upper() for name in spec.needed_settings()}
+        assert needed <= set(env), (spec.module, needed - set(env))
+        assert set(env) <= SETTING_NAMES | POWERTOOLS, spec.module
+        assert set(env) >= POWERTOOLS, spec.module
+        assert "TABLE_NAME" in env
+
+
+def test_pushers_and_schedulers_get_the_urls_and_the_clock(dev):
+    by_handler = functions_by_handler(dev)
+    for module in ("guess", "join", "party", "session", "clock", "watchdog", "disconnect"):
+        _, fn = by_handler[f"functions.{module}.handler"]
+        env = fn["Environment"]["Variables"]
+        for name in ("CALLBACK_URL", "STATE_MACHINE_ARN", "TURN_SECONDS", "INTRO_SECONDS"):
+            assert name in env, (module, name)
+        assert "RECONNECT_SECONDS" in env
+    _, watchdog = by_handler["functions.watchdog.handler"]
+    assert "WATCHDOG_GRACE_SECONDS" in watchdog["Environment"]["Variables"]
+
+
+def test_environment_values_point_at_this_stacks_resources(dev):
+    (table_id,) = resources(dev, "AWS::DynamoDB::Table")
+    (api_id,) = resources(dev, "AWS::ApiGatewayV2::Api")
+    (machine,) = resources(dev, "AWS::StepFunctions::StateMachine").values()
+    _, fn = functions_by_handler(dev)["functions.guess.handler"]
+    env = fn["Environment"]["Variables"]
+    assert env["TABLE_NAME"] == {"Ref": table_id}
+    assert render(env["CALLBACK_URL"]).startswith(f"https://<{api_id}>.execute-api.")
+    assert render(env["CALLBACK_URL"]).endswith("/dev")
+    assert render(env["STATE_MACHINE_ARN"]).endswith(f":stateMachine:{machine['StateMachineName']}")
+    assert float(env["TURN_SECONDS"]) == Settings.model_validate({}).turn_seconds
+    assert env["POWERTOOLS_LOG_LEVEL"] == "INFO"
+
+
+def test_each_function_logs_to_its_own_group_with_retention(dev, prod):
+    groups = resources(dev, "AWS::Logs::LogGroup")
+    seen = set()
+    for _, fn in functions_by_handler(dev).values():
+        group_id = fn["LoggingConfig"]["LogGroup"]["Ref"]
+        assert groups[group_id]["RetentionInDays"] > 0
+        seen.add(group_id)
+    assert len(seen) == len(SPECS)
+    for logical_id in resources(prod, "AWS::Logs::LogGroup"):
+        assert prod["Resources"][logical_id]["DeletionPolicy"] == "Retain"
+
+
+def test_code_asset_holds_only_the_handler_packages(synthesized, dev):
+    _, fn = functions_by_handler(dev)["functions.guess.handler"]
+    asset_hash = fn["Code"]["S3Key"]
+    folders = [
+        p
+        for p in Path(synthesized.outdir).glob("asset.*")
+        if p.is_dir() and asset_hash.startswith(p.name.removeprefix("asset."))
+    ]
+    assert len(folders) == 1
+    code = folders[0]
+    assert sorted(p.name for p in code.iterdir()) == ["functions", "shared", "wordlists"]
+    names = {p.name for p in code.rglob("*")}
+    assert not names & {"__pycache__", "tests", ".venv", "node_modules", "cdk.out"}
+    assert not any(name.endswith(".pyc") for name in names)
+    assert (code / "functions" / "guess.py").is_file()
+    assert (code / "shared" / "runtime" / "settings.py").is_file()
