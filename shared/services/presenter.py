@@ -178,7 +178,7 @@ def present(
 
     for e in events:
         if isinstance(e, ev.RoundStarted):
-            box.add(everyone(rec), round_event(t))
+            box.add(everyone(rec), _round_started(t, e))
             box.timers.append(Timer(TimerKind.INTRO, tid, e.round_no, e.intro_deadline_ms))
         elif isinstance(e, ev.DuelStarted):
             for pid in e.players:
@@ -267,6 +267,21 @@ def present(
                     reconnect_deadline_ms=e.reconnect_deadline_ms,
                 ),
             )
+
+
+def _round_started(t: Tournament, e: ev.RoundStarted) -> out.RoundEvent:
+    """The round as it was opened. One change can run past it (a very late watchdog applies
+    its intro, every turn and the next rounds' too), so build it from the event then."""
+    if e.round_no == t.round_no:
+        return round_event(t)
+    return out.RoundEvent(
+        tournament_id=t.tournament_id,
+        round=e.round_no,
+        pairs=[out.Pair(duel_id=d, players=[a, b]) for d, a, b in e.pairs],
+        bye=e.bye,
+        intro_deadline_ms=e.intro_deadline_ms,
+        standings=standings(t),
+    )
 
 
 def _other(players: tuple[str, str], pid: str) -> str:
