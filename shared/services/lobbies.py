@@ -14,6 +14,7 @@ import itertools
 from shared.domain import matchmaking as mm
 from shared.domain.errors import AlreadyPlayingError, AlreadyQueuedError, NotQueuedError
 from shared.services.base import Deps, Outbox, retrying
+from shared.services.errors import NoSessionError
 from shared.services.model import Lobby, LobbyStatus, Player, PlayerStatus, Seat, Write
 from shared.services.presenter import lobby_event, present
 from shared.services.tournaments import leave_tournament, start_tournament
@@ -87,6 +88,10 @@ def join(deps: Deps, player_id: str, language_code: str) -> None:
             raise AlreadyQueuedError("you are already waiting in a lobby")
         if player.status is PlayerStatus.PLAYING:
             raise AlreadyPlayingError("you are already in a tournament")
+        if not player.connected:
+            # the connection that asked closed meanwhile (a retry after $disconnect): an idle
+            # player gets no reconnect deadline, so a seat taken now would never be freed
+            raise NoSessionError("your connection closed; send session again")
         entrant = mm.Seat(player.player_id, player.rating, player.party_id)
         if player.party_id is not None:
             from shared.domain.errors import AlreadyInPartyError

@@ -15,8 +15,8 @@ from shared.domain.errors import (
     PartyFullError,
     UnknownInviteError,
 )
-from shared.services import lobbies, parties
-from shared.services.errors import TryAgainError
+from shared.services import lobbies, parties, players
+from shared.services.errors import NoSessionError, TryAgainError
 from shared.services.model import LobbyStatus, PlayerStatus
 from tests.backend.interleave import interleaving, paused
 
@@ -275,3 +275,17 @@ def test_join_racing_the_last_member_leaving_finds_no_party(backend):
     assert backend.store.party_id_for_invite(invite) is None
     rec = backend.store.get_party(party_id)
     assert rec is None or x.id not in rec.party.members
+
+
+def test_join_racing_its_own_disconnect_takes_no_seat(backend):
+    p = backend.player("p")
+    deps, store = interleaving(backend.deps)
+
+    jp = paused(store, "join", lambda: lobbies.join(deps, p.id, "en"))
+    players.disconnect(deps, p.connection_id)  # the tab closed right after sending join
+    jp.finish()
+
+    assert isinstance(jp.error, NoSessionError)
+    me = backend.store.get_player(p.id)
+    assert (me.status, me.lobby_id, me.connected) == (PlayerStatus.IDLE, None, False)
+    assert _lobby_sizes(backend) == {}  # no ghost seat that no deadline would ever free
