@@ -101,13 +101,32 @@ def change_tournament(
         writes += [w for w in rating if not (isinstance(w, Player) and w.player_id in loaded)]
         deps.store.commit(writes)
         present(rec, events, box, deps.lexicon, own)
+        ended[:] = [own] if any(isinstance(e, ev.TournamentEnded) for e in events) else []
         return rec
 
+    ended: list[dict[str, str | None]] = []
     rec = retrying(deps, attempt)
+    if rec is not None and ended:
+        _back_to_parties(deps, rec, ended[0], box)
     box.flush(deps)
     if refusal:
         raise refusal[0]
     return rec
+
+
+def _back_to_parties(
+    deps: Deps, rec: TournamentRecord, personal: dict[str, str | None], box: Outbox
+) -> None:
+    """Ruling 10: after the tournament the members are back in their party — each party's
+    members get its ``party`` message (status ``open`` now that nobody plays)."""
+    from shared.services.parties import party_snapshot  # parties -> lobbies -> this module
+
+    for party_id in sorted(set(rec.party_ids.values())):
+        event = party_snapshot(deps, party_id)
+        if event is None:
+            continue
+        members = [pid for pid, party in rec.party_ids.items() if party == party_id]
+        box.add([rec.connections.get(m) or personal.get(m) for m in members], event)
 
 
 def _rating_writes(

@@ -291,3 +291,30 @@ def test_disconnect_past_sixty_seconds_counts_as_leaving(backend):
     check_final(game)
     check_messages(game)
     _leave_check(game, away.id, "timeout")
+
+
+def test_party_members_are_back_in_their_party_after_the_tournament(backend):
+    leader, friend = backend.player("leader"), backend.player("friend")
+    leader.send("party_create")
+    friend.send("party_join", invite=leader.last("party")["invite"])
+    leader.send("party_start", language="en")
+    solos = [backend.player(f"solo{i}") for i in range(6)]
+    for p in solos:
+        p.join("en")
+    players = [leader, friend, *solos]
+    tid = leader.last("round")["tournament_id"]
+    assert all(p.last("round")["tournament_id"] == tid for p in players)
+    game = Game(backend, players, tid, {p.id: p for p in players})
+    game.play(solve_on(3))
+    check_final(game)
+    check_messages(game)
+    for p in (leader, friend):
+        types = [m["type"] for m in p.messages]
+        after_end = p.messages[types.index("tournament_end") :]
+        party = [m for m in after_end if m["type"] == "party"]
+        assert len(party) == 1, types
+        assert party[0]["status"] == "open"
+        assert {m["id"] for m in party[0]["members"]} == {leader.id, friend.id}
+        assert peek_player(p.id).party_id == party[0]["party_id"]
+    for p in solos:
+        assert not [m for m in p.messages if m["type"] == "party"]
