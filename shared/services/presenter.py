@@ -221,9 +221,12 @@ def present(
             box.add(
                 [*everyone(rec), mine(e.player_id)],
                 out.EliminatedEvent(
-                    tournament_id=tid, round=e.round_no, player_id=e.player_id, reason=e.reason
+                    tournament_id=tid,
+                    round=e.round_no,
+                    player_id=e.player_id,
+                    reason=e.reason,  # type: ignore[arg-type]
                 ),
-            )  # type: ignore[arg-type]
+            )
         elif isinstance(e, ev.RoundEnded):
             for placed in e.placed:
                 box.add(
