@@ -366,6 +366,9 @@ class LocalGateway:
         return await loop.run_in_executor(self._executor, handler, event, context)
 
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        if not web.WebSocketResponse().can_prepare(request).ok:
+            # not an upgrade: refuse before $connect runs (no handler side effects)
+            return web.json_response({"message": "Bad Request"}, status=400)
         now = _now_ms()
         conn = Connection(
             id=new_id(),

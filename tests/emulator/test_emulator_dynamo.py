@@ -83,7 +83,7 @@ def test_racing_conditional_increments_have_exactly_one_winner_each_round(
     def race(local: Any) -> bool:
         item = local.get_item(TableName=TABLE, Key=key, ConsistentRead=True)["Item"]
         seen = item["n"]["N"]
-        read_done.wait(10)  # everyone has read the same n before anyone writes
+        read_done.wait(30)  # everyone has read the same n before anyone writes
         try:
             local.put_item(
                 TableName=TABLE,

@@ -455,6 +455,12 @@ def test_root_serves_the_web_client_and_upgrades_websockets() -> None:
                 assert "<html" in (await page.text()).lower()
             async with websockets.connect(f"ws://{gw.host}:{gw.port}/") as ws:
                 assert CONNECTION_ID.match(await my_connection_id(ws))
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(gw.ws_url.replace("ws:", "http:")) as plain,
+            ):
+                assert plain.status == 400  # a plain GET is not a connection: no $connect
+        assert len(app.recorder.events("$connect")) == 1
 
     run(scenario)
 
