@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
@@ -139,7 +139,7 @@ class Monitoring(Construct):
     def _build_dashboard(self) -> cw.Dashboard:
         props = self._props
         functions = list(props.functions.values())
-        dashboard = cw.Dashboard(self, "Dashboard")
+        dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=Stack.of(self).stack_name)
         dashboard.add_widgets(
             cw.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24, height=4)
         )

@@ -48,5 +48,6 @@ def test_alarms_fire_on_the_first_occurrence_and_ignore_silence(dev):
         assert alarm["TreatMissingData"] == "notBreaching"
 
 
-def test_one_dashboard(dev):
-    assert len(resources(dev, "AWS::CloudWatch::Dashboard")) == 1
+def test_one_dashboard_named_after_the_stack(dev):
+    (dashboard,) = resources(dev, "AWS::CloudWatch::Dashboard").values()
+    assert dashboard["DashboardName"] == "WordleTournament-dev"
