@@ -24,6 +24,7 @@ from shared.services.model import (
     InviteCreated,
     InviteDeleted,
     Lobby,
+    LobbyOpener,
     LobbyStatus,
     PartyRecord,
     Player,
@@ -45,12 +46,14 @@ def _key_of(record: Any) -> _Key:
         return ("lobby", record.lobby_id)
     if isinstance(record, TournamentRecord):
         return ("tournament", record.tournament.tournament_id)
+    if isinstance(record, LobbyOpener):
+        return ("opener", f"{record.language}#{record.bucket}")
     if isinstance(record, PartyRecord):
         return ("party", record.party.party_id)
     raise TypeError(f"not a versioned record: {type(record).__name__}")
 
 
-_VERSIONED = (Player, Connection, Lobby, TournamentRecord, PartyRecord)
+_VERSIONED = (Player, Connection, Lobby, LobbyOpener, TournamentRecord, PartyRecord)
 
 
 class InMemoryStore:
@@ -102,6 +105,9 @@ class InMemoryStore:
         ]
         waiting.sort(key=lambda lobby: (lobby.created_ms, lobby.lobby_id))
         return [copy.deepcopy(x) for x in waiting[:limit]]
+
+    def get_opener(self, language: str, bucket: int) -> LobbyOpener | None:
+        return self._load("opener", f"{language}#{bucket}")  # type: ignore[no-any-return]
 
     def get_tournament(self, tournament_id: str) -> TournamentRecord | None:
         return self._load("tournament", tournament_id)  # type: ignore[no-any-return]

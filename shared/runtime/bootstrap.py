@@ -97,7 +97,7 @@ def configure(**overrides: Any) -> None:
         _deps = None
 
 
-def set_clock(clock: Clock) -> None:
+def set_clock(clock: Clock | None) -> None:
     """The local runtime's hook: use ``clock`` instead of Step Functions."""
     configure(**{**_overrides, "clock": clock})
 

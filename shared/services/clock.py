@@ -15,14 +15,20 @@ from shared.services.ports import Timer, TimerKind
 from shared.services.tournaments import apply_deadline, tournament_id_of_duel
 
 
-def fire(deps: Deps, timer: Timer) -> None:
-    """Apply one deadline (the clock function's job)."""
+def fire(deps: Deps, timer: Timer) -> bool | None:
+    """Apply one deadline (the clock function's job).
+
+    Turn and intro deadlines are idempotent by time: the tournament applies whatever is due
+    at ``due_ms`` (earliest first), so a late, duplicate or stale firing finds nothing due —
+    returns False, having only read. Returns True when it changed the tournament, None for a
+    reconnect deadline (decided by ``players.reconnect_deadline`` on the player's seq).
+    """
     if timer.kind is TimerKind.RECONNECT:
         reconnect_deadline(deps, timer.ref, timer.seq, timer.due_ms)
-    elif timer.kind is TimerKind.TURN:
-        apply_deadline(deps, tournament_id_of_duel(timer.ref), timer.due_ms)
-    else:
-        apply_deadline(deps, timer.ref, timer.due_ms)
+        return None
+    if timer.kind is TimerKind.TURN:
+        return apply_deadline(deps, tournament_id_of_duel(timer.ref), timer.due_ms)
+    return apply_deadline(deps, timer.ref, timer.due_ms)
 
 
 def watchdog(deps: Deps, grace_ms: int) -> int:

@@ -12,12 +12,28 @@ from __future__ import annotations
 import itertools
 
 from shared.domain import matchmaking as mm
-from shared.domain.errors import AlreadyPlayingError, AlreadyQueuedError, NotQueuedError
+from shared.domain.errors import (
+    AlreadyPlayingError,
+    AlreadyQueuedError,
+    DomainError,
+    NotQueuedError,
+)
+from shared.domain.events import Event
+from shared.domain.tournament import Dealer, Tournament
 from shared.services.base import Deps, Outbox, retrying
 from shared.services.errors import NoSessionError
-from shared.services.model import Lobby, LobbyStatus, Player, PlayerStatus, Seat, Write
+from shared.services.model import (
+    Lobby,
+    LobbyOpener,
+    LobbyStatus,
+    Player,
+    PlayerStatus,
+    Seat,
+    TournamentRecord,
+    Write,
+)
 from shared.services.presenter import lobby_event, present
-from shared.services.tournaments import leave_tournament, start_tournament
+from shared.services.tournaments import change_tournament, leave_tournament, start_tournament
 
 
 def _view(lobby: Lobby) -> mm.LobbyView:
@@ -99,18 +115,66 @@ def join(deps: Deps, player_id: str, language_code: str) -> None:
             raise AlreadyInPartyError("you are in a party: the leader starts the game")
         candidates = deps.store.waiting_lobbies(language_code)
         found = _pick(deps, candidates, entrant, language_code, consistent=retry)
+        opener: list[Write] = []
         if found is None:
-            lobby = Lobby(
-                lobby_id=deps.new_id(), language=language_code, created_ms=deps.clock.now_ms()
-            )
+            lobby, opener = _open_lobby(deps, language_code, entrant)
         else:
             lobby = found
             mm.check_admission(_view(lobby), entrant)
+        watched = player.tournament_id
         player.tournament_id = None  # stops spectating an earlier tournament
-        deps.store.commit(seat_players(deps, lobby, [player], box))
+        deps.store.commit([*seat_players(deps, lobby, [player], box), *opener])
+        watching.clear()
+        if watched:
+            watching.append(watched)
 
+    watching: list[str] = []
     retrying(deps, attempt)
     box.flush(deps)
+    if watching:
+        # a spectator of an earlier tournament stops receiving its messages
+        stop_watching(deps, player_id, watching[0])
+
+
+def stop_watching(deps: Deps, player_id: str, tournament_id: str) -> None:
+    """Drop a spectator's connection from a tournament they no longer watch (ruling 7)."""
+
+    def decide(rec: TournamentRecord, now: int, dealer: Dealer) -> tuple[Tournament, list[Event]]:
+        if (
+            rec.connections.get(player_id) is not None
+            and not rec.tournament.player(player_id).alive
+        ):
+            rec.connections[player_id] = None
+        return rec.tournament, []
+
+    try:
+        change_tournament(deps, tournament_id, decide)
+    except DomainError:
+        return
+
+
+def _open_lobby(deps: Deps, language: str, entrant: mm.Seat) -> tuple[Lobby, list[Write]]:
+    """No waiting lobby admits the entrant: sit in the lobby that the language and rating
+    bucket's opener points to, if it still waits and admits them, else open a new one and
+    point the opener at it (saved with the seat, on the opener's version). Concurrent openers
+    thus meet in one lobby instead of each waiting alone."""
+    bucket = entrant.rating // mm.RATING_WINDOW
+    opener = deps.store.get_opener(language, bucket)
+    if opener is not None:
+        current = deps.store.get_lobby(opener.lobby_id)
+        if (
+            current is not None
+            and current.status is LobbyStatus.WAITING
+            and current.party_id is None
+            and mm.admits(_view(current), entrant)
+        ):
+            return current, []
+    lobby = Lobby(lobby_id=deps.new_id(), language=language, created_ms=deps.clock.now_ms())
+    if opener is None:
+        opener = LobbyOpener(language, bucket, lobby.lobby_id)
+    else:
+        opener.lobby_id = lobby.lobby_id
+    return lobby, [opener]
 
 
 def _pick(

@@ -88,6 +88,21 @@ class Lobby:
 
 
 @dataclass
+class LobbyOpener:
+    """Which lobby new solo players of a language and rating bucket open into.
+
+    Two players who find no waiting lobby at the same moment would each open their own and
+    wait forever apart; both instead try to claim this one item (conditional on its version),
+    so the loser re-reads it and sits down in the winner's lobby (ruling 8 matchmaking)."""
+
+    language: str
+    bucket: int
+    """``rating // 200``: everyone in a bucket is within the 200-point window of each other."""
+    lobby_id: str
+    version: int = 0
+
+
+@dataclass
 class TournamentRecord:
     """A tournament aggregate with the connection of each of its players."""
 
@@ -136,6 +151,7 @@ Write = (
     Player
     | Connection
     | Lobby
+    | LobbyOpener
     | TournamentRecord
     | PartyRecord
     | RatingApplied

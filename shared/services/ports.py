@@ -6,15 +6,16 @@ fakes: ``tests/fakes.py``; the local runtime: ``infra/emulator``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from shared.services.model import (
         Connection,
         Lobby,
+        LobbyOpener,
         PartyRecord,
         Player,
         TournamentRecord,
@@ -102,6 +103,7 @@ class Store(Protocol):
     def create_player(self, player: Player, token_hash: str) -> None: ...
     def get_lobby(self, lobby_id: str) -> Lobby | None: ...
     def waiting_lobbies(self, language: str, limit: int = 50) -> list[Lobby]: ...
+    def get_opener(self, language: str, bucket: int) -> LobbyOpener | None: ...
     def get_tournament(self, tournament_id: str) -> TournamentRecord | None: ...
     def get_party(self, party_id: str) -> PartyRecord | None: ...
     def party_id_for_invite(self, invite: str) -> str | None: ...

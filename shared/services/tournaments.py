@@ -289,12 +289,12 @@ def leave_tournament(
     change_tournament(deps, tid, decide, extra=release, personal=personal)
 
 
-def apply_deadline(deps: Deps, tournament_id: str, due_ms: int | None = None) -> None:
+def apply_deadline(deps: Deps, tournament_id: str, due_ms: int | None = None) -> bool:
     """A turn or intro deadline fired (clock function or watchdog): apply what is due.
 
     ``due_ms`` of the firing timer counts as "now" when the local clock reads a little
     earlier (Step Functions' wait and Lambda's clock differ); a stale or duplicate firing finds
-    nothing due and writes nothing.
+    nothing due and writes nothing. Returns True when something was applied (committed).
     """
 
     def decide(
@@ -303,9 +303,9 @@ def apply_deadline(deps: Deps, tournament_id: str, due_ms: int | None = None) ->
         return rec.tournament.expire(max(now, due_ms or 0), dealer)
 
     try:
-        change_tournament(deps, tournament_id, decide)
+        return change_tournament(deps, tournament_id, decide) is not None
     except NotFoundError:
-        return
+        return False
 
 
 def set_connection(

@@ -289,3 +289,23 @@ def test_join_racing_its_own_disconnect_takes_no_seat(backend):
     me = backend.store.get_player(p.id)
     assert (me.status, me.lobby_id, me.connected) == (PlayerStatus.IDLE, None, False)
     assert _lobby_sizes(backend) == {}  # no ghost seat that no deadline would ever free
+
+
+def test_two_players_opening_lobbies_at_once_meet_in_one(backend):
+    """Ruling 8 / matchmaking: two solo players who find no waiting lobby at the same moment
+    must not each wait alone in a lobby of their own: both claim the language's opener, the
+    loser re-reads it and sits down in the winner's lobby."""
+    x, y = backend.player("x"), backend.player("y")
+    deps, store = interleaving(backend.deps)
+
+    jx = paused(store, "x", lambda: lobbies.join(deps, x.id, "en"))
+    jy = paused(store, "y", lambda: lobbies.join(deps, y.id, "en"))
+    jx.finish()
+    jy.finish()
+
+    assert jx.error is None
+    assert jy.error is None
+    px, py = backend.store.get_player(x.id), backend.store.get_player(y.id)
+    assert px.lobby_id == py.lobby_id
+    assert [s.player_id for s in backend.store.get_lobby(px.lobby_id).seats] == [x.id, y.id]
+    assert sorted(_lobby_sizes(backend).values()) == [2]

@@ -14,6 +14,7 @@ from shared.domain.tournament import Phase, PlayerState, Tournament
 from shared.services.model import (
     Connection,
     Lobby,
+    LobbyOpener,
     LobbyStatus,
     PartyRecord,
     Player,
@@ -325,5 +326,25 @@ def party_from_item(item: dict[str, Any]) -> PartyRecord:
         ),
         language=item.get("language"),
         lobby_id=item.get("lobby_id"),
+        version=int(item["version"]),
+    )
+
+
+def opener_to_item(o: LobbyOpener) -> dict[str, Any]:
+    return {
+        **schema.opener_key(o.language, o.bucket),
+        "kind": "opener",
+        "language": o.language,
+        "bucket": o.bucket,
+        "lobby_id": o.lobby_id,
+        "version": o.version + 1,
+    }
+
+
+def opener_from_item(item: dict[str, Any]) -> LobbyOpener:
+    return LobbyOpener(
+        language=item["language"],
+        bucket=int(item["bucket"]),
+        lobby_id=item["lobby_id"],
         version=int(item["version"]),
     )

@@ -17,6 +17,8 @@ Items (``pk`` / ``sk``):
 ``TOKEN#<sha256>``         ``TOKEN``    player id for a session token (stored hashed, ruling 11)
 ``CONN#<connection_id>``   ``CONN``     the player bound to an API Gateway connection
 ``LOBBY#<lobby_id>``       ``LOBBY``    language, seats, party, status; ``version``
+``OPENER#<lang>#<bucket>`` ``OPENER`` the lobby that solo players of a language and rating bucket
+                                        open into when no waiting lobby admits them; ``version``
 ``TOURN#<tournament_id>``  ``STATE``    the tournament aggregate (rounds, current duels, lives,
                                         places) as JSON, connections by player; ``version``
 ``PARTY#<party_id>``       ``PARTY``    invite, members in joining order; ``version``
@@ -101,6 +103,10 @@ def connection_key(connection_id: str) -> dict[str, str]:
 
 def lobby_key(lobby_id: str) -> dict[str, str]:
     return {PK: f"LOBBY#{lobby_id}", SK: "LOBBY"}
+
+
+def opener_key(language: str, bucket: int) -> dict[str, str]:
+    return {PK: f"OPENER#{language}#{bucket}", SK: "OPENER"}
 
 
 def tournament_key(tournament_id: str) -> dict[str, str]:

@@ -22,6 +22,7 @@ from shared.services.model import (
     InviteCreated,
     InviteDeleted,
     Lobby,
+    LobbyOpener,
     PartyRecord,
     Player,
     RatingApplied,
@@ -29,6 +30,7 @@ from shared.services.model import (
     Write,
 )
 
+_VERSIONED_RECORDS = (Player, Connection, Lobby, LobbyOpener, TournamentRecord, PartyRecord)
 _ser = TypeSerializer()
 _de = TypeDeserializer()
 
@@ -121,6 +123,10 @@ class DynamoStore:
         )
         return [codec.lobby_from_item(_from_av(i)) for i in resp.get("Items", [])]
 
+    def get_opener(self, language: str, bucket: int) -> LobbyOpener | None:
+        item = self._get(schema.opener_key(language, bucket))
+        return codec.opener_from_item(item) if item else None
+
     def get_tournament(self, tournament_id: str) -> TournamentRecord | None:
         item = self._get(schema.tournament_key(tournament_id))
         return codec.tournament_from_item(item) if item else None
@@ -198,7 +204,9 @@ class DynamoStore:
                 raise ConflictError(f"conditional write failed: {code} {reasons}") from err
             raise
         for w in writes:
-            if isinstance(w, (Player, Connection, Lobby, TournamentRecord, PartyRecord)):
+            if isinstance(
+                w, (Player, Connection, Lobby, LobbyOpener, TournamentRecord, PartyRecord)
+            ):
                 w.version += 1
 
     def _versioned_put(self, item: dict[str, Any], loaded_version: int) -> dict[str, Any]:
@@ -225,6 +233,8 @@ class DynamoStore:
             return self._versioned_put(codec.lobby_to_item(w, now), w.version)
         if isinstance(w, TournamentRecord):
             return self._versioned_put(codec.tournament_to_item(w, now), w.version)
+        if isinstance(w, LobbyOpener):
+            return self._versioned_put(codec.opener_to_item(w), w.version)
         if isinstance(w, PartyRecord):
             return self._versioned_put(codec.party_to_item(w), w.version)
         if isinstance(w, _TokenCreated):
