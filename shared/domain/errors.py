@@ -158,6 +158,12 @@ class PartyMemberPlayingError(DomainError):
     code = "party_member_playing"
 
 
+class PartyMemberOfflineError(DomainError):
+    """A party member is not connected: a party starts with everyone online."""
+
+    code = "party_member_offline"
+
+
 class UnknownInviteError(DomainError):
     """No party has this invite token."""
 

@@ -51,6 +51,7 @@ class ErrorCode(StrEnum):
     NOT_IN_PARTY = "not_in_party"
     ALREADY_IN_PARTY = "already_in_party"
     PARTY_MEMBER_PLAYING = "party_member_playing"
+    PARTY_MEMBER_OFFLINE = "party_member_offline"
     UNKNOWN_INVITE = "unknown_invite"
     # --- domain: players ----------------------------------------------------------------------
     INVALID_NICKNAME = "invalid_nickname"
@@ -115,6 +116,7 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.NOT_IN_PARTY: "You are not in a party.",
     ErrorCode.ALREADY_IN_PARTY: "You are already in a party.",
     ErrorCode.PARTY_MEMBER_PLAYING: "A party member is still in a lobby or tournament.",
+    ErrorCode.PARTY_MEMBER_OFFLINE: "A party member is not connected.",
     ErrorCode.UNKNOWN_INVITE: "No party has this invite.",
     ErrorCode.INVALID_NICKNAME: (
         "Nicknames have 3 to 20 characters: letters, digits, spaces and _ - ."

@@ -14,6 +14,7 @@ from shared.domain.errors import (
     AlreadyInPartyError,
     AlreadyPlayingError,
     NotInPartyError,
+    PartyMemberOfflineError,
     UnknownInviteError,
 )
 from shared.protocol import outbound as out
@@ -161,6 +162,10 @@ def start(deps: Deps, player_id: str, language_code: str) -> None:
         members = deps.store.get_players(rec.party.members)
         busy = [m for m, x in members.items() if x.status is not PlayerStatus.IDLE]
         rules.check_start(rec.party, player_id, busy)
+        if any(not x.connected for x in members.values()):
+            # an offline member would hold a seat and skip every turn with no deadline to
+            # free it (idle players get none): start when everyone is back
+            raise PartyMemberOfflineError("a party member is not connected")
         now = deps.clock.now_ms()
         lobby = Lobby(
             lobby_id=deps.new_id(),

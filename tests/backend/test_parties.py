@@ -217,3 +217,19 @@ def test_party_starts_in_one_lobby_that_solo_players_fill(backend):
     assert a.errors[-1] == "party_member_playing"
     assert backend.snapshot() == before
     assert party_item(backend, party_id)["members"] == [a.id, b.id, c.id]
+
+
+def test_start_with_an_offline_member_is_refused_and_changes_nothing(backend):
+    """Ruling 10 + 9: an offline member would hold a seat with no deadline to free it, so the
+    leader's start is refused (``party_member_offline``) until everyone is back."""
+    (leader, member), _ = _party(backend, 2)
+    member.disconnect()
+    before = backend.snapshot()
+
+    leader.send("party_start", language="en")
+
+    assert leader.errors[-1] == "party_member_offline"
+    assert backend.snapshot() == before
+    member.resume()
+    leader.send("party_start", language="en")
+    assert leader.last("lobby")["party_id"] is not None
