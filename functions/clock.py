@@ -19,5 +19,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     late_ms = deps.clock.now_ms() - timer.due_ms
     logger.append_keys(timer_kind=timer.kind.value, ref=timer.ref, seq=timer.seq)
     metrics.add_metric(name="TimerLateMs", unit="Milliseconds", value=max(0, late_ms))
-    fire(deps, timer)
-    return {"applied": True, "name": timer.name}
+    applied = fire(deps, timer)
+    if applied is False:  # late, duplicate or stale: only read
+        metrics.add_metric(name="TimerNoop", unit="Count", value=1)
+    return {"applied": applied, "name": timer.name}

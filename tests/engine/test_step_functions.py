@@ -158,7 +158,9 @@ def test_the_real_state_machine_applies_deadlines_and_tolerates_a_duplicate_star
         for e in sfn.list_executions(stateMachineArn=machine)["executions"]
         if e["name"] == stale.name
     )
-    assert _wait(sfn, arn)["status"] == "SUCCEEDED"
+    desc = _wait(sfn, arn)
+    assert desc["status"] == "SUCCEEDED"
+    assert json.loads(desc["output"])["Payload"] == {"applied": False, "name": stale.name}
     assert peek_raw(game.tid)["version"] == version
     assert len(game.t.duel(other.duel_id).rows) == 1
 
