@@ -1,0 +1,9 @@
+"""Benchmarks (never deployed, never part of the test run): one command measures AWS calls per
+action, cold imports, cost per tournament and local capacity, prints a table and writes
+``infra/benchmarks/RESULTS.md``.
+
+    python -m infra.benchmarks [--quick] [--out PATH] [--only calls,cold,cost,capacity]
+
+Modules, one per figure: ``calls`` (1, with ``units`` for DynamoDB capacity rules), ``cold``
+(2), ``cost`` (3, prices in ``prices.json``), ``capacity`` (4); ``run`` composes them.
+"""

@@ -1,0 +1,567 @@
+"""Benchmark, figure 1: AWS calls per action, counted on moto with the real adapters.
+
+The real ``DynamoStore``, ``ApiGatewayNotifier`` and ``StepFunctionsClock`` run against moto's
+dynamodb, apigatewaymanagementapi and stepfunctions; a botocore event hook on each client
+(``provide-client-params`` before, ``after-call`` after) records every call made *while a handler
+runs* (the harness's own peeks into storage are not counted) with the read/write capacity units
+it consumes, computed from item sizes (``infra.benchmarks.units``).
+
+The harness (``infra.emulator.testing``) drives the real handlers; the clock is the real
+``StepFunctionsClock`` (every ``schedule`` is a real ``StartExecution`` on moto) whose timers
+fire through ``functions.clock.handler`` when the manual time passes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.benchmarks import units
+from infra.emulator.testing import Backend, ManualClock, RecordingNotifier, ScriptedPlayer
+from shared.services.ports import Timer
+
+REGION = "us-east-1"
+STATE_MACHINE = "wordle-tournament-deadlines"
+CLOCK_FUNCTION_ARN = f"arn:aws:lambda:{REGION}:123456789012:function:clock"
+FAKE_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": REGION,
+    "POWERTOOLS_METRICS_NAMESPACE": "Bench",
+    "POWERTOOLS_SERVICE_NAME": "wordle-tournament",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+    "POWERTOOLS_LOG_LEVEL": "ERROR",
+}
+
+OPS = {
+    "GetItem": "Get",
+    "BatchGetItem": "BatchGet",
+    "Query": "Query",
+    "PutItem": "Put",
+    "UpdateItem": "Update",
+    "DeleteItem": "Delete",
+    "TransactWriteItems": "TransactWrite",
+    "PostToConnection": "Post",
+    "DeleteConnection": "DelConn",
+    "StartExecution": "StartExec",
+}
+
+
+# ------------------------------------------------------------------------------ counting
+@dataclass
+class Call:
+    service: str
+    op: str
+    rru: float = 0.0
+    wru: float = 0.0
+    gsi_wru: float = 0.0
+    failed: bool = False
+    """The call answered with an error (a failed condition still consumes its write units)."""
+    payload_bytes: int = 0
+    """PostToConnection: the message's bytes (API Gateway bills per 32 KB)."""
+    target: str = ""
+    """PostToConnection: the connection id."""
+    items: int = 0
+    """Items written in a transaction / read in a batch."""
+    alt_wru: float = 0.0
+    """The write units had the tournament document been stored zlib-compressed (a proposal)."""
+
+
+@dataclass
+class Invocation:
+    """One Lambda invocation (a route or the clock function) and the calls it made."""
+
+    route: str
+    calls: list[Call] = field(default_factory=list)
+    ms: float = 0.0
+    """Wall time in-process on moto (an upper bound of the handler's own time)."""
+
+
+class CallCounter:
+    """Counts AWS calls of the clients it is attached to, per handler invocation.
+
+    ``raw`` is a DynamoDB client *without* the hook: it reads the item before and after each
+    write, to size the write (DynamoDB bills the larger of the old and new item).
+    """
+
+    def __init__(self, raw_dynamodb: Any) -> None:
+        self.raw = raw_dynamodb
+        self.invocations: list[Invocation] = []
+        self.current: Invocation | None = None
+
+    def attach(self, client: Any) -> Any:
+        client.meta.events.register("provide-client-params", self._before)
+        client.meta.events.register("after-call", self._after)
+        return client
+
+    @contextlib.contextmanager
+    def invocation(self, route: str) -> Iterator[Invocation]:
+        outer = self.current
+        inv = Invocation(route)
+        self.invocations.append(inv)
+        self.current = inv
+        start = time.perf_counter()
+        try:
+            yield inv
+        finally:
+            inv.ms = (time.perf_counter() - start) * 1000
+            self.current = outer
+
+    def mark(self) -> int:
+        return len(self.invocations)
+
+    def since(self, mark: int) -> list[Invocation]:
+        return self.invocations[mark:]
+
+    # -- hooks -------------------------------------------------------------------------------
+    def _before(self, params: dict[str, Any], model: Any, context: Any, **_: Any) -> None:
+        if self.current is None:
+            return
+        op = model.name
+        context["bench_params"] = params
+        if model.service_model.service_name == "dynamodb":
+            context["bench_before"] = self._images(op, params)
+
+    def _after(self, http_response: Any, parsed: Any, model: Any, context: Any, **_: Any) -> None:
+        if self.current is None:
+            return
+        service, op = model.service_model.service_name, model.name
+        status = getattr(http_response, "status_code", 200)
+        call = Call(service, op, failed=status >= 300)
+        params = context.get("bench_params", {})
+        if service == "dynamodb":
+            self._dynamo_units(call, context.get("bench_before"), parsed)
+        elif op == "PostToConnection":
+            call.payload_bytes = len(params.get("Data", b""))
+            call.target = str(params.get("ConnectionId", ""))
+        self.current.calls.append(call)
+
+    # -- DynamoDB sizing --------------------------------------------------------------------
+    def _get(self, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self.raw.get_item(
+            TableName=table, Key=key, ConsistentRead=True
+        ).get("Item")
+        return item
+
+    @staticmethod
+    def _key(item: dict[str, Any]) -> dict[str, Any]:
+        return {k: item[k] for k in (units._TABLE_KEYS) if k in item}
+
+    def _images(self, op: str, params: dict[str, Any]) -> dict[str, Any]:
+        """What the write will change: [(table, key, old item, new item or None, factor)]."""
+        ops: list[tuple[str, dict[str, Any], str, Any]] = []
+        if op == "PutItem":
+            ops.append(("Put", params, params["TableName"], self._key(params["Item"])))
+        elif op in ("UpdateItem", "DeleteItem"):
+            ops.append((op[:-4], params, params["TableName"], params["Key"]))
+        elif op == "TransactWriteItems":
+            for entry in params["TransactItems"]:
+                (kind, body), *_ = entry.items()
+                key = self._key(body["Item"]) if kind == "Put" else body["Key"]
+                ops.append((kind, body, body["TableName"], key))
+        return {
+            "op": op,
+            "params": params,
+            "writes": [
+                (kind, body, table, key, self._get(table, key)) for kind, body, table, key in ops
+            ],
+        }
+
+    def _dynamo_units(self, call: Call, before: dict[str, Any] | None, parsed: Any) -> None:
+        op = call.op
+        if op == "GetItem":
+            params_item = parsed.get("Item")
+            call.rru = units.read_units(units.item_size(params_item), consistent=True)
+            return
+        if op == "BatchGetItem":
+            for table_items in (parsed.get("Responses") or {}).values():
+                for item in table_items:
+                    call.items += 1
+                    call.rru += units.read_units(units.item_size(item), consistent=True)
+            return
+        if op in ("Query", "Scan"):
+            size = sum(units.item_size(i) for i in parsed.get("Items", []))
+            call.rru = units.read_units(size, consistent=False)
+            return
+        if not before:
+            return
+        factor = 2 if op == "TransactWriteItems" else 1
+        for kind, body, table, key, old in before["writes"]:
+            call.items += 1
+            if kind == "Put":
+                new = body["Item"]
+            elif kind == "Delete":
+                new = None
+            else:  # Update / ConditionCheck: read the item as it is now
+                new = self._get(table, key) if kind == "Update" else old
+            if call.failed:
+                new = old if kind != "Put" else body["Item"]
+            size = max(units.item_size(old), units.item_size(new))
+            call.wru += factor * units.write_units(size)
+            alt = max(units.item_size(_compressed(old)), units.item_size(_compressed(new)))
+            call.alt_wru += factor * units.write_units(alt)
+            if not call.failed:
+                call.gsi_wru += units.index_write_units(old, new)
+
+
+def _compressed(item: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The item with its ``state`` JSON (the tournament document) stored zlib-compressed."""
+    if not item or "S" not in item.get("state", {}):
+        return item
+    return {**item, "state": {"B": zlib.compress(item["state"]["S"].encode("utf-8"), 9)}}
+
+
+# ------------------------------------------------------------------------------ real adapters
+class StepFunctionsManualClock(ManualClock):
+    """The harness's manual time, but every ``schedule`` is also the real adapter's
+    ``StartExecution`` (on moto): timers still fire through ``functions.clock.handler`` when
+    ``advance`` passes them."""
+
+    def __init__(self, sfn_client: Any, state_machine_arn: str) -> None:
+        from shared.adapters.clock import StepFunctionsClock
+
+        super().__init__()
+        self.adapter = StepFunctionsClock(sfn_client, state_machine_arn)
+        self.scheduled: list[tuple[Timer, int]] = []
+        """Every schedule request: (timer, manual time it was made at)."""
+
+    def schedule(self, timer: Timer) -> None:
+        self.scheduled.append((timer, self.now))
+        self.adapter.schedule(timer)
+        super().schedule(timer)
+
+
+class ApiGatewayRecordingNotifier(RecordingNotifier):
+    """The real ``ApiGatewayNotifier`` (every message is a ``PostToConnection`` on moto), also
+    recording what each connection received so the scripted players can read it."""
+
+    def __init__(self, client: Any) -> None:
+        from shared.adapters.notifier import ApiGatewayNotifier
+
+        super().__init__()
+        self.adapter = ApiGatewayNotifier(client)
+
+    def send(self, messages: list[tuple[str, str]]) -> list[str]:
+        gone_real = self.adapter.send(messages)
+        gone = super().send(messages)
+        return list(dict.fromkeys(gone + gone_real))
+
+    def close(self, connection_id: str) -> None:
+        self.adapter.close(connection_id)
+        super().close(connection_id)
+
+
+class CountingBackend(Backend):
+    """``infra.emulator.testing.Backend`` rewired to the real adapters with counted clients.
+
+    Call inside ``moto.mock_aws()``.
+    """
+
+    def __init__(self, *, seed: int = 7) -> None:
+        import itertools
+        import random
+
+        import boto3
+
+        from shared.adapters.clock import state_machine_definition
+        from shared.adapters.dynamo.store import DynamoStore
+        from shared.runtime import bootstrap
+        from shared.runtime.settings import Settings
+
+        super().__init__(seed=seed)  # the moto table, handlers, scripted-player plumbing
+        self.counter = CallCounter(boto3.client("dynamodb", region_name=REGION))
+        self.counter.attach(self.client)
+        sfn = self.counter.attach(boto3.client("stepfunctions", region_name=REGION))
+        arn = sfn.create_state_machine(
+            name=STATE_MACHINE,
+            definition=json.dumps(state_machine_definition(CLOCK_FUNCTION_ARN)),
+            roleArn="arn:aws:iam::123456789012:role/deadlines",
+            type="STANDARD",
+        )["stateMachineArn"]
+        apigw = self.counter.attach(
+            boto3.client(
+                "apigatewaymanagementapi",
+                region_name=REGION,
+                endpoint_url="https://local.execute-api.us-east-1.amazonaws.com/bench",
+            )
+        )
+        self.clock = StepFunctionsManualClock(sfn, arn)
+        self.notifier = ApiGatewayRecordingNotifier(apigw)
+        self.store = DynamoStore(self.client, self.table_name, self.clock.now_ms)
+        bootstrap.configure(
+            settings=Settings.model_validate(
+                {"turn_seconds": 30, "intro_seconds": 6, "reconnect_seconds": 60}
+            ),
+            store=self.store,
+            notifier=self.notifier,
+            clock=self.clock,
+        )
+        self.deps = bootstrap.get_deps()
+        rng = random.Random(seed)
+        self.deps.rng_factory = lambda: random.Random(rng.random())
+        counter = itertools.count(1)
+        self.deps.new_id = lambda: f"id{next(counter):04d}"
+        self.inbound_bytes = 0
+        self.clock.fire = self._fire
+
+    def _fire(self, timer: Timer) -> None:
+        from infra.emulator.testing import _Context
+
+        with self.counter.invocation(f"clock:{timer.kind.value}:{timer.ref}"):
+            self._handlers["clock"](timer.to_event(), _Context())
+
+    def invoke(self, route: str, connection_id: str, body: str | None = None) -> Any:
+        if body is not None:
+            self.inbound_bytes += len(body.encode("utf-8"))
+        with self.counter.invocation(route):
+            return super().invoke(route, connection_id, body)
+
+
+@contextlib.contextmanager
+def moto_env() -> Iterator[None]:
+    """Fake credentials, quiet Powertools, and moto's ``mock_aws`` for the block."""
+    from moto import mock_aws
+
+    saved = {k: os.environ.get(k) for k in FAKE_ENV}
+    os.environ.update(FAKE_ENV)
+    try:
+        with mock_aws():
+            yield
+    finally:
+        from shared.runtime import bootstrap
+
+        bootstrap.reset()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+# ------------------------------------------------------------------------------ summaries
+@dataclass
+class ActionCount:
+    """The calls of one measured action (one or more invocations)."""
+
+    action: str
+    invocations: list[Invocation]
+    note: str = ""
+    goal: str = ""
+
+    @property
+    def calls(self) -> list[Call]:
+        return [c for inv in self.invocations for c in inv.calls]
+
+    def ops(self) -> Counter[str]:
+        return Counter(OPS.get(c.op, c.op) for c in self.calls)
+
+    @property
+    def rru(self) -> float:
+        return sum(c.rru for c in self.calls)
+
+    @property
+    def wru(self) -> float:
+        return sum(c.wru for c in self.calls)
+
+    @property
+    def gsi_wru(self) -> float:
+        return sum(c.gsi_wru for c in self.calls)
+
+    @property
+    def posts(self) -> int:
+        return sum(1 for c in self.calls if c.op == "PostToConnection")
+
+    def ops_text(self) -> str:
+        order = list(OPS.values())
+        ops = self.ops()
+        parts = sorted(ops.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+        return " ".join(f"{n}x{op}" for op, n in parts) or "none"
+
+
+def _measure(
+    b: CountingBackend, action: str, fn: Any, note: str = "", goal: str = ""
+) -> ActionCount:
+    mark = b.counter.mark()
+    fn()
+    return ActionCount(action, b.counter.since(mark), note, goal)
+
+
+def _mover_in_duel(b: Backend, duel_id: str) -> ScriptedPlayer:
+    for p in b.to_move():
+        d = p.current_duel()
+        if d is not None and d.duel_id == duel_id:
+            return p
+    raise AssertionError(f"nobody to move in {duel_id}")
+
+
+def _duel_ids(b: Backend, tid: str) -> list[str]:
+    rec = b.tournament(tid)
+    return [d.duel_id for d in rec.tournament.duels if not d.over]
+
+
+WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"})
+GUESS_GOAL = "1 Get + 1 Put + 1 Post/recipient (+<=1 StartExec)"
+
+
+def measure_actions() -> list[ActionCount]:
+    """Figure 1: every action of the brief, on a fresh moto backend."""
+    rows: list[ActionCount] = []
+    with moto_env():
+        b = CountingBackend()
+        # sessions
+        rows.append(_measure(b, "connect ($connect)", lambda: b.invoke("$connect", "c-x=")))
+        holder: list[ScriptedPlayer] = []
+        rows.append(
+            _measure(
+                b,
+                "session (new player)",
+                lambda: holder.append(b.player("first")),
+                note="$connect + session",
+            )
+        )
+        first = holder[0]
+        rows.append(
+            _measure(
+                b,
+                "session (resume, old socket open)",
+                first.resume,
+                note="$connect + session; old socket closed",
+            )
+        )
+        # joins: the first creates the lobby, the next six wait, the 8th starts the tournament
+        others = [b.player(f"p{i}") for i in range(1, 8)]
+        rows.append(_measure(b, "join (new lobby)", lambda: first.join("en")))
+        for p in others[:-2]:
+            p.join("en")
+        rows.append(_measure(b, "join (waiting lobby, 7th seat)", lambda: others[-2].join("en")))
+        rows.append(
+            _measure(
+                b,
+                "join (8th seat: tournament starts)",
+                lambda: others[-1].join("en"),
+                note="8 players seated, round 1 drawn",
+            )
+        )
+        players = [first, *others]
+        tid = first.last("round")["tournament_id"]
+        rows.append(
+            _measure(b, "intro deadline (round starts)", b.end_intro, note="clock function")
+        )
+        duels = _duel_ids(b, tid)
+        # guesses in duel 0
+        p = _mover_in_duel(b, duels[0])
+        rows.append(
+            _measure(
+                b,
+                "guess (invalid word)",
+                lambda: p.guess("zzzzzz"[: p.current_duel().length]),
+                note="refused; reply to the guesser only",
+            )
+        )
+        b.clock.advance(5_000)
+        rows.append(
+            _measure(
+                b,
+                "guess (valid, turn passes)",
+                p.guess,
+                note="2 duelists, no spectator yet",
+                goal=GUESS_GOAL,
+            )
+        )
+        q = _mover_in_duel(b, duels[0])
+        passing = _measure(b, "deadlines", q.time_out)
+        turns = [i for i in passing.invocations if i.route.startswith("clock:turn:")]
+        stale = [i for i in turns if not any(c.op in WRITES for c in i.calls)]
+        mine = [i for i in turns if i.route == f"clock:turn:{duels[0]}"]
+        rows.append(
+            ActionCount(
+                "turn deadline, stale (a guess came first)",
+                stale[:1],
+                note="clock function; nothing due, nothing written",
+            )
+        )
+        rows.append(
+            ActionCount("turn deadline (skip)", mine[-1:], note="clock function, applies a skip")
+        )
+        p = _mover_in_duel(b, duels[0])
+        rows.append(
+            _measure(
+                b,
+                "guess (winning, round goes on)",
+                p.solve,
+                note="duel ends; other duels still running",
+                goal=GUESS_GOAL,
+            )
+        )
+        p = _mover_in_duel(b, duels[1])
+        rows.append(
+            _measure(
+                b,
+                "guess (valid, with spectators)",
+                p.guess,
+                note="2 duelists + spectators of the finished duel",
+                goal=GUESS_GOAL,
+            )
+        )
+        for did in duels[1:-1]:
+            _mover_in_duel(b, did).solve()
+        last = _mover_in_duel(b, duels[-1])
+        rows.append(
+            _measure(
+                b,
+                "guess (round-closing, nobody out)",
+                last.solve,
+                note="next pairing, intro deadline",
+                goal=GUESS_GOAL + " + next intro",
+            )
+        )
+        # play rounds (first mover solves) until a round closes with eliminations
+        closing: ActionCount | None = None
+        for _ in range(12):
+            b.end_intro()
+            open_duels = _duel_ids(b, tid)
+            if not open_duels:
+                break
+            for did in open_duels[:-1]:
+                _mover_in_duel(b, did).solve()
+            m = _measure(b, "", _mover_in_duel(b, open_duels[-1]).solve)
+            if any(c.op == "TransactWriteItems" for c in m.calls):
+                closing = m
+                break
+        if closing is not None:
+            closing.action = "guess (round-closing, players placed)"
+            closing.note = "BatchGet placed players; ratings in a transaction"
+            closing.goal = GUESS_GOAL + " + ratings"
+            rows.append(closing)
+        b.end_intro()
+        tid_players = [x for x in players if x.tournament_id() == tid]
+        gone = next(x for x in tid_players if not x.my_turn())
+        rows.append(
+            _measure(b, "disconnect (in a tournament)", gone.disconnect, note="$disconnect")
+        )
+        passing = _measure(b, "reconnect deadline", lambda: b.clock.advance(60_000))
+        rows.append(
+            ActionCount(
+                "reconnect deadline (player out)",
+                [i for i in passing.invocations if i.route.startswith("clock:reconnect")],
+                note="clock function; eliminates, loses the duel",
+            )
+        )
+        lobby_player = b.player("lobbyist")
+        lobby_player.join("en")
+        rows.append(
+            _measure(b, "disconnect (in a lobby)", lobby_player.disconnect, note="$disconnect")
+        )
+        idle = b.player("idle")
+        rows.append(_measure(b, "disconnect (idle)", idle.disconnect, note="$disconnect"))
+        pinger = b.player("pinger")
+        rows.append(_measure(b, "ping", lambda: pinger.send("ping")))
+    return rows

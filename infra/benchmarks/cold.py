@@ -1,0 +1,127 @@
+"""Benchmark, figure 2: cold import of each handler module against bare boto3.
+
+Each sample is a fresh interpreter, ``python -c 'import functions.<x>'`` (what a Lambda cold
+start pays on top of the runtime), timed from ``subprocess`` start to exit. Rounds interleave
+every module with ``import boto3`` and ``pass`` in a shuffled order, so machine noise (other
+work on this 2-core box) falls on all of them alike. The figure is the median per module and its
+ratio to the median of ``import boto3`` of the same run (goal <= 1.5x).
+
+``python -X importtime`` of the slowest handler then attributes the self time of every imported
+module to its top-level package (boto3, botocore, pydantic, aws_lambda_powertools, shared, ...).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+GOAL_RATIO = 1.5
+FIRST_CALL_IMPORTS = (
+    "boto3",
+    "shared.adapters.dynamo.store",
+    "shared.adapters.notifier",
+    "shared.adapters.clock",
+    "shared.adapters.lexicon",
+)
+"""What ``bootstrap.get_deps()`` imports on a handler's first invocation (adapters, boto3)."""
+COLD_PATH_MODULE = "functions.guess"
+COLD_PATH_LABEL = "functions.guess + first-call imports"
+
+
+def handler_modules() -> list[str]:
+    """Every module that ``functions.routes`` names (routes and timers), sorted."""
+    from functions.routes import ROUTES, TIMERS
+
+    return sorted({spec.split(":")[0] for spec in {**ROUTES, **TIMERS}.values()})
+
+
+def _time_import(statement: str) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", statement],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return (time.perf_counter() - start) * 1000
+
+
+@dataclass
+class ColdResult:
+    rounds: int
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    """Statement label -> wall ms per fresh process."""
+    importtime_module: str = ""
+    by_package: list[tuple[str, float]] = field(default_factory=list)
+    """(top-level package, self ms) for ``importtime_module``, biggest first."""
+    top_modules: list[tuple[str, float]] = field(default_factory=list)
+    """(module, cumulative ms) of the first-level imports of ``importtime_module``."""
+
+    def median(self, label: str) -> float:
+        return statistics.median(self.samples[label])
+
+    @property
+    def boto3_ms(self) -> float:
+        return self.median("boto3")
+
+    def ratio(self, label: str) -> float:
+        return self.median(label) / self.boto3_ms
+
+
+def importtime(module: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """Self time per top-level package and the heaviest direct imports (cumulative), in ms."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    by_package: dict[str, float] = defaultdict(float)
+    direct: dict[str, float] = {}
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, cumulative_us, raw_name = line[len("import time:") :].split("|")
+        name = raw_name.strip()
+        depth = (len(raw_name) - len(raw_name.lstrip()) - 1) // 2
+        by_package[name.split(".")[0]] += int(self_us) / 1000
+        # the heavy subtrees: third-party packages and our second-level modules (nested, so
+        # a parent's cumulative time includes its children's)
+        if depth >= 1 and name.count(".") <= 1 and not name.startswith(module):
+            direct[name] = max(direct.get(name, 0.0), int(cumulative_us) / 1000)
+    return (
+        sorted(by_package.items(), key=lambda kv: -kv[1]),
+        sorted(direct.items(), key=lambda kv: -kv[1]),
+    )
+
+
+def measure(
+    rounds: int = 15, modules: list[str] | None = None, seed: int = 1, warm: bool = True
+) -> ColdResult:
+    modules = modules if modules is not None else handler_modules()
+    statements = {"pass": "pass", "boto3": "import boto3", **{m: f"import {m}" for m in modules}}
+    statements[COLD_PATH_LABEL] = f"import {COLD_PATH_MODULE}; import " + ", ".join(
+        FIRST_CALL_IMPORTS
+    )
+    result = ColdResult(rounds, {label: [] for label in statements})
+    rng = random.Random(seed)
+    for label in statements if warm else ():  # warm the file cache once (not recorded)
+        _time_import(statements[label])
+    for _ in range(rounds):
+        order = list(statements)
+        rng.shuffle(order)
+        for label in order:
+            result.samples[label].append(_time_import(statements[label]))
+    worst = max(modules, key=result.median)
+    result.importtime_module = worst
+    result.by_package, result.top_modules = importtime(worst)
+    return result

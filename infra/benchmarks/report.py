@@ -1,0 +1,504 @@
+"""Benchmarks: the results of one run as a summary table and as ``RESULTS.md``.
+
+Every figure is printed beside its goal; proposals are computed from the same run (what the
+counted calls would cost under each change), never typed in by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+GUESS_ROWS = ("guess (valid", "guess (winning", "guess (round-closing")
+
+
+@dataclass
+class Results:
+    quick: bool
+    started: str
+    commit: str
+    machine: str
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    seconds: float = 0.0
+    calls: list[Any] | None = None
+    cold: Any = None
+    cost: Any = None
+    capacity: Any = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _usd(x: float) -> str:
+    return f"${x:.5f}"
+
+
+# ------------------------------------------------------------------------------ figure 1
+def _recipients(a: Any) -> int:
+    return len({c.target for c in a.calls if c.op == "PostToConnection"})
+
+
+def guess_floor(a: Any) -> tuple[bool, str]:
+    """The brief's floor for a guess: 1 read + 1 conditional write + 1 post per recipient
+    (+ at most 1 StartExecution); a round close may add the BatchGet of placed players and
+    make the write a transaction."""
+    ops = a.ops()
+    gets = ops.get("Get", 0)
+    writes = ops.get("Put", 0) + ops.get("Update", 0) + ops.get("TransactWrite", 0)
+    starts = ops.get("StartExec", 0)
+    per = a.posts / max(1, _recipients(a))
+    db_ok = gets == 1 and writes == 1 and starts <= 1
+    posts_ok = per <= 1.0
+    why = []
+    if not db_ok:
+        why.append(f"{gets} Get, {writes} writes, {starts} StartExec")
+    if not posts_ok:
+        why.append(f"{per:.1f} posts per recipient")
+    return db_ok and posts_ok, "; ".join(why) or "at the floor"
+
+
+def calls_table(rows: list[Any]) -> str:
+    body = []
+    for a in rows:
+        verdict = ""
+        if a.action.startswith(GUESS_ROWS):
+            ok, why = guess_floor(a)
+            verdict = ("meets" if ok else "misses") + f" ({why})"
+        body.append(
+            [
+                a.action,
+                str(len(a.invocations)),
+                a.ops_text(),
+                f"{a.rru:g}",
+                f"{a.wru:g}" + (f" + {a.gsi_wru:g}" if a.gsi_wru else ""),
+                f"{a.posts} / {_recipients(a)}",
+                verdict or a.note,
+            ]
+        )
+    return _table(
+        [
+            "action",
+            "Lambda inv.",
+            "AWS calls",
+            "RRU",
+            "WRU (table + GSI)",
+            "posts / recipients",
+            "goal / note",
+        ],
+        body,
+    )
+
+
+# ------------------------------------------------------------------------------ figure 2
+def cold_table(c: Any) -> str:
+    from infra.benchmarks.cold import COLD_PATH_LABEL, GOAL_RATIO
+
+    rows = []
+    for label in c.samples:
+        med = c.median(label)
+        ratio = c.ratio(label)
+        verdict = ""
+        if label.startswith("functions"):
+            verdict = "meets" if ratio <= GOAL_RATIO else "misses"
+        rows.append(
+            [
+                f"`{label}`" if label != COLD_PATH_LABEL else label,
+                f"{med:.0f}",
+                f"{min(c.samples[label]):.0f}",
+                f"{ratio:.2f}x",
+                verdict,
+            ]
+        )
+    return _table(["import", "median ms", "min ms", "vs boto3", "goal <= 1.5x"], rows)
+
+
+def worst_handler(c: Any) -> tuple[str, float]:
+    labels = [k for k in c.samples if k.startswith("functions.") and " " not in k]
+    worst = max(labels, key=c.ratio)
+    return worst, c.ratio(worst)
+
+
+# ------------------------------------------------------------------------------ figure 3
+def cost_tables(r: Any) -> str:
+    from infra.benchmarks import cost
+
+    run = r.run
+    lines = sorted(r.lines, key=lambda x: -x.usd)
+    body = [
+        [ln.item, f"{ln.quantity:,.1f} {ln.unit}", _usd(ln.usd), f"{100 * ln.usd / r.total:.0f}%"]
+        for ln in lines
+    ]
+    body.append(["**total (today's clock design)**", "", f"**{_usd(r.total)}**", "100%"])
+    designs = [
+        [
+            d.name,
+            str(d.executions),
+            str(d.transitions) if d.transitions else "-",
+            f"{d.express_gb_s:.1f}" if d.express_gb_s else "-",
+            str(d.clock_invocations),
+            _usd(d.sfn_usd),
+            _usd(d.usd),
+            _usd(r.total_with(d)),
+            d.note,
+        ]
+        for d in r.designs
+    ]
+    posts, _ = cost.fanout(run)
+    stats = (
+        f"One tournament: {run.rounds} rounds, {run.duels} duels, {run.guesses} guesses "
+        f"({run.guesses / max(1, run.duels):.1f} per duel), {run.skips} skips applied by the "
+        f"clock, {run.invalid} refused words; {run.duration_ms / 60000:.1f} min of play "
+        f"(simulated time); {len(run.invocations)} Lambda invocations "
+        f"({r.counts['route_invocations']:.0f} routes + {r.counts['clock_invocations']:.0f} "
+        f"clock); {posts} PostToConnection ({r.counts['post_bytes'] / max(1, posts):.0f} B "
+        f"mean); {r.counts['start_executions']:.0f} StartExecution for "
+        f"{r.counts['executions']:.0f} distinct deadlines."
+    )
+    ms = sorted(i.ms for i in run.invocations)
+    if ms:
+        stats += (
+            f" Handler wall time in-process on moto: median {ms[len(ms) // 2]:.0f} ms, "
+            f"p90 {ms[int(0.9 * (len(ms) - 1))]:.0f} ms (moto included; the cost uses "
+            f"{cost.LAMBDA_MS:.0f} ms at {cost.LAMBDA_GB * 1024:.0f} MB)."
+        )
+    return (
+        stats
+        + "\n\n"
+        + _table(["item", "quantity", "cost", "share"], body)
+        + "\n\nClock designs on the same timeline (cost = Step Functions + the clock "
+        "function's Lambda requests/duration + its reads):\n\n"
+        + _table(
+            [
+                "design",
+                "executions",
+                "transitions",
+                "Express GB-s",
+                "clock Lambda inv.",
+                "Step Functions",
+                "clock total",
+                "tournament total",
+                "note",
+            ],
+            designs,
+        )
+    )
+
+
+def proposals(r: Any) -> list[tuple[str, float, float]]:
+    """(change, tournament cost before, after) — each computed from this run's counts."""
+    from infra.benchmarks import cost
+
+    prices = r.prices
+    wru_price = float(prices["dynamodb"]["write_request_unit"])
+    msg_price = float(prices["apigateway_websocket"]["message"])
+    best = r.best
+    out = []
+    total = r.total
+    after_clock = r.total_with(best)
+    out.append((f"clock: {best.name}", total, after_clock))
+    saved_wru = r.counts["wru"] - r.counts["alt_wru"]
+    after_zip = after_clock - saved_wru * wru_price
+    out.append(
+        ("DynamoDB: store the tournament document zlib-compressed (Binary)", after_clock, after_zip)
+    )
+    posts, frames = cost.fanout(r.run)
+    after_frames = after_zip - (posts - frames) * msg_price
+    out.append(
+        (
+            "API Gateway: one frame per recipient per invocation (a list of events)",
+            after_zip,
+            after_frames,
+        )
+    )
+    return out
+
+
+# ------------------------------------------------------------------------------ figure 4
+def capacity_table(c: Any, guesses_per_tournament_s: float | None) -> str:
+    rows = []
+    for lv in c.levels:
+        equiv = ""
+        if guesses_per_tournament_s:
+            equiv = f"{lv.guesses_per_s / guesses_per_tournament_s:.0f}"
+        rows.append(
+            [
+                str(lv.tournaments),
+                f"{lv.finished}",
+                f"{lv.seconds:.0f}",
+                f"{lv.guesses} ({lv.guesses_per_s:.1f}/s)",
+                equiv,
+                f"{lv.p50:.0f}",
+                f"{lv.p99:.0f}",
+                str(len(lv.latencies_ms)),
+                f"{lv.server_cpu_pct:.0f}%",
+                f"{lv.server_rss_mb:.0f} / {lv.server_peak_mb:.0f}",
+                f"{lv.bots_cpu_s:.0f}",
+                lv.error or "",
+            ]
+        )
+    return _table(
+        [
+            "tournaments at once",
+            "finished",
+            "s",
+            "guesses",
+            "= human-paced tournaments",
+            "p50 ms",
+            "p99 ms",
+            "samples",
+            "server CPU (1 core = 100%)",
+            "server RSS / peak MB",
+            "bots CPU s",
+            "error",
+        ],
+        rows,
+    )
+
+
+def human_guess_rate(r: Any) -> float | None:
+    """Guesses per second of one human-paced tournament (figure 3's simulated play)."""
+    if r is None or not r.run.duration_ms:
+        return None
+    rate: float = r.run.guesses / (r.run.duration_ms / 1000)
+    return rate
+
+
+def capacity_extrapolation(c: Any, rate: float | None) -> str:
+    from infra.benchmarks.capacity import GOAL_P99_MS, GOAL_TOURNAMENTS
+
+    ok = [lv for lv in c.levels if lv.latencies_ms and lv.p99 < GOAL_P99_MS and not lv.error]
+    if rate is None:
+        return "No human-paced guess rate (figure 3 not run): no extrapolation."
+    need = GOAL_TOURNAMENTS * rate
+    if not ok:
+        return (
+            f"No level kept p99 < {GOAL_P99_MS:.0f} ms. {GOAL_TOURNAMENTS} human-paced "
+            f"tournaments offer ~{need:.1f} guesses/s."
+        )
+    best = max(ok, key=lambda lv: lv.guesses_per_s)
+    return (
+        f"The highest sustained load with p99 < {GOAL_P99_MS:.0f} ms: {best.guesses_per_s:.1f} "
+        f"guesses/s ({best.tournaments} bot tournaments at once), i.e. about "
+        f"{best.guesses_per_s / rate:.0f} human-paced tournaments ({rate:.2f} guesses/s each, "
+        f"figure 3); {GOAL_TOURNAMENTS} need ~{need:.1f} guesses/s."
+    )
+
+
+# ------------------------------------------------------------------------------ summary
+def summary_rows(res: Results) -> list[list[str]]:
+    from infra.benchmarks.capacity import GOAL_P99_MS, GOAL_TOURNAMENTS
+    from infra.benchmarks.cost import GOAL_USD
+
+    rows = []
+    if res.calls is not None:
+        guess = next(a for a in res.calls if a.action.startswith("guess (valid, turn"))
+        meets, why = guess_floor(guess)
+        closing = [a for a in res.calls if a.action.startswith("guess (round-closing")]
+        worst = max(closing, key=lambda a: a.posts / max(1, _recipients(a)), default=None)
+        extra = ""
+        if worst is not None:
+            extra = f"; round-closing guess: {worst.posts} posts to {_recipients(worst)}"
+        rows.append(
+            [
+                "1. AWS calls, valid guess",
+                guess.ops_text()
+                + f", {guess.rru:g} RRU, {guess.wru + guess.gsi_wru:g} WRU"
+                + extra,
+                "1 read + 1 cond. write + 1 post/recipient (+<=1 StartExec)",
+                ("meets" if meets else "misses") + f" ({why})",
+            ]
+        )
+    if res.cold is not None:
+        from infra.benchmarks.cold import COLD_PATH_LABEL, GOAL_RATIO
+
+        worst, ratio = worst_handler(res.cold)
+        cold_path = res.cold.ratio(COLD_PATH_LABEL)
+        rows.append(
+            [
+                "2. cold import vs `import boto3`",
+                f"worst `{worst}` {ratio:.2f}x (boto3 {res.cold.boto3_ms:.0f} ms); guess + "
+                f"first-call imports {cold_path:.2f}x",
+                f"<= {GOAL_RATIO}x",
+                "meets" if ratio <= GOAL_RATIO else "misses",
+            ]
+        )
+    if res.cost is not None:
+        r = res.cost
+        best_total = r.total_with(r.best)
+        rows.append(
+            [
+                "3. cost per 8-player tournament",
+                f"{_usd(r.total)} today; {_usd(best_total)} with {r.best.name}",
+                f"<= ${GOAL_USD}",
+                ("meets" if r.total <= GOAL_USD else "misses")
+                + (" (meets with the proposed clock)" if best_total <= GOAL_USD < r.total else ""),
+            ]
+        )
+    if res.capacity is not None:
+        levels = [lv for lv in res.capacity.levels if lv.latencies_ms]
+        top = max(levels, key=lambda lv: lv.tournaments, default=None)
+        text = "no latency samples"
+        verdict = "not measured"
+        if top is not None:
+            text = (
+                f"{top.tournaments} bot tournaments at once: p50 {top.p50:.0f} ms, p99 "
+                f"{top.p99:.0f} ms, {top.guesses_per_s:.1f} guesses/s"
+            )
+            rate = human_guess_rate(res.cost)
+            if rate:
+                kept = [lv for lv in levels if lv.p99 < GOAL_P99_MS and not lv.error]
+                cap = max((lv.guesses_per_s / rate for lv in kept), default=0.0)
+                verdict = (
+                    f"{'meets' if cap >= GOAL_TOURNAMENTS else 'misses'} "
+                    f"(~{cap:.0f} human-paced tournaments at p99 < {GOAL_P99_MS:.0f} ms)"
+                )
+        rows.append(
+            [
+                "4. local capacity",
+                text,
+                f"{GOAL_TOURNAMENTS} tournaments, p99 < {GOAL_P99_MS:.0f} ms",
+                verdict,
+            ]
+        )
+    return rows
+
+
+def summary_table(res: Results) -> str:
+    return _table(["figure", "measured", "goal", "verdict"], summary_rows(res))
+
+
+def render(res: Results) -> str:
+    from infra.benchmarks import cost
+
+    parts = [
+        "# Benchmark results",
+        "",
+        "Generated by `python -m infra.benchmarks` (do not edit by hand; the analysis below the "
+        "figures is computed from the same run). "
+        + ("**Quick smoke run: small samples, not results.**" if res.quick else ""),
+        "",
+        f"- run: {res.started}, commit `{res.commit}`, {res.seconds:.0f} s",
+        f"- machine: {res.machine}; load average before {res.load_before[0]:.1f}, after "
+        f"{res.load_after[0]:.1f} (other work on the box shares the 2 cores: absolute times "
+        "are noisy, the interleaved ratios less so)",
+        "",
+        "## Summary",
+        "",
+        summary_table(res),
+    ]
+    if res.calls is not None:
+        parts += [
+            "",
+            "## 1. AWS calls per action",
+            "",
+            "Real adapters (DynamoStore, ApiGatewayNotifier, StepFunctionsClock) on moto, counted "
+            "with a botocore `provide-client-params` / `after-call` hook on each client, only "
+            "while a handler runs. Capacity units are **computed from item sizes by DynamoDB's "
+            "rules** (moto reports fixed numbers): strongly consistent reads ceil(size/4 KB), "
+            "Query eventually consistent (half), writes ceil(max(old, new)/1 KB), "
+            "transactions x2, failed conditions still charged; GSI writes separately "
+            "(KEYS_ONLY `gsi_due`: 2 WRU when `due_ms` changes; ALL `gsi_waiting`). "
+            "Abbreviations: Get = GetItem, Put = PutItem, TransactWrite = TransactWriteItems, "
+            "Post = PostToConnection, DelConn = DeleteConnection, StartExec = StartExecution.",
+            "",
+            calls_table(res.calls),
+        ]
+    if res.cold is not None:
+        c = res.cold
+        parts += [
+            "",
+            "## 2. Cold import",
+            "",
+            f"Median wall time of a fresh `python -c 'import ...'` over {c.rounds} interleaved, "
+            "shuffled rounds (interpreter start included in every row, `pass` shows it). "
+            "Handlers import boto3 lazily (first invocation, in `bootstrap.get_deps()`); the "
+            "row *functions.guess + first-call imports* adds what that first call imports "
+            "(boto3 and the adapters) — the real cold path.",
+            "",
+            cold_table(c),
+            "",
+            f"`python -X importtime -c 'import {c.importtime_module}'` (slowest handler): self "
+            "time by top-level package —",
+            "",
+            _table(
+                ["package", "self ms"],
+                [[f"`{name}`", f"{ms:.0f}"] for name, ms in c.by_package[:10]],
+            ),
+            "",
+            "Heaviest subtrees (cumulative ms, nested):",
+            "",
+            _table(
+                ["module", "cumulative ms"],
+                [[f"`{name}`", f"{ms:.0f}"] for name, ms in c.top_modules[:12]],
+            ),
+        ]
+    if res.cost is not None:
+        r = res.cost
+        p = r.prices
+        parts += [
+            "",
+            "## 3. Cost per 8-player tournament",
+            "",
+            f"List prices from `prices.json` ({p['region']}, as of {p['as_of']}; sources in the "
+            f"file). Assumptions: Lambda {cost.LAMBDA_MS:.0f} ms per invocation at "
+            f"{cost.LAMBDA_GB * 1024:.0f} MB arm64; {cost.CONNECTION_MINUTES_PER_PLAYER:.0f} "
+            "connection minutes per player; Standard: 2 transitions per deadline execution "
+            "(Wait, Task), 3 per loop wake + 1; Express: 64 MB, the wait is billed, "
+            f"{cost.CLOCK_TASK_MS} ms per clock task; no free tiers. Play: scripted players on "
+            "the harness, think 3–15 s per turn, 4% of turns time out, 5% refused words, duels "
+            "solved after 4–8 rows.",
+            "",
+            cost_tables(r),
+            "",
+            "### What dominates, and what would fix it",
+            "",
+        ]
+        top = max(r.lines, key=lambda x: x.usd)
+        today = r.designs[0]
+        parts.append(
+            f"- **{top.item}** dominates: {_usd(top.usd)} of {_usd(r.total)} "
+            f"({100 * top.usd / r.total:.0f}%). Of the clock's {_usd(today.usd)}, Step "
+            f"Functions is {_usd(today.sfn_usd)} ({today.transitions} transitions); "
+            f"{r.counts['clock_invocations']:.0f} clock invocations, most for turns whose "
+            "guess came first (stale: 1 GetItem, nothing written)."
+        )
+        parts.append(
+            f"- Cheapest correct clock: **{r.best.name}** — {_usd(r.best.usd)} instead of "
+            f"{_usd(today.usd)} per tournament ({r.best.note})."
+        )
+        parts += [
+            "",
+            _table(
+                ["proposed change (cumulative)", "before", "after"],
+                [[name, _usd(a), _usd(b)] for name, a, b in proposals(r)],
+            ),
+        ]
+    if res.capacity is not None:
+        c = res.capacity
+        rate = human_guess_rate(res.cost)
+        parts += [
+            "",
+            "## 4. Local capacity",
+            "",
+            f"Emulator alone in a child process (embedded moto DynamoDB, local clock, real "
+            f"handlers); 8 bots per tournament in the benchmark process, think "
+            f"{c.think_ms[0]}–{c.think_ms[1]} ms, turn clock {c.turn_seconds:.0f} s (normal), "
+            f"intro {c.intro_seconds} s (shortened). Latency: guess sent -> the row received "
+            "by the opponent. CPU from /proc (user + system) over the level.",
+            "",
+            capacity_table(c, rate),
+            "",
+            capacity_extrapolation(c, rate),
+        ]
+    parts += ["", *res.notes]
+    return "\n".join(parts) + "\n"
+
+
+def fmt_nan(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.0f}"
