@@ -276,3 +276,55 @@ def _word(game: Game, duel, salt: int = 0) -> str:
     from engine.support import wrong_word
 
     return wrong_word(game.backend, game.t.language, duel, salt)
+
+
+# ------------------------------------------------------------------ reconnect deadline vs resume
+def test_resume_committing_first_makes_the_reconnect_deadline_in_flight_a_no_op(backend):
+    from engine.support import resume
+
+    game = started(backend)
+    duel = game.t.duels[0]
+    away = game.by_id[duel.players[0]]
+    away.disconnect()
+    player = peek_player(away.id)
+    due = player.reconnect_deadline_ms
+    backend.clock.now = due
+    race = Interleaver(backend)
+    race.run(
+        lambda: fire(backend, TimerKind.RECONNECT, away.id, player.disconnect_seq, due),
+        lambda: resume(away),
+    )
+    t = game.t
+    assert t.player(away.id).alive
+    assert t.player(away.id).connected
+    assert not game.t.duel(duel.duel_id).over
+    assert game.rec.connections[away.id] == away.connection_id
+    assert race.commits[0] is True  # the resume's tournament write; the deadline lost
+    assert race.commits[1:] == [False]
+    assert peek_player(away.id).status.value == "playing"
+
+
+def test_reconnect_deadline_committing_first_leaves_the_resumed_player_out(backend):
+    from engine.support import resume
+
+    game = started(backend)
+    duel = game.t.duels[0]
+    away = game.by_id[duel.players[0]]
+    away.disconnect()
+    player = peek_player(away.id)
+    due = player.reconnect_deadline_ms
+    backend.clock.now = due
+    race = Interleaver(backend)
+    race.run(
+        lambda: resume(away),
+        lambda: fire(backend, TimerKind.RECONNECT, away.id, player.disconnect_seq, due),
+    )
+    # the resume's player write (seq + 1) precedes its tournament write, where it paused:
+    # the deadline then finds the player back (seq moved on) and writes nothing
+    t = game.t
+    assert t.player(away.id).alive
+    assert t.player(away.id).connected
+    assert race.commits == [True]
+    snap = away.last("session")["snapshot"]
+    mine = next(s for s in snap["standings"]["players"] if s["player_id"] == away.id)
+    assert not mine["eliminated"]
