@@ -115,6 +115,10 @@ class BotResult:
     """Every ``error`` event, deliberate invalid guesses included."""
     resumes: int = 0
     events: int = 0
+    finished: bool = True
+    """False when :func:`play_tournament` stopped the bot at its timeout."""
+    last_state: str | None = None
+    """For an unfinished bot: idle, queued or playing when it was stopped."""
 
     @property
     def place(self) -> int | None:
@@ -550,7 +554,8 @@ async def play_tournament(
 
     The bots join at once, so on a quiet deployment they fill one lobby together. ``config``
     (default: strength 0.9, think 0–50 ms) applies when ``players`` is a count. ``timeout``
-    seconds bounds the whole run (``TimeoutError``). Each result holds the bot's last
+    seconds bounds the whole run: bots still playing then are stopped and their results come
+    back with ``finished`` False (what they saw so far). Each result holds the bot's last
     ``standings``, its ``rating`` and ``tournament_end`` events as received.
     """
     base = config or BotConfig(think_ms=(0, 50))
@@ -559,9 +564,23 @@ async def play_tournament(
         Bot(url, language, cfg, name=f"{name_prefix}{i + 1}", seed=rng.randrange(2**32))
         for i, cfg in enumerate(_configs(players, base))
     ]
-    runs = asyncio.gather(*(bot.run(1) for bot in bots))
-    results = await asyncio.wait_for(runs, timeout) if timeout else await runs
-    return [r[0] if r else BotResult(name=b.name) for r, b in zip(results, bots, strict=True)]
+    tasks = [asyncio.create_task(bot.run(1)) for bot in bots]
+    done, pending = await asyncio.wait(tasks, timeout=timeout)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    results = []
+    for bot, task in zip(bots, tasks, strict=True):
+        if task in done and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+        if bot.results:
+            results.append(bot.results[0])
+        else:  # timed out: what it saw so far, marked unfinished
+            partial = bot.current or BotResult(name=bot.name, player_id=bot.player_id)
+            partial.finished = False
+            partial.last_state = bot.state
+            results.append(partial)
+    return results
 
 
 async def run_bot_pool(

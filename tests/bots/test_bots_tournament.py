@@ -28,6 +28,8 @@ def test_eight_bots_finish_an_english_tournament_with_identical_places():
     elapsed = time.monotonic() - started
 
     assert len(results) == 8
+    unfinished = [(r.name, r.last_state, r.events) for r in results if not r.finished]
+    assert not unfinished, f"bots still playing at the timeout: {unfinished}"
     ends = [r.tournament_end for r in results]
     assert all(end is not None for end in ends), [r.name for r in results if not r.tournament_end]
     tournament_ids = {end["tournament_id"] for end in ends}
