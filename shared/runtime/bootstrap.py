@@ -74,6 +74,13 @@ def build(
         disconnect(deps, connection_id)
 
     deps.on_gone = on_gone
+
+    def metric(name: str, value: float) -> None:
+        from shared.runtime.observability import metrics
+
+        metrics.add_metric(name=name, unit="Count", value=value)
+
+    deps.metric = metric
     return deps
 
 

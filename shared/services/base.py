@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import random
 import secrets
+import threading
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
@@ -56,8 +59,16 @@ class Deps:
     new_id: Callable[[], str] = field(default=lambda: uuid.uuid4().hex[:16])
     new_secret: Callable[[], str] = field(default=lambda: secrets.token_urlsafe(32))
     max_attempts: int = 6
+    backoff_base_s: float = 0.01
+    backoff_cap_s: float = 0.2
+    sleep: Callable[[float], None] = field(default=time.sleep)
+    """Waits between retries of a conflicted use case (tests inject a no-op or a recorder)."""
+    metric: Callable[[str, float], None] = field(default=lambda name, value: None)
+    """Counts an operational metric (name, count); bootstrap wires Powertools Metrics."""
     on_gone: Callable[[str], None] | None = None
     """Called with each connection id the notifier found gone (starts the disconnect flow)."""
+    limiter: RateLimiter | None = None
+    """Per-connection action rate limit (``functions._handler``); None: unlimited."""
 
     def dealer(self, language: str) -> Dealer:
         return Dealer(
@@ -72,15 +83,68 @@ def retrying(deps: Deps, attempt: Callable[[], T]) -> T:
     """Run ``attempt`` (load, decide, commit) until it commits without a conflict.
 
     Optimistic concurrency: ``Store.commit`` raises ConflictError when another writer got
-    there first; the whole use case is retried on fresh reads. Raises TryAgainError after
-    ``deps.max_attempts`` conflicts.
+    there first (a failed condition, or DynamoDB's ``TransactionConflict``: another transaction
+    on the same item in flight); the whole use case is retried on fresh reads. Between tries
+    it waits a "full jitter" exponential backoff (uniform in ``[0, min(cap, base * 2**n)]``:
+    10, 20, 40, 80, 160 ms ceilings by default, under 0.4 s in all), so racers that keep
+    colliding spread out instead of retrying in lockstep. Raises TryAgainError (``try_again``
+    to the player; nothing was saved by the failed tries) after ``deps.max_attempts`` conflicts.
     """
-    for _ in range(deps.max_attempts):
+    for n in range(deps.max_attempts):
         try:
             return attempt()
         except ConflictError:
-            continue
+            if n + 1 < deps.max_attempts:
+                ceiling = min(deps.backoff_cap_s, deps.backoff_base_s * 2**n)
+                deps.sleep(random.uniform(0, ceiling))
     raise TryAgainError("the server was busy, please try again")
+
+
+class RateLimiter:
+    """Per-connection token buckets: ``per_second`` tokens refill continuously up to
+    ``burst``; every inbound message takes one (``allow``), refused when the bucket is empty.
+
+    Where the state lives — in this process, per Lambda container, deliberately:
+
+    - the guess hot path stays at 1 read + 1 write (DESIGN.md §3). A bucket in the CONN item
+      would cost every message a write (and the guess, which never reads CONN, a read too):
+      doubling the cost of every action to police the rare abuser;
+    - a container runs one invocation at a time and API Gateway reuses warm containers, so a
+      client looping on one connection mostly meets the same bucket: it is refused with
+      ``rate_limited`` without a single DynamoDB call;
+    - documented limit: a flood fanned out over N concurrent containers gets up to N buckets.
+      The hard ceilings behind it are API Gateway's stage/route throttling and the functions'
+      reserved concurrency (CDK). Every action is also safe to repeat (conditional writes), so
+      what leaks through can only cost money, never corrupt a game.
+
+    Bounded memory: at most ``max_connections`` buckets, least recently used evicted (an
+    evicted connection starts again with a full bucket). Thread-safe.
+    """
+
+    def __init__(self, per_second: float, burst: int, max_connections: int = 10_000) -> None:
+        self.per_second = per_second
+        self.burst = burst
+        self._max = max_connections
+        self._buckets: OrderedDict[str, tuple[float, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def allow(self, connection_id: str, now_ms: int) -> bool:
+        """Take one token for ``connection_id`` at ``now_ms`` (UTC ms); False when empty."""
+        with self._lock:
+            tokens, at = self._buckets.pop(connection_id, (float(self.burst), now_ms))
+            tokens = min(float(self.burst), tokens + max(0, now_ms - at) * self.per_second / 1000)
+            allowed = tokens >= 1.0
+            if allowed:
+                tokens -= 1.0
+            self._buckets[connection_id] = (tokens, max(at, now_ms))
+            while len(self._buckets) > self._max:
+                self._buckets.popitem(last=False)
+            return allowed
+
+    def forget(self, connection_id: str) -> None:
+        """Drop a closed connection's bucket (``$disconnect``)."""
+        with self._lock:
+            self._buckets.pop(connection_id, None)
 
 
 @dataclass

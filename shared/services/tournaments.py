@@ -101,17 +101,35 @@ def change_tournament(
         writes += [w for w in rating if not (isinstance(w, Player) and w.player_id in loaded)]
         deps.store.commit(writes)
         present(rec, events, box, deps.lexicon, own)
+        committed[:] = events
         ended[:] = [own] if any(isinstance(e, ev.TournamentEnded) for e in events) else []
         return rec
 
     ended: list[dict[str, str | None]] = []
+    committed: list[ev.Event] = []
     rec = retrying(deps, attempt)
+    _count(deps, committed)
     if rec is not None and ended:
         _back_to_parties(deps, rec, ended[0], box)
     box.flush(deps)
     if refusal:
         raise refusal[0]
     return rec
+
+
+def _count(deps: Deps, events: list[ev.Event]) -> None:
+    """Operational metrics of what a committed change did (issue 5 item 6)."""
+    for e in events:
+        if isinstance(e, ev.TurnPlayed):
+            deps.metric("Skips" if e.row.skipped else "Guesses", 1)
+        elif isinstance(e, ev.DuelEnded):
+            deps.metric("DuelsEnded", 1)
+        elif isinstance(e, ev.RoundEnded):
+            deps.metric("RoundsClosed", 1)
+        elif isinstance(e, ev.TournamentEnded):
+            deps.metric("TournamentsEnded", 1)
+        elif isinstance(e, ev.PlayerEliminated):
+            deps.metric("Eliminations", 1)
 
 
 def _back_to_parties(
