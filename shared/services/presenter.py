@@ -224,7 +224,7 @@ def present(
                     tournament_id=tid,
                     round=e.round_no,
                     player_id=e.player_id,
-                    reason=e.reason,  # type: ignore[arg-type]
+                    reason=e.reason,
                 ),
             )
         elif isinstance(e, ev.RoundEnded):
