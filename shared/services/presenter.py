@@ -118,7 +118,7 @@ def party_event(rec: PartyRecord, members: dict[str, Player], status: str) -> ou
             else out.PlayerView(id=m, nickname="?", rating=0)
             for m in p.members
         ],
-        status=status,  # type: ignore[arg-type]
+        status=status,
     )
 
 
