@@ -341,6 +341,7 @@ function updateHeader() {
   document.documentElement.lang = S.ui;
   document.documentElement.dir = UI_LANGUAGES[S.ui].dir;
   document.title = t("title");
+  $("#ui-lang").value = S.ui;
   $("#title").textContent = t("title");
   $("#ui-lang-label").textContent = t("ui_language");
   $("#cb-label").textContent = t("colour_blind");
@@ -374,7 +375,7 @@ function renderHome() {
   const out = [h("section", { class: "card" },
     h("p", {}, t("intro")),
     h("label", { class: "field" }, t("game_language"), languageSelect("game-lang")),
-    h("button", { class: "primary", id: "join", disabled: !S.open || (S.party && S.party.leader !== meId()),
+    S.party ? null : h("button", { class: "primary", id: "join", disabled: !S.open,
       onclick: () => send({ action: "join", language: S.gameLang }) }, t("play")),
   )];
   out.push(renderParty());
@@ -471,6 +472,7 @@ function renderIntro(r) {
 function renderTabs() {
   const ids = Object.keys(S.duels);
   if (ids.length < 2 && S.view === S.myDuel) return null;
+  ids.sort((x, y) => (y === S.myDuel) - (x === S.myDuel));  // your own duel first
   return h("div", { class: "tabs", role: "group", "aria-label": t("other_duels") }, ids.map((id) => {
     const d = S.duels[id];
     const label = id === S.myDuel ? t("your_duel") : d.players.map((p) => S.names[p] || "?").join(" – ");
