@@ -5,6 +5,10 @@ protocol's inbound model, resolves the session's player, calls one service, and 
 refusal to an ``error`` message with a stable code sent to the caller only (one registry: the
 ``code`` attribute of domain/service errors and ``ProtocolError``). Unexpected failures become
 ``internal_error`` (logged with the stack, never with secrets).
+
+Before anything else each message takes a token from the connection's bucket
+(``services.base.RateLimiter``: ``rate_limit_per_second``, ``rate_limit_burst``); an empty bucket
+is answered ``rate_limited`` with no parse and no table access.
 """
 
 from __future__ import annotations
@@ -52,6 +56,10 @@ def handle_message(event: dict[str, Any], action: Action) -> dict[str, Any]:
     )
     deps = get_deps()
     request_id: str | None = None
+    if deps.limiter is not None and not deps.limiter.allow(connection_id, deps.clock.now_ms()):
+        metrics.add_metric(name="RateLimited", unit="Count", value=1)
+        reply_error(deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage_request_id(event))
+        return OK
     try:
         message = parse_inbound(event.get("body") or "", max_bytes=get_settings().max_message_bytes)
         request_id = message.request_id
@@ -66,6 +74,18 @@ def handle_message(event: dict[str, Any], action: Action) -> dict[str, Any]:
         logger.exception("unhandled error")
         reply_error(deps, connection_id, ErrorCode.INTERNAL_ERROR, None, request_id)
     return OK
+
+
+def _salvage_request_id(event: dict[str, Any]) -> str | None:
+    """The ``request_id`` of a refused body, when it is cheap and safe to find (echoed only
+    if it is a short string, like ``parse_inbound`` does)."""
+    body = event.get("body") or ""
+    if not isinstance(body, str) or len(body) > 4096 or '"request_id"' not in body:
+        return None
+    try:
+        return parse_inbound(body).request_id
+    except ProtocolError as err:
+        return err.request_id
 
 
 def for_player(fn: Callable[[Deps, str, Any], None]) -> Action:

@@ -158,7 +158,17 @@ def ws_event(route: str, connection_id: str, body: str | None, now_ms: int) -> d
 class Backend:
     """The real handlers over moto + a manual clock + a recording notifier (see module doc)."""
 
-    def __init__(self, *, seed: int = 7, lexicon: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        seed: int = 7,
+        lexicon: Any = None,
+        rate_limit_per_second: float = 5.0,
+        rate_limit_burst: int = 1_000_000,
+    ) -> None:
+        """``rate_limit_*``: the per-connection bucket (``services.base.RateLimiter``). Test
+        scripts send many messages at one frozen instant of the manual clock, so the default
+        burst is effectively unlimited; pass the production 20 to test the limit itself."""
         import boto3
 
         from functions.routes import ROUTES, TIMERS
@@ -173,7 +183,13 @@ class Backend:
         self.table_name = "wordle-tournament"
         create_tables(self.client, self.table_name)
         self.store = DynamoStore(self.client, self.table_name, self.clock.now_ms)
-        settings = Settings(turn_seconds=30, intro_seconds=6, reconnect_seconds=60)
+        settings = Settings(
+            turn_seconds=30,
+            intro_seconds=6,
+            reconnect_seconds=60,
+            rate_limit_per_second=rate_limit_per_second,
+            rate_limit_burst=rate_limit_burst,
+        )
         bootstrap.configure(
             settings=settings,
             store=self.store,

@@ -13,7 +13,7 @@ import logging
 import time
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.services.ports import Timer
 
@@ -90,3 +90,8 @@ class StepFunctionsClock:
                 return
             # The watchdog applies deadlines whose execution failed to start.
             logger.warning("start_execution failed (%s); the watchdog will apply it", code)
+        except BotoCoreError as err:
+            # a transport failure must not stop the pushes of a change already committed
+            logger.warning(
+                "start_execution failed (%s); the watchdog will apply it", type(err).__name__
+            )

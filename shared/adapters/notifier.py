@@ -2,7 +2,11 @@
 
 The endpoint comes from settings (``CALLBACK_URL``), so the local gateway can stand in.
 ``GoneException`` is caught *before* ``ClientError`` (it is a subclass) and reported back so the
-disconnect flow runs; any other failure of one recipient is logged and never stops the others.
+disconnect flow runs; any other failure of one recipient is logged and never stops the others:
+``LimitExceededException`` (the connection's own outbound throttle; botocore's standard mode has
+already retried it), ``ForbiddenException``, and transport errors (``BotoCoreError``: connection
+reset, read timeout) alike. A message lost that way is not retried later: every client redraws
+from the ``session`` snapshot on resume.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +40,8 @@ class ApiGatewayNotifier:
                 logger.warning(
                     "post_to_connection failed: %s", err.response.get("Error", {}).get("Code")
                 )
+            except BotoCoreError as err:
+                logger.warning("post_to_connection failed: %s", type(err).__name__)
         return gone
 
     def close(self, connection_id: str) -> None:
@@ -47,3 +53,5 @@ class ApiGatewayNotifier:
             logger.warning(
                 "delete_connection failed: %s", err.response.get("Error", {}).get("Code")
             )
+        except BotoCoreError as err:
+            logger.warning("delete_connection failed: %s", type(err).__name__)

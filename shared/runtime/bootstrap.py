@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 from shared.runtime.settings import Settings, get_settings
-from shared.services.base import Deps, Timing
+from shared.services.base import Deps, RateLimiter, Timing
 from shared.services.ports import Clock, Notifier, Store
 
 _lock = threading.Lock()
@@ -66,6 +66,7 @@ def build(
         clock=clock,
         lexicon=lexicon,
         timing=Timing(s.turn_ms, s.intro_ms, s.reconnect_ms),
+        limiter=RateLimiter(s.rate_limit_per_second, s.rate_limit_burst),
     )
 
     def on_gone(connection_id: str) -> None:

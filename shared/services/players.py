@@ -17,7 +17,7 @@ from shared.domain.rating import INITIAL_RATING
 from shared.protocol import outbound as out
 from shared.protocol.errors import ErrorCode
 from shared.services.base import Deps, Outbox, retrying
-from shared.services.errors import InvalidTokenError, NoSessionError
+from shared.services.errors import ConflictError, InvalidTokenError, NoSessionError
 from shared.services.lobbies import leave_lobby
 from shared.services.model import Connection, Player, PlayerStatus
 from shared.services.ports import Timer, TimerKind
@@ -31,8 +31,14 @@ def hash_token(token: str) -> str:
 
 
 def connect(deps: Deps, connection_id: str) -> None:
-    """``$connect``: remember the connection (no player yet: the token comes in ``session``)."""
-    deps.store.commit([Connection(connection_id, deps.clock.now_ms())])
+    """``$connect``: remember the connection (no player yet: the token comes in ``session``).
+
+    Idempotent: a second delivery of the same ``$connect`` finds the item there (its
+    conditional create fails) and leaves it as it is — possibly already bound by ``session``."""
+    try:
+        deps.store.commit([Connection(connection_id, deps.clock.now_ms())])
+    except ConflictError:
+        return
 
 
 def player_for_connection(deps: Deps, connection_id: str) -> Player:
@@ -60,23 +66,30 @@ def session(
 
 
 def _create(deps: Deps, connection_id: str, request_id: str | None) -> None:
-    token = deps.new_secret()
     now = deps.clock.now_ms()
-    player = Player(
-        player_id=deps.new_id(),
-        nickname=generate_nickname(random.Random(deps.new_secret())),
-        rating=INITIAL_RATING,
-        created_ms=now,
-        connection_id=connection_id,
-        connected=True,
-    )
     conn = deps.store.get_connection(connection_id) or Connection(connection_id, now)
     if conn.player_id is not None:
         # this connection already has a session: a second create would orphan it
         old = deps.store.get_player(conn.player_id)
         if old is not None and old.connection_id == connection_id:
             _detach(deps, old)
-    deps.store.create_player(player, hash_token(token))
+
+    def attempt() -> tuple[Player, str]:
+        # a fresh id and token per try: a create that lost (or was cancelled) is never
+        # repeated on a key that might now exist
+        token = deps.new_secret()
+        player = Player(
+            player_id=deps.new_id(),
+            nickname=generate_nickname(random.Random(deps.new_secret())),
+            rating=INITIAL_RATING,
+            created_ms=now,
+            connection_id=connection_id,
+            connected=True,
+        )
+        deps.store.create_player(player, hash_token(token))
+        return player, token
+
+    player, token = retrying(deps, attempt)
     conn.player_id = player.player_id
     retrying(deps, lambda: _bind(deps, conn))
     box = Outbox()

@@ -5,6 +5,15 @@ Every write is conditional: a versioned record is saved with ``version = :loaded
 go in one ``TransactWriteItems``. A failed condition raises ``ConflictError`` (the service
 reloads and retries the whole use case); ``ReturnValuesOnConditionCheckFailure=ALL_OLD`` is
 requested so the failure is explained in logs without a second read.
+
+Faults (issue 9): the client runs botocore's *standard* retry mode (``shared.runtime``), which
+already retries throttling (``ProvisionedThroughputExceededException``, ``ThrottlingException``,
+``RequestLimitExceeded``) and 5xx with exponential backoff. What is still failing after those
+retries is raised as ``TryAgainError`` (the player gets ``try_again``; nothing half-written:
+each call is one atomic request). ``TransactionCanceledException`` is a ``ConflictError`` only
+when every reason is a lost race (``ConditionalCheckFailed``, ``TransactionConflict``, or a
+throttled item): the use case re-reads and retries with backoff (``services.base.retrying``);
+any other reason (``ValidationError``, size limits) is a bug and is raised as is.
 """
 
 from __future__ import annotations
@@ -13,10 +22,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.adapters.dynamo import codec, schema
-from shared.services.errors import ConflictError
+from shared.services.errors import ConflictError, TryAgainError
 from shared.services.model import (
     Connection,
     InviteCreated,
@@ -38,6 +47,62 @@ _VERSIONED = "#v = :v"
 """Guards a save: nobody wrote the item since we read it at version :v."""
 _NEW = "attribute_not_exists(pk)"
 """Guards a create: the key is not taken (ids are random; invites and tokens unguessable)."""
+
+BUSY_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "TransactionInProgressException",
+    }
+)
+"""Errors that mean "busy, not wrong": after botocore's own retries they become try_again."""
+
+_LOST_RACE_REASONS = frozenset(
+    {
+        None,
+        "None",
+        "ConditionalCheckFailed",
+        "TransactionConflict",
+        "ThrottlingError",
+        "ProvisionedThroughputExceeded",
+    }
+)
+"""Cancellation reasons of a transaction that a fresh read and a retry can overcome."""
+
+
+def _busy(err: ClientError | BotoCoreError) -> TryAgainError:
+    code = (
+        err.response.get("Error", {}).get("Code", "")
+        if isinstance(err, ClientError)
+        else type(err).__name__
+    )
+    return TryAgainError(f"the table is busy ({code}); please try again")
+
+
+class _Client:
+    """The injected boto3 client, with "still busy after botocore's retries" (throttling,
+    5xx, timeouts) turned into ``TryAgainError`` on every call, reads and writes alike."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __getattr__(self, operation: str) -> Any:
+        method = getattr(self._client, operation)
+
+        def call(**kwargs: Any) -> Any:
+            try:
+                return method(**kwargs)
+            except ClientError as err:
+                if err.response.get("Error", {}).get("Code", "") in BUSY_CODES:
+                    raise _busy(err) from err
+                raise
+            except BotoCoreError as err:  # connection refused or reset, read timeout
+                raise _busy(err) from err
+
+        return call
 
 
 def _to_av(item: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +136,8 @@ class DynamoStore:
     """
 
     def __init__(self, client: Any, table_name: str, now_ms: Any) -> None:
-        self._client = client
+        self.client = client
+        self._client = _Client(client)
         self._table = table_name
         self._now_ms = now_ms
 
@@ -171,6 +237,8 @@ class DynamoStore:
 
     def delete_connection(self, connection_id: str) -> Connection | None:
         """Remove a closed connection; returns what it held (one call, ALL_OLD)."""
+        # unconditional: $disconnect ends the connection whatever it holds; deleting an absent
+        # item is a no-op (a duplicate $disconnect gets None back and does nothing)
         resp = self._client.delete_item(
             TableName=self._table,
             Key=_to_av(schema.connection_key(connection_id)),
@@ -192,16 +260,23 @@ class DynamoStore:
         try:
             if len(ops) == 1 and "Put" in ops[0]:
                 put = ops[0]["Put"]
+                # conditional: every op built by _op/_rating_ops carries a ConditionExpression
+                # (tests/hardening/test_data_safety.py builds each kind and checks)
                 self._client.put_item(**put, ReturnValuesOnConditionCheckFailure="ALL_OLD")
             else:
                 for op in ops:
                     next(iter(op.values()))["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+                # conditional: as above, each item of the transaction
                 self._client.transact_write_items(TransactItems=ops)
         except ClientError as err:
             code = err.response.get("Error", {}).get("Code", "")
-            if code in ("ConditionalCheckFailedException", "TransactionCanceledException"):
+            if code == "ConditionalCheckFailedException":
+                raise ConflictError(f"conditional write failed: {code}") from err
+            if code == "TransactionCanceledException":
+                # codes only: with ALL_OLD the reasons also carry the old items (secrets)
                 reasons = [r.get("Code") for r in err.response.get("CancellationReasons", []) or []]
-                raise ConflictError(f"conditional write failed: {code} {reasons}") from err
+                if all(r in _LOST_RACE_REASONS for r in reasons):
+                    raise ConflictError(f"conditional write failed: {code} {reasons}") from err
             raise
         for w in writes:
             if isinstance(
@@ -248,6 +323,8 @@ class DynamoStore:
                 "Put": {"TableName": self._table, "Item": _to_av(item), "ConditionExpression": _NEW}
             }
         if isinstance(w, InviteDeleted):
+            # unconditional: only ever committed with the party's versioned save in one
+            # transaction (parties.leave), which is its guard; the invite may already be gone
             return {
                 "Delete": {"TableName": self._table, "Key": _to_av(schema.invite_key(w.invite))}
             }
