@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import statistics
 import subprocess
@@ -37,8 +36,8 @@ GOAL_TOURNAMENTS = 100
 GOAL_P99_MS = 100.0
 LEVELS_FULL = (1, 10, 25)
 LEVELS_QUICK = (1,)
-LEVEL_TIMEOUT_S = 150.0
-STAGGER_S = 0.03
+LEVEL_SECONDS = 60.0
+"""Each level is cut off after this long (tournaments still running are cancelled)."""
 
 
 # ------------------------------------------------------------------------------ server side
@@ -64,8 +63,7 @@ def serve(turn_seconds: float, intro_seconds: float) -> None:
             loop = asyncio.get_running_loop()
             await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes stdin
 
-    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
-        asyncio.run(main())
+    asyncio.run(main())
 
 
 @dataclass
@@ -98,12 +96,17 @@ class Level:
     seconds: float = 0.0
     finished: int = 0
     guesses: int = 0
+    """Guesses whose row reached the opponent (the latency samples)."""
     latencies_ms: list[float] = field(default_factory=list)
     server_cpu_s: float = 0.0
     server_rss_mb: float = 0.0
     server_peak_mb: float = 0.0
     bots_cpu_s: float = 0.0
     error: str = ""
+    cut_off: bool = False
+    """The level's time ran out before every tournament ended (the samples still count)."""
+    server_errors: dict[str, int] = field(default_factory=dict)
+    """Handler failures the emulator logged, by exception name (e.g. TryAgainError)."""
 
     def pct(self, q: float) -> float:
         if not self.latencies_ms:
@@ -124,6 +127,11 @@ class Level:
         return self.guesses / self.seconds if self.seconds else 0.0
 
     @property
+    def server_cpu_ms_per_guess(self) -> float:
+        """Server CPU per delivered guess (joins, sessions, clock and pushes included)."""
+        return 1000 * self.server_cpu_s / self.guesses if self.guesses else float("nan")
+
+    @property
     def server_cpu_pct(self) -> float:
         """Server CPU as % of one core over the level."""
         return 100 * self.server_cpu_s / self.seconds if self.seconds else 0.0
@@ -137,6 +145,32 @@ def _timed_bot_class() -> Any:
 
         sent: dict[tuple[str, int, str], float]
         latencies: list[float]
+        joining: asyncio.Semaphore
+        """One join at a time across all bots (see ``_join``)."""
+        _holds: bool = False
+
+        async def _join(self) -> None:
+            # Simultaneous joins can each find no waiting lobby and each create one (8 bots
+            # split over lobbies that never fill) or exhaust the lobby's optimistic retries
+            # (try_again). Real players trickle in; the benchmark serialises the joins so every
+            # 8 bots fill one lobby, releasing at the bot's first lobby event (or 5 s).
+            await self.joining.acquire()
+            self._holds = True
+            asyncio.get_running_loop().call_later(5.0, self._release)
+            await super()._join()
+
+        def _release(self) -> None:
+            if self._holds:
+                self._holds = False
+                self.joining.release()
+
+        async def _on_lobby(self, m: dict[str, Any]) -> None:
+            self._release()
+            await super()._on_lobby(m)
+
+        async def _on_error(self, m: dict[str, Any]) -> None:
+            self._release()
+            await super()._on_error(m)
 
         async def _guess(self, duel_id: str, word: str, deadline_ms: int) -> dict[str, Any] | None:
             index = len(self._duel.rows) if self._duel is not None else -1
@@ -168,6 +202,7 @@ async def _play(url: str, tournaments: int, level: Level) -> None:
     timed = _timed_bot_class()
     timed.sent = {}
     timed.latencies = level.latencies_ms
+    timed.joining = asyncio.Semaphore(1)
     rng = random.Random(tournaments)
     config = BotConfig(think_ms=THINK_MS)
     bots = [
@@ -175,15 +210,7 @@ async def _play(url: str, tournaments: int, level: Level) -> None:
         for i in range(8 * tournaments)
     ]
 
-    async def start(i: int, bot: Any) -> Any:
-        # Staggered: simultaneous joins can each create a lobby (the waiting-lobby Query
-        # finds none), splitting 8 bots over two lobbies that never fill.
-        await asyncio.sleep(i * STAGGER_S)
-        return await bot.run(1)
-
-    results = await asyncio.gather(
-        *(start(i, b) for i, b in enumerate(bots)), return_exceptions=True
-    )
+    results = await asyncio.gather(*(b.run(1) for b in bots), return_exceptions=True)
     finished: set[str] = set()
     for r in results:
         if isinstance(r, BaseException):
@@ -192,16 +219,21 @@ async def _play(url: str, tournaments: int, level: Level) -> None:
         for res in r:
             if res.tournament_end is not None and res.tournament_id:
                 finished.add(res.tournament_id)
-            for duel in res.duels:
-                level.guesses += sum(
-                    1
-                    for row in duel.rows
-                    if not row.get("skipped") and row.get("player") == res.player_id
-                )
     level.finished = len(finished)
 
 
-def run_level(tournaments: int) -> Level:
+def run_level(tournaments: int, seconds: float = LEVEL_SECONDS) -> Level:
+    """One level on a fresh emulator; the emulator's log is scanned for handler failures."""
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+") as log:
+        return _run_level(tournaments, seconds, log)
+
+
+def _run_level(tournaments: int, seconds: float, log: Any) -> Level:
+    import collections
+    import re
+
     level = Level(tournaments)
     proc = subprocess.Popen(
         [
@@ -217,6 +249,7 @@ def run_level(tournaments: int) -> Level:
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        stderr=log,
         text=True,
     )
     try:
@@ -230,10 +263,11 @@ def run_level(tournaments: int) -> Level:
         own_before = os.times()
         start = time.perf_counter()
         try:
-            asyncio.run(asyncio.wait_for(_play(url, tournaments, level), LEVEL_TIMEOUT_S))
+            asyncio.run(asyncio.wait_for(_play(url, tournaments, level), seconds))
         except TimeoutError:
-            level.error = f"not finished within {LEVEL_TIMEOUT_S:.0f} s"
+            level.cut_off = True
         level.seconds = time.perf_counter() - start
+        level.guesses = len(level.latencies_ms)
         after = proc_sample(proc.pid)
         own_after = os.times()
         level.server_cpu_s = after.cpu_s - before.cpu_s
@@ -251,6 +285,9 @@ def run_level(tournaments: int) -> Level:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.seek(0)
+        found = re.findall(r"^[\w.]+\.(\w+(?:Error|Exception)):", log.read(), re.MULTILINE)
+        level.server_errors = dict(collections.Counter(found))
 
 
 @dataclass
@@ -266,7 +303,7 @@ def measure(quick: bool = False) -> CapacityResult:
 
     logging.getLogger("bots").setLevel(logging.ERROR)
     levels = LEVELS_QUICK if quick else LEVELS_FULL
-    return CapacityResult([run_level(n) for n in levels])
+    return CapacityResult([run_level(n, 40.0 if quick else LEVEL_SECONDS) for n in levels])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -286,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{lv.guesses} guesses ({lv.guesses_per_s:.1f}/s), latency p50 {lv.p50:.1f} ms "
             f"p99 {lv.p99:.1f} ms (n={len(lv.latencies_ms)}), server CPU {lv.server_cpu_pct:.0f}% "
             f"RSS {lv.server_rss_mb:.0f} MB (peak {lv.server_peak_mb:.0f}), bots CPU "
-            f"{lv.bots_cpu_s:.1f} s {lv.error}"
+            f"{lv.bots_cpu_s:.1f} s {'cut off ' if lv.cut_off else ''}{lv.error}"
         )
     return 0
 

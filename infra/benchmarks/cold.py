@@ -94,9 +94,9 @@ def importtime(module: str) -> tuple[list[tuple[str, float]], list[tuple[str, fl
         name = raw_name.strip()
         depth = (len(raw_name) - len(raw_name.lstrip()) - 1) // 2
         by_package[name.split(".")[0]] += int(self_us) / 1000
-        # the heavy subtrees: third-party packages and our second-level modules (nested, so
-        # a parent's cumulative time includes its children's)
-        if depth >= 1 and name.count(".") <= 1 and not name.startswith(module):
+        # the heavy subtrees below the handler's own modules (nested: a parent's cumulative
+        # time includes its children's)
+        if depth >= 1 and name.count(".") <= 3 and not name.startswith(("functions", "encodings")):
             direct[name] = max(direct.get(name, 0.0), int(cumulative_us) / 1000)
     return (
         sorted(by_package.items(), key=lambda kv: -kv[1]),

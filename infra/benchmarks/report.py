@@ -237,9 +237,14 @@ def capacity_table(c: Any, guesses_per_tournament_s: float | None) -> str:
                 f"{lv.p99:.0f}",
                 str(len(lv.latencies_ms)),
                 f"{lv.server_cpu_pct:.0f}%",
+                fmt_nan(lv.server_cpu_ms_per_guess),
                 f"{lv.server_rss_mb:.0f} / {lv.server_peak_mb:.0f}",
                 f"{lv.bots_cpu_s:.0f}",
-                lv.error or "",
+                "; ".join(
+                    (["cut off"] if lv.cut_off else [])
+                    + ([lv.error] if lv.error else [])
+                    + [f"{n}x {name}" for name, n in sorted(lv.server_errors.items())]
+                ),
             ]
         )
     return _table(
@@ -253,9 +258,10 @@ def capacity_table(c: Any, guesses_per_tournament_s: float | None) -> str:
             "p99 ms",
             "samples",
             "server CPU (1 core = 100%)",
+            "server CPU ms / guess",
             "server RSS / peak MB",
             "bots CPU s",
-            "error",
+            "cut off / errors (server log)",
         ],
         rows,
     )
@@ -496,8 +502,56 @@ def render(res: Results) -> str:
             "",
             capacity_extrapolation(c, rate),
         ]
-    parts += ["", *res.notes]
+    parts += ["", "## Notes", "", *[f"- {n}" for n in notes(res) + res.notes]]
     return "\n".join(parts) + "\n"
+
+
+def notes(res: Results) -> list[str]:
+    """Computed remarks: sensitivities, what limits each figure, method caveats."""
+    from infra.benchmarks import cost
+
+    out = []
+    if res.cost is not None:
+        r = res.cost
+        today = r.designs[0]
+        extra = today.executions * float(r.prices["stepfunctions"]["standard_transition"])
+        n_inv = len(r.run.invocations)
+        duration = cost._lambda_usd(r.prices, n_inv) - n_inv * float(r.prices["lambda"]["request"])
+        out.append(
+            "Sensitivity: if Step Functions also bills the start of each Standard execution "
+            f"(3 transitions per deadline instead of {cost.STANDARD_TRANSITIONS_PER_DEADLINE}), "
+            f"today's total is {_usd(r.total + extra)}. Lambda at {2 * cost.LAMBDA_MS:.0f} ms "
+            f"instead of {cost.LAMBDA_MS:.0f} ms adds {_usd(duration)}."
+        )
+        out.append(
+            "The per-duel/per-round loops rely on a turn deadline only moving later (a new one "
+            "is set at now + 30 s, after every pending one): the clock function must return the "
+            "current deadline(s) to the loop, and the round's closing must start the next "
+            "round's loop (with the intro as its first wait). Duplicate Express executions are "
+            "harmless (seq-guarded); the watchdog still sweeps missed deadlines."
+        )
+    if res.capacity is not None and res.capacity.levels:
+        busiest = max(res.capacity.levels, key=lambda lv: lv.server_cpu_s)
+        if busiest.guesses:
+            ceiling = 1000 / busiest.server_cpu_ms_per_guess
+            rate = human_guess_rate(res.cost)
+            need = f"; 100 human-paced tournaments need ~{100 * rate:.0f}/s" if rate else ""
+            out.append(
+                f"Capacity ceiling: the emulator is one Python process (one core at most, the "
+                f"GIL); at {busiest.tournaments} tournaments it used {busiest.server_cpu_pct:.0f}% "
+                f"of a core and {busiest.server_cpu_ms_per_guess:.0f} ms of CPU per delivered "
+                f"guess (sessions, joins, clock, pushes and the embedded moto DynamoDB "
+                f"included), so it saturates near {ceiling:.0f} guesses/s{need}. Beyond the "
+                "knee latency grows with the queue (p99 in seconds) and the 6 optimistic "
+                "retries of contended items run out (TryAgainError in the server log)."
+            )
+        out.append(
+            "The capacity bots join one at a time (a semaphore released at each bot's first "
+            "`lobby` event): joined all at once, two joins can each find no waiting lobby and "
+            "each create one, leaving lobbies that never fill, and many joins on one lobby "
+            "exhaust its retries (`try_again`)."
+        )
+    return out
 
 
 def fmt_nan(x: float) -> str:
