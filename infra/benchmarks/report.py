@@ -511,6 +511,19 @@ def notes(res: Results) -> list[str]:
     from infra.benchmarks import cost
 
     out = []
+    if res.cold is not None and res.cold.top_modules:
+        from infra.benchmarks.cold import COLD_PATH_LABEL
+
+        c = res.cold
+        name, ms = c.top_modules[0]
+        after = (c.median(COLD_PATH_LABEL) - ms) / c.boto3_ms
+        out.append(
+            f"Cold import: the heaviest subtree of `{c.importtime_module}` is `{name}` "
+            f"({ms:.0f} ms cumulative under -X importtime). Not importing it on the cold path "
+            f"would bring *functions.guess + first-call imports* from "
+            f"{c.ratio(COLD_PATH_LABEL):.2f}x to about {after:.2f}x of bare boto3 (estimate: "
+            "median minus that subtree)."
+        )
     if res.cost is not None:
         r = res.cost
         today = r.designs[0]
