@@ -343,7 +343,11 @@ class ScriptedPlayer:
     def tournament_id(self) -> str | None:
         """The tournament of the last ``round`` event this player received."""
         rounds = self.all("round")
-        return str(rounds[-1]["tournament_id"]) if rounds else None
+        if rounds:
+            return str(rounds[-1]["tournament_id"])
+        # a resumed connection has seen no round yet: ask the store (one read)
+        player = self.backend.store.get_player(self.id) if self.id else None
+        return player.tournament_id if player is not None else None
 
     def current_duel(self) -> Any:
         tid = self.tournament_id()
