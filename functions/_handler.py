@@ -26,7 +26,7 @@ from shared.protocol.outbound import dump_event, error_event
 from shared.runtime.bootstrap import get_deps
 from shared.runtime.observability import logger, metrics
 from shared.runtime.settings import get_settings
-from shared.services.base import Deps
+from shared.services.base import REQUEST, Deps
 from shared.services.players import player_for_connection
 
 OK = {"statusCode": 200}
@@ -35,9 +35,37 @@ Action = Callable[[Deps, str, Any], None]
 """(deps, connection_id, parsed inbound message) -> None; raises DomainError to refuse."""
 
 
+def _encodable(text: str) -> bool:
+    """False for a string holding a lone surrogate (JSON allows ``"\ud800"``; UTF-8 does not):
+    it could be neither stored nor sent back."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_encodable(message: Any) -> None:
+    """Refuse a parsed message whose string fields cannot be encoded (``invalid_value``);
+    such a ``request_id`` is not echoed."""
+    request_id = message.request_id
+    if request_id is not None and not _encodable(request_id):
+        raise ProtocolError(ErrorCode.INVALID_VALUE, "Field 'request_id' has an invalid value.")
+    for name, value in message:
+        if isinstance(value, str) and not _encodable(value):
+            raise ProtocolError(
+                ErrorCode.INVALID_VALUE,
+                f"Field '{name}' has an invalid value.",
+                request_id,
+                field=name,
+            )
+
+
 def reply_error(
     deps: Deps, connection_id: str, code: str, message: str | None, request_id: str | None
 ) -> None:
+    if request_id is not None and not _encodable(request_id):
+        request_id = None
     try:
         event = error_event(code, message, request_id)
     except ValueError:
@@ -62,7 +90,10 @@ def handle_message(event: dict[str, Any], action: Action) -> dict[str, Any]:
         return OK
     try:
         message = parse_inbound(event.get("body") or "", max_bytes=get_settings().max_message_bytes)
+        _check_encodable(message)
         request_id = message.request_id
+        if request_id is not None:
+            REQUEST.set((connection_id, request_id))
         action(deps, connection_id, message)
     except ProtocolError as err:
         metrics.add_metric(name="BadInput", unit="Count", value=1)
@@ -73,6 +104,8 @@ def handle_message(event: dict[str, Any], action: Action) -> dict[str, Any]:
     except Exception:
         logger.exception("unhandled error")
         reply_error(deps, connection_id, ErrorCode.INTERNAL_ERROR, None, request_id)
+    finally:
+        REQUEST.set(None)
     return OK
 
 

@@ -148,3 +148,29 @@ def retry_sleeps(backend: Any) -> list[float]:
     sleeps: list[float] = []
     backend.deps.sleep = sleeps.append
     return sleeps
+
+
+@pytest.fixture
+def limited_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A harness backend with the production rate limit (5/s, burst 20)."""
+    from moto import mock_aws
+
+    from infra.emulator.testing import Backend
+    from shared.runtime import bootstrap
+    from shared.runtime.settings import Settings
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_METRICS_NAMESPACE": "Test",
+        "POWERTOOLS_SERVICE_NAME": "wordle-tournament",
+    }.items():
+        monkeypatch.setenv(key, value)
+    production = Settings()
+    with mock_aws():
+        yield Backend(
+            rate_limit_per_second=production.rate_limit_per_second,
+            rate_limit_burst=production.rate_limit_burst,
+        )
+    bootstrap.reset()
