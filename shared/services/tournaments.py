@@ -339,7 +339,9 @@ def set_connection(
     ) -> tuple[Tournament, list[ev.Event]]:
         t = rec.tournament
         p = t.player(player.player_id)
-        if p.left:
+        if p.left or t.over:
+            # nothing left to push: the 8 disconnects that follow a tournament's end need not
+            # contend for its item
             return t, []
         rec.connections[player.player_id] = connection_id
         return t.set_connected(player.player_id, connection_id is not None, reconnect_deadline_ms)
