@@ -10,12 +10,11 @@ separate processes would, and one emulator can serve several tests (a module-sco
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import random
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -94,6 +93,7 @@ class WsPlayer:
         self.solver: DuelSolver | None = None
         self.rows: list[Message] = []
         self._pending_guess: str | None = None
+        self._tiles: tuple[str, ...] = ()
 
     # connection -----------------------------------------------------------------------------
 
@@ -167,7 +167,7 @@ class WsPlayer:
         assert reply["type"] == "lobby", f"{self.name}: join refused: {reply}"
         return reply
 
-    def start_duel(self, duel_id: str, length: int, rows: list[Message] = ()) -> None:  # type: ignore[assignment]
+    def start_duel(self, duel_id: str, length: int, rows: Sequence[Message] = ()) -> None:
         self.duel_id, self.solver, self.rows = duel_id, DuelSolver(self.language, length), []
         for row in rows:
             self.add_row(row)
@@ -182,42 +182,50 @@ class WsPlayer:
         """Play the solver's best word in the current duel."""
         assert self.solver is not None
         assert self.duel_id is not None
-        word = "".join(self.solver.choose(1.0, self.rng))
+        self._tiles = self.solver.choose(1.0, self.rng)
+        word = "".join(self._tiles)
         self._pending_guess = await self.send("guess", duel_id=self.duel_id, word=word)
-        self._word = word
 
     async def play(self, until: Callable[[Message], bool], timeout: float = 120) -> Message:
-        """Play every duel of ours (best solver word, at once) until ``until(message)``."""
+        """Play every duel of ours (best solver word, at once) until ``until(message)``.
+
+        ``until`` sees each message after the duel state took it in but before we react, so a
+        scenario can stop exactly when, say, it is our turn, and do something else instead.
+        """
 
         async def loop() -> Message:
             while True:
                 m = await self.expect(lambda _: True, timeout)
-                await self.on_message(m)
+                self.observe(m)
                 if until(m):
                     return m
+                await self.react(m)
 
         return await asyncio.wait_for(loop(), timeout)
 
-    async def on_message(self, m: Message) -> None:
-        """Keep the current duel's solver up to date; guess whenever it is our turn."""
+    def observe(self, m: Message) -> None:
+        """Keep the current duel's solver up to date."""
         kind = m["type"]
         if kind == "duel_start" and self.id in m["players"]:
             self.start_duel(m["duel_id"], m["length"])
-            if m["next_player"] == self.id:
-                await self.guess()
         elif kind == "turn" and m["duel_id"] == self.duel_id:
             self.add_row(m["row"])
-            if m["next_player"] == self.id:
-                await self.guess()
         elif kind == "duel_end" and m["duel_id"] == self.duel_id:
             self.duel_id, self.solver = None, None
+
+    async def react(self, m: Message) -> None:
+        """Guess whenever it is our turn; pick another word if the server refused one."""
+        kind = m["type"]
+        if kind in ("duel_start", "turn") and m["duel_id"] == self.duel_id:
+            if m["next_player"] == self.id:
+                await self.guess()
         elif (
             kind == "error"
             and m["request_id"] == self._pending_guess
             and m["code"] in INVALID_GUESS_CODES
             and self.solver is not None
         ):
-            self.solver.rejected.add(tuple(self.solver.choose(1.0, self.rng)))
+            self.solver.rejected.add(self._tiles)
             await self.guess()
 
     async def resume_from(self, session: Message) -> None:
@@ -229,19 +237,6 @@ class WsPlayer:
                 await self.guess()
         else:
             self.duel_id, self.solver = None, None
-
-
-@contextlib.asynccontextmanager
-async def connected(*players: WsPlayer) -> Any:
-    """Connect the players; close their sockets on the way out, whatever happened."""
-    try:
-        for p in players:
-            await p.connect()
-        yield players
-    finally:
-        for p in players:
-            with contextlib.suppress(Exception):
-                await p.drop()
 
 
 # -- shared checks ---------------------------------------------------------------------------
