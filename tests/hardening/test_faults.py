@@ -409,7 +409,7 @@ def test_start_execution_failures_are_logged_and_never_raise(caplog):
 
     client = boto3.client("stepfunctions", region_name="us-east-1")
     clock = StepFunctionsClock(client, "arn:aws:states:us-east-1:000000000000:stateMachine:x")
-    timer = Timer(TimerKind.TURN, "t.1.0", 2, 1_800_000_030_000)
+    timer = Timer(TimerKind.INTRO, "t", 2, 1_800_000_030_000)  # every design starts one
     with Stubber(client) as stub:
         stub.add_client_error("start_execution", "ExecutionLimitExceeded")
         stub.add_client_error("start_execution", "ExecutionAlreadyExists")
