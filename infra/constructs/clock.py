@@ -1,6 +1,7 @@
-"""Infrastructure: the clocks (DESIGN.md §3 Clocks) — the Standard deadline state machine built
-from the one shared definition (``shared.adapters.clock.state_machine_definition``), and the
-every-minute schedule that runs the watchdog."""
+"""Infrastructure: the clocks (DESIGN.md §3 Clocks) — the Express deadline state machine built
+from the one shared definition (``shared.adapters.clock.state_machine_definition``: one looping
+execution per round, one wait+apply per reconnect deadline), and the every-minute schedule that
+runs the watchdog."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def state_machine_arn(scope: Construct, name: str) -> str:
 
 
 class DeadlineClock(Construct):
-    """Attributes: ``state_machine`` (Standard), ``watchdog_rule``."""
+    """Attributes: ``state_machine`` (Express), ``watchdog_rule``."""
 
     def __init__(
         self,
@@ -48,7 +49,7 @@ class DeadlineClock(Construct):
         removal_policy: RemovalPolicy,
     ) -> None:
         super().__init__(scope, construct_id)
-        role = self._build_role(clock_function)
+        role = self._build_role(clock_function, state_machine_arn(self, state_machine_name))
         log_group = logs.LogGroup(
             self, "ExecutionLogs", retention=log_retention, removal_policy=removal_policy
         )
@@ -57,12 +58,15 @@ class DeadlineClock(Construct):
         )
         self.watchdog_rule = self._build_watchdog_schedule(watchdog_function)
 
-    def _build_role(self, clock_function: lambda_.IFunction) -> iam.Role:
+    def _build_role(self, clock_function: lambda_.IFunction, own_arn: str) -> iam.Role:
         role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
-            description="Deadline state machine: invoke the clock function, log, trace",
+            description=(
+                "Deadline state machine: invoke the clock function, start its own successor, "
+                "log, trace"
+            ),
         )
         # The definition invokes the unqualified function ARN only: no ``:*`` version grant.
         role.add_to_policy(
@@ -70,6 +74,14 @@ class DeadlineClock(Construct):
                 sid="InvokeClock",
                 actions=["lambda:InvokeFunction"],
                 resources=[clock_function.function_arn],
+            )
+        )
+        # A round's loop outlives an Express execution (5 min): it hands over to a successor
+        # execution of this same machine. The ARN is built from the name (a ``Ref`` to the
+        # machine from its own role's policy would be a dependency cycle).
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="StartSuccessor", actions=["states:StartExecution"], resources=[own_arn]
             )
         )
         acknowledge(
@@ -92,12 +104,16 @@ class DeadlineClock(Construct):
             self,
             "Deadlines",
             state_machine_name=name,
-            state_machine_type=sfn.StateMachineType.STANDARD,
+            # Express: billed per request and duration, not per transition; a round's loop
+            # wakes ~5 times and mostly waits (infra/benchmarks/RESULTS.md, figure 3).
+            state_machine_type=sfn.StateMachineType.EXPRESS,
             definition_body=sfn.DefinitionBody.from_string(json.dumps(definition)),
             role=role,
             tracing_enabled=True,
-            # Execution data stays out of the logs: the input names refs and seqs only, but
-            # the Lambda's output is not ours to log.
+            # Express keeps no execution history: CloudWatch Logs are its only record (ALL:
+            # every state, so a loop's wakes, handovers and failures can be followed). Execution
+            # data stays out of the logs: the input names refs and seqs only, but the Lambda's
+            # output is not ours to log.
             logs=sfn.LogOptions(
                 destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False
             ),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from shared.adapters.clock import state_machine_definition
-from tests.infra.cfn import functions_by_handler, resources
+from tests.infra.cfn import functions_by_handler, granted, resources
 
 CLOCK_ARN = "<clock function ARN>"
 
@@ -21,12 +21,27 @@ def test_definition_equals_the_shared_one(dev):
     assert json.loads(text) == state_machine_definition(CLOCK_ARN)
 
 
-def test_standard_machine_with_logs_and_tracing(dev):
+def test_express_machine_with_logs_and_tracing(dev):
+    """Express (one looping execution per round): its logs are its only execution record."""
     (machine,) = resources(dev, "AWS::StepFunctions::StateMachine").values()
-    assert machine["StateMachineType"] == "STANDARD"
+    assert machine["StateMachineType"] == "EXPRESS"
     assert machine["StateMachineName"] == "WordleTournament-dev-deadlines"
     assert machine["TracingConfiguration"] == {"Enabled": True}
     assert machine["LoggingConfiguration"]["Level"] == "ALL"
+    assert machine["LoggingConfiguration"]["IncludeExecutionData"] is False
+    (destination,) = machine["LoggingConfiguration"]["Destinations"]
+    assert "CloudWatchLogsLogGroup" in destination
+
+
+def test_the_machine_may_start_only_itself(dev):
+    """A round's loop hands over to a successor execution of the same machine (Express lasts
+    at most 5 minutes): its role may start exactly that machine, named, not by a Ref."""
+    (machine,) = resources(dev, "AWS::StepFunctions::StateMachine").values()
+    role = machine["RoleArn"]["Fn::GetAtt"][0]
+    starts = {(a, r) for a, r in granted(dev, role) if a.startswith("states:")}
+    ((action, arn),) = starts
+    assert action == "states:StartExecution"
+    assert arn.endswith(f":stateMachine:{machine['StateMachineName']}")
 
 
 def test_watchdog_runs_every_minute(dev):
