@@ -214,9 +214,11 @@ def test_one_express_loop_per_round_plays_a_whole_tournament(sfn_backend, monkey
         "seq": 1,
         "due_ms": t.intro_deadline_ms,
     }
-    assert first["due"] == PAST and "loop_started_ms" in first
+    assert first["due"] == PAST
+    assert "loop_started_ms" in first
     assert wakes.results[0]["applied"] is True
-    assert wakes.results[0]["loop"] is True and wakes.results[0]["due_ms"] == turn_1
+    assert wakes.results[0]["loop"] is True
+    assert wakes.results[0]["due_ms"] == turn_1
     starts = [m for p in game.players for m in p.messages if m["type"] == "duel_start"]
     assert len({m["duel_id"] for m in starts}) >= len(t.duels)
 
@@ -236,19 +238,22 @@ def test_one_express_loop_per_round_plays_a_whole_tournament(sfn_backend, monkey
 
     # 4. one loop per round, each ending when its round closes; handovers in between
     final = game.t
-    assert final.over and final.round_no == 3
+    assert final.over
+    assert final.round_no == 3
     check_final(game)
     started = sorted(n for n in names if "-h" not in n)  # by the adapter (an intro timer)
     assert started == [f"intro-{game.tid}-{r}" for r in (1, 2, 3)]
     successors = [n for n in names if "-h" in n]  # by the machine itself: {loop}-h{due_ms}
-    assert successors and all(n.startswith(f"intro-{game.tid}-") for n in successors)
+    assert successors
+    assert all(n.startswith(f"intro-{game.tid}-") for n in successors)
     outputs = [_output(sfn, e) for e in execs]
     handed_over = [o for o in outputs if o["handover"]]
     ended = [o for o in outputs if not o["loop"]]
     assert sorted(o["seq"] for o in ended) == [1, 2, 3]  # each round's last execution
     assert len(handed_over) == len(execs) - 3 >= 3  # every round outlived one execution
     for o in handed_over:
-        assert o["loop"] is True and o["due_ms"] - o["loop_started_ms"] <= 300_000
+        assert o["loop"] is True
+        assert o["due_ms"] - o["loop_started_ms"] <= 300_000
     for seq in (1, 2, 3):
         dues = [e["due_ms"] for e in wakes.events if e["seq"] == seq]
         assert dues == sorted(dues)  # within a round, wakes only move later
@@ -270,8 +275,10 @@ def test_a_reconnect_deadline_is_one_wait_and_one_apply(sfn_backend, monkeypatch
     (execution,) = _settle(sfn, machine, expected=1)
     assert execution["name"] == stale.name
     output = _output(sfn, execution)
-    assert output["loop"] is False and output["applied"] is None
-    assert len(wakes.events) == 1 and wakes.events[0]["kind"] == "reconnect"
+    assert output["loop"] is False
+    assert output["applied"] is None
+    assert len(wakes.events) == 1
+    assert wakes.events[0]["kind"] == "reconnect"
     assert peek_raw(game.tid)["version"] == version
 
 
@@ -290,7 +297,8 @@ def test_state_machine_definition_loops_and_hands_over():
     assert task["Resource"] == "arn:aws:states:::lambda:invoke"
     assert task["Parameters"]["Payload.$"] == "$"
     assert task["OutputPath"] == "$.Payload"  # the clock function's result is the next state
-    assert task["Retry"] and task["Next"] == "Next"
+    assert task["Retry"]
+    assert task["Next"] == "Next"
     choice = states["Next"]
     assert [c["Next"] for c in choice["Choices"]] == ["StartSuccessor", "WaitUntilDue"]
     assert choice["Default"] == "Done"
@@ -305,5 +313,6 @@ def test_state_machine_definition_loops_and_hands_over():
         "due.$",
         "loop_started_ms.$",
     }
-    assert successor["End"] is True and successor["Retry"]
+    assert successor["End"] is True
+    assert successor["Retry"]
     assert states["Done"] == {"Type": "Succeed"}
