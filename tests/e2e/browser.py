@@ -95,7 +95,8 @@ class Page:
         reply = await asyncio.wait_for(fut, 30)
         if "error" in reply:
             raise RuntimeError(f"{method}: {reply['error']}")
-        return reply.get("result", {})
+        result: dict[str, Any] = reply.get("result", {})
+        return result
 
     async def eval(self, expression: str) -> Any:
         result = await self.call(

@@ -27,6 +27,9 @@ from infra.emulator.solver import DuelSolver
 
 Message = dict[str, Any]
 
+TIMINGS: dict[str, float] = {}
+"""Wall-clock seconds per e2e tournament, by label; printed in the terminal summary."""
+
 INVALID_GUESS_CODES = frozenset({"not_in_word_list", "wrong_length", "invalid_letters"})
 
 
@@ -247,14 +250,6 @@ def is_standard_competition_ranking(places: list[int]) -> bool:
     return bool(places) and all(p == 1 + sum(q < p for q in places) for p in places)
 
 
-def standings_view(places: list[Message]) -> list[tuple[Any, ...]]:
-    """The parts of final standings every client must agree on."""
-    return [
-        (s["player_id"], s["place"], s["lives"], s["eliminated"], s["left"], s["rating_change"])
-        for s in places
-    ]
-
-
 def check_final_standings(ends: list[Message], player_ids: set[str]) -> list[Message]:
     """Every client's ``tournament_end`` agrees, covers exactly ``player_ids``, ranks validly.
 
@@ -262,10 +257,10 @@ def check_final_standings(ends: list[Message], player_ids: set[str]) -> list[Mes
     """
     assert ends, "nobody saw the tournament end"
     assert len({e["tournament_id"] for e in ends}) == 1, "clients saw different tournaments"
-    first = standings_view(ends[0]["places"])
     for end in ends[1:]:
-        assert standings_view(end["places"]) == first, "clients disagree on the final standings"
-    places = ends[0]["places"]
+        assert end["places"] == ends[0]["places"], "clients disagree on the final standings"
+        assert end["winners"] == ends[0]["winners"], "clients disagree on the winners"
+    places: list[Message] = ends[0]["places"]
     assert {s["player_id"] for s in places} == player_ids
     assert len(places) == len(player_ids), "a player appears twice in the standings"
     numbers = [s["place"] for s in places]

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.bots import BotConfig, BotResult, play_tournament
+from infra.emulator.bots import BotConfig, BotResult, DuelRecord, play_tournament
 from tests.e2e.support import (
     EmulatorThread,
     Message,
@@ -52,13 +52,15 @@ def check_bots_finished(results: list[BotResult]) -> None:
     assert all(r.tournament_end is not None and r.rating is not None for r in results)
 
 
-def first_duel_of(results: list[BotResult], player_id: str) -> Any:
+def first_duel_of(results: list[BotResult], player_id: str) -> DuelRecord:
     bot = next(r for r in results if r.player_id == player_id)
     return bot.duels[0]
 
 
 def test_a_player_who_drops_mid_duel_resumes_with_the_board_and_plays_on() -> None:
-    async def scenario(emu: Emulator) -> tuple[WsPlayer, Message, list[Message], str, list]:
+    async def scenario(
+        emu: Emulator,
+    ) -> tuple[WsPlayer, Message, list[Message], str, list[BotResult]]:
         pool = bots(emu, 7, seed=11)
         human = WsPlayer(emu.ws_url, "human", seed=1)
         try:
@@ -112,7 +114,9 @@ def test_a_player_who_drops_mid_duel_resumes_with_the_board_and_plays_on() -> No
 
 
 def test_a_player_who_never_comes_back_is_out_after_the_reconnect_window() -> None:
-    async def scenario(emu: Emulator) -> tuple[WsPlayer, WsPlayer, Message, list, Message]:
+    async def scenario(
+        emu: Emulator,
+    ) -> tuple[WsPlayer, WsPlayer, Message, list[BotResult], Message]:
         pool = bots(emu, 6, seed=12)
         ghost = WsPlayer(emu.ws_url, "ghost", seed=2)
         watcher = WsPlayer(emu.ws_url, "watcher", seed=3)
@@ -184,7 +188,7 @@ def test_a_player_who_never_comes_back_is_out_after_the_reconnect_window() -> No
 
 
 def test_leaving_mid_duel_gives_the_opponent_the_win_and_the_leaver_last_place() -> None:
-    async def scenario(emu: Emulator) -> tuple[WsPlayer, str, dict[str, Message], list]:
+    async def scenario(emu: Emulator) -> tuple[WsPlayer, str, dict[str, Message], list[BotResult]]:
         pool = bots(emu, 7, seed=13)
         leaver = WsPlayer(emu.ws_url, "leaver", seed=4)
         try:

@@ -15,7 +15,12 @@ import pytest
 
 from infra.emulator import Emulator
 from infra.emulator.bots import BotConfig, BotResult, play_tournament
-from tests.e2e.support import EmulatorThread, check_final_standings, check_rating_items
+from tests.e2e.support import (
+    TIMINGS,
+    EmulatorThread,
+    check_final_standings,
+    check_rating_items,
+)
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
 
@@ -24,17 +29,11 @@ LANGUAGES = ["en", "id", "de", "es", "fr", "it", "nl", "uz", "pl", "pt", "kk", "
 FAST_STRONG = BotConfig(strength=1.0, think_ms=(0, 10))
 """Strong solvers that answer at once: short duels, few rounds."""
 
-_elapsed: dict[str, float] = {}
-
 
 @pytest.fixture(scope="module")
 def emulator() -> Iterator[Emulator]:
     with EmulatorThread(turn_seconds=2, intro_seconds=0.1, reconnect_seconds=10) as emu:
-        started = time.monotonic()
         yield emu
-        total = time.monotonic() - started
-    lines = ", ".join(f"{lang} {seconds:.1f}s" for lang, seconds in _elapsed.items())
-    print(f"\n13-language e2e: {total:.1f}s for {len(_elapsed)} tournaments ({lines})")
 
 
 def play(emu: Emulator, language: str, seed: int) -> list[BotResult]:
@@ -50,7 +49,7 @@ def play(emu: Emulator, language: str, seed: int) -> list[BotResult]:
             name_prefix=f"{language}-bot",
         )
     )
-    _elapsed[language] = time.monotonic() - started
+    TIMINGS[f"tournament {language}"] = time.monotonic() - started
     return results
 
 
@@ -66,7 +65,7 @@ def test_eight_bots_finish_a_tournament_with_agreed_standings_and_stored_ratings
     assert not missing, f"no tournament_end or rating event for {missing}"
     assert all(r.duels for r in results), "every bot played at least one duel"
 
-    player_ids = {r.player_id for r in results}
+    player_ids = {r.player_id for r in results if r.player_id is not None}
     assert len(player_ids) == 8
     ends = [r.tournament_end for r in results if r.tournament_end is not None]
     places = check_final_standings(ends, player_ids)
@@ -91,5 +90,8 @@ def test_eight_bots_finish_a_tournament_with_agreed_standings_and_stored_ratings
     assert len(set(ordered)) == len(ordered)
 
     check_rating_items(
-        emulator, tournament_id, {r.player_id: r.rating for r in results if r.rating}, places
+        emulator,
+        tournament_id,
+        {r.player_id: r.rating for r in results if r.rating and r.player_id},
+        places,
     )
