@@ -3,6 +3,7 @@ optimistic concurrency, and pushing messages to players' connections."""
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import threading
@@ -10,6 +11,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -147,6 +149,27 @@ class RateLimiter:
             self._buckets.pop(connection_id, None)
 
 
+REQUEST: ContextVar[tuple[str, str] | None] = ContextVar("request", default=None)
+"""``(connection_id, request_id)`` of the inbound message being handled (set by the handler
+wrapper): the first message pushed back to that connection echoes the ``request_id``
+(DESIGN.md §4: "Every inbound message may carry request_id, echoed in the reply")."""
+
+
+def _echo_request_id(messages: list[tuple[str, str]]) -> None:
+    request = REQUEST.get()
+    if request is None:
+        return
+    connection_id, request_id = request
+    for i, (cid, text) in enumerate(messages):
+        if cid == connection_id:
+            doc = json.loads(text)
+            if doc.get("request_id") is None:
+                doc["request_id"] = request_id
+                messages[i] = (cid, json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+            REQUEST.set(None)  # one reply per request
+            return
+
+
 @dataclass
 class Outbox:
     """Messages to push after a commit (never before: nothing is sent for a change that was
@@ -164,6 +187,7 @@ class Outbox:
     def flush(self, deps: Deps) -> None:
         for timer in self.timers:
             deps.clock.schedule(timer)
+        _echo_request_id(self.messages)
         gone = deps.notifier.send(self.messages) if self.messages else []
         self.messages = []
         self.timers = []
