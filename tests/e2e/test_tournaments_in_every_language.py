@@ -1,25 +1,28 @@
 """End to end, every game language: 8 bots play a whole tournament over real WebSockets.
 
-One emulator (short clocks) serves the 13 tournaments one after another, each in its own
-language's lobby. For each: every bot sees the same final standings, the places are a standard
-competition ranking, and the rating items in DynamoDB match each bot's ``rating`` message.
+One emulator (short clocks, on its own thread) serves the 13 tournaments one after another, each
+in its own language's lobby; the bots play from a worker process. For each: every bot sees the
+same final standings, the places are a standard competition ranking, and the rating items in
+DynamoDB match each bot's ``rating`` message.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.bots import BotConfig, BotResult, play_tournament
+from infra.emulator.bots import BotConfig, BotResult
 from tests.e2e.support import (
     TIMINGS,
     EmulatorThread,
+    bot_process,
     check_final_standings,
     check_rating_items,
+    play_tournament_blocking,
 )
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
@@ -36,28 +39,33 @@ def emulator() -> Iterator[Emulator]:
         yield emu
 
 
-def play(emu: Emulator, language: str, seed: int) -> list[BotResult]:
+@pytest.fixture(scope="module")
+def bots() -> Iterator[ProcessPoolExecutor]:
+    with bot_process() as pool:
+        yield pool
+
+
+def play(emu: Emulator, bots: ProcessPoolExecutor, language: str, seed: int) -> list[BotResult]:
     started = time.monotonic()
-    results = asyncio.run(
-        play_tournament(
-            emu.ws_url,
-            8,
-            language,
-            config=FAST_STRONG,
-            seed=seed,
-            timeout=150,
-            name_prefix=f"{language}-bot",
-        )
-    )
+    results: list[BotResult] = bots.submit(
+        play_tournament_blocking,
+        emu.ws_url,
+        8,
+        language,
+        config=FAST_STRONG,
+        seed=seed,
+        timeout=150,
+        name_prefix=f"{language}-bot",
+    ).result(timeout=240)
     TIMINGS[f"tournament {language}"] = time.monotonic() - started
     return results
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_eight_bots_finish_a_tournament_with_agreed_standings_and_stored_ratings(
-    emulator: Emulator, language: str
+    emulator: Emulator, bots: ProcessPoolExecutor, language: str
 ) -> None:
-    results = play(emulator, language, seed=LANGUAGES.index(language))
+    results = play(emulator, bots, language, seed=LANGUAGES.index(language))
 
     unfinished = [(r.name, r.last_state, r.events) for r in results if not r.finished]
     assert not unfinished, f"bots still playing at the timeout: {unfinished}"
