@@ -439,6 +439,12 @@ class Bot:
         code = m.get("code")
         if code in ("already_queued", "already_playing"):
             return  # a join after a resume: we are where we wanted to be
+        if code == "try_again" and str(m.get("request_id") or "").startswith("jo-"):
+            # the server lost a race for a lobby seat too often: ask again, like a client would
+            await asyncio.sleep(self.rng.uniform(0.05, 0.3))
+            if self.state == "queued" and self._ws is not None:
+                await self._send({"action": "join", "language": self.language})
+            return
         log.warning("%s %s: error %s: %s", self.name, self.nickname, code, m.get("message"))
 
     def _finish(self) -> None:

@@ -60,7 +60,7 @@ class Deps:
     rng_factory: Callable[[], random.Random] = field(default=lambda: random.SystemRandom())
     new_id: Callable[[], str] = field(default=lambda: uuid.uuid4().hex[:16])
     new_secret: Callable[[], str] = field(default=lambda: secrets.token_urlsafe(32))
-    max_attempts: int = 6
+    max_attempts: int = 10
     backoff_base_s: float = 0.01
     backoff_cap_s: float = 0.2
     sleep: Callable[[float], None] = field(default=time.sleep)

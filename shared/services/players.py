@@ -17,7 +17,12 @@ from shared.domain.rating import INITIAL_RATING
 from shared.protocol import outbound as out
 from shared.protocol.errors import ErrorCode
 from shared.services.base import Deps, Outbox, retrying
-from shared.services.errors import ConflictError, InvalidTokenError, NoSessionError
+from shared.services.errors import (
+    ConflictError,
+    InvalidTokenError,
+    NoSessionError,
+    TryAgainError,
+)
 from shared.services.lobbies import leave_lobby
 from shared.services.model import Connection, Player, PlayerStatus
 from shared.services.ports import Timer, TimerKind
@@ -206,7 +211,9 @@ def snapshot(deps: Deps, player: Player) -> out.Snapshot:
             parts["lobby"] = lobby_event(lobby, deps.lexicon.language(lobby.language))
     if player.tournament_id:
         rec = deps.store.get_tournament(player.tournament_id)
-        if rec is not None:
+        # A tournament that is over is history, not something to redraw: the client shows
+        # its home screen (the places were pushed when it ended and the rating is stored).
+        if rec is not None and not rec.tournament.over:
             t = rec.tournament
             parts["round"] = round_event(t)
             parts["standings"] = standings_event(t)
@@ -278,10 +285,15 @@ def disconnect(deps: Deps, connection_id: str) -> None:
             player.reconnect_deadline_ms,
         )
     )
-    if player.status is PlayerStatus.QUEUED:
-        _lobby_connection(deps, player, None)
-    elif player.status is PlayerStatus.PLAYING:
-        set_connection(deps, player, None, player.reconnect_deadline_ms)
+    try:
+        if player.status is PlayerStatus.QUEUED:
+            _lobby_connection(deps, player, None)
+        elif player.status is PlayerStatus.PLAYING:
+            set_connection(deps, player, None, player.reconnect_deadline_ms)
+    except TryAgainError:
+        # The player item and the reconnect deadline are saved: ruling 9 holds. Only the
+        # others' "disconnected" badge is lost to contention; the deadline settles the rest.
+        deps.metric("DisconnectNoticeLost", 1)
 
 
 def reconnect_deadline(deps: Deps, player_id: str, seq: int, due_ms: int | None = None) -> None:

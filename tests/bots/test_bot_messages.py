@@ -375,3 +375,22 @@ def test_other_refusals_do_not_retry(code):
         assert len(ws.actions("guess")) == 1
 
     run(scenario)
+
+
+def test_a_join_answered_try_again_is_sent_again():
+    """A join that lost its seat race too often (``try_again``) is retried by the bot, as a
+    real client would; other errors are not."""
+
+    async def scenario() -> None:
+        bot, ws = make_bot()
+        await bot._handle(SESSION)
+        await bot._handle(
+            {"type": "error", "code": "try_again", "message": "busy", "request_id": "jo-1"}
+        )
+        assert len(ws.actions("join")) == 2
+        await bot._handle(
+            {"type": "error", "code": "rate_limited", "message": "slow", "request_id": "jo-2"}
+        )
+        assert len(ws.actions("join")) == 2
+
+    run(scenario)
