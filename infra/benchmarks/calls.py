@@ -7,25 +7,29 @@ runs* (the harness's own peeks into storage are not counted) with the read/write
 it consumes, computed from item sizes (``infra.benchmarks.units``).
 
 The harness (``infra.emulator.testing``) drives the real handlers; the clock is the real
-``StepFunctionsClock`` (every ``schedule`` is a real ``StartExecution`` on moto) whose timers
-fire through ``functions.clock.handler`` when the manual time passes them.
+``StepFunctionsClock`` (an intro or reconnect timer is a real ``StartExecution`` on moto, a turn
+timer starts nothing) and the manual time plays the Express deadline machine's part
+(``StepFunctionsManualClock``): each execution waits until its ``due``, invokes
+``functions.clock.handler`` with its state and follows the answer — loop (wait again), hand
+over (a successor execution) or end — exactly as ``state_machine_definition`` does.
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import os
 import time
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from infra.benchmarks import units
 from infra.emulator.testing import Backend, ManualClock, RecordingNotifier, ScriptedPlayer
-from shared.services.ports import Timer
+from shared.services.ports import Timer, TimerKind
 
 REGION = "us-east-1"
 STATE_MACHINE = "wordle-tournament-deadlines"
@@ -220,23 +224,90 @@ def _compressed(item: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 # ------------------------------------------------------------------------------ real adapters
+@dataclass
+class Execution:
+    """One execution of the deadline machine, as the manual clock played it."""
+
+    kind: str
+    """``intro`` (a round's loop, or its successor after a handover) or ``reconnect``."""
+    started_ms: int
+    successor: bool = False
+    wakes: int = 0
+    stale_wakes: int = 0
+    ended_ms: int | None = None
+    handed_over: bool = False
+
+    @property
+    def seconds(self) -> float:
+        """Billed span: start to the last wake (the clock task's own time is added apart)."""
+        end = self.ended_ms if self.ended_ms is not None else self.started_ms
+        return max(0, end - self.started_ms) / 1000
+
+
 class StepFunctionsManualClock(ManualClock):
-    """The harness's manual time, but every ``schedule`` is also the real adapter's
-    ``StartExecution`` (on moto): timers still fire through ``functions.clock.handler`` when
-    ``advance`` passes them."""
+    """The harness's manual time playing the Express deadline machine.
+
+    ``schedule`` is the real adapter (``StartExecution`` on moto for an intro or reconnect
+    timer; nothing for a turn timer) and starts the execution here too: it waits until its
+    ``due`` and calls ``invoke_clock(state, route)`` (the real clock handler); a ``loop`` answer
+    waits again for the new ``due``, ``handover`` ends this execution and starts a successor,
+    anything else ends it. Every schedule request and every execution is recorded.
+    """
 
     def __init__(self, sfn_client: Any, state_machine_arn: str) -> None:
         from shared.adapters.clock import StepFunctionsClock
 
         super().__init__()
         self.adapter = StepFunctionsClock(sfn_client, state_machine_arn)
+        self.adapter.now_ms = self.now_ms  # type: ignore[method-assign]
         self.scheduled: list[tuple[Timer, int]] = []
         """Every schedule request: (timer, manual time it was made at)."""
+        self.executions: list[Execution] = []
+        self.invoke_clock: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
+        self._waiting: dict[int, tuple[dict[str, Any], Execution]] = {}
+        self.fire = self._wake
 
     def schedule(self, timer: Timer) -> None:
+        from shared.adapters.clock import iso_utc
+
         self.scheduled.append((timer, self.now))
         self.adapter.schedule(timer)
-        super().schedule(timer)
+        if timer.kind is TimerKind.TURN:
+            return  # the round's loop applies it
+        state = {**timer.to_event(), "due": iso_utc(timer.due_ms), "loop_started_ms": self.now}
+        self._start(state, successor=False)
+
+    def _start(self, state: dict[str, Any], *, successor: bool) -> None:
+        execution = Execution(str(state["kind"]), self.now, successor=successor)
+        self.executions.append(execution)
+        self._wait(state, execution)
+
+    def _wait(self, state: dict[str, Any], execution: Execution) -> None:
+        timer = Timer.from_event(state)  # a fresh object per wait: its id keys the state
+        heapq.heappush(self._heap, (timer.due_ms, next(self._count), timer))
+        self._waiting[id(timer)] = (state, execution)
+
+    def _wake(self, timer: Timer) -> None:
+        from shared.adapters.clock import STATE_FIELDS
+
+        state, execution = self._waiting.pop(id(timer))
+        first = execution.wakes == 0 and not execution.successor
+        route = f"clock:{state['kind']}:{state['ref']}" if first else f"clock:wake:{state['ref']}"
+        execution.wakes += 1
+        assert self.invoke_clock is not None
+        result = self.invoke_clock(state, route)
+        if result.get("applied") is False:
+            execution.stale_wakes += 1
+        if not result.get("loop"):
+            execution.ended_ms = self.now
+            return
+        following = {k: result[k] for k in STATE_FIELDS}
+        if result.get("handover"):
+            execution.ended_ms = self.now
+            execution.handed_over = True
+            self._start(following, successor=True)
+        else:
+            self._wait(following, execution)
 
 
 class ApiGatewayRecordingNotifier(RecordingNotifier):
@@ -284,7 +355,7 @@ class CountingBackend(Backend):
             name=STATE_MACHINE,
             definition=json.dumps(state_machine_definition(CLOCK_FUNCTION_ARN)),
             roleArn="arn:aws:iam::123456789012:role/deadlines",
-            type="STANDARD",
+            type="EXPRESS",
         )["stateMachineArn"]
         apigw = self.counter.attach(
             boto3.client(
@@ -310,13 +381,13 @@ class CountingBackend(Backend):
         counter = itertools.count(1)
         self.deps.new_id = lambda: f"id{next(counter):04d}"
         self.inbound_bytes = 0
-        self.clock.fire = self._fire
+        self.clock.invoke_clock = self._invoke_clock
 
-    def _fire(self, timer: Timer) -> None:
+    def _invoke_clock(self, event: dict[str, Any], route: str) -> dict[str, Any]:
         from infra.emulator.testing import _Context
 
-        with self.counter.invocation(f"clock:{timer.kind.value}:{timer.ref}"):
-            self._handlers["clock"](timer.to_event(), _Context())
+        with self.counter.invocation(route):
+            return dict(self._handlers["clock"](event, _Context()))
 
     def invoke(self, route: str, connection_id: str, body: str | None = None) -> Any:
         if body is not None:
@@ -478,18 +549,20 @@ def measure_actions() -> list[ActionCount]:
         )
         q = _mover_in_duel(b, duels[0])
         passing = _measure(b, "deadlines", q.time_out)
-        turns = [i for i in passing.invocations if i.route.startswith("clock:turn:")]
-        stale = [i for i in turns if not any(c.op in WRITES for c in i.calls)]
-        mine = [i for i in turns if i.route == f"clock:turn:{duels[0]}"]
+        wakes = [i for i in passing.invocations if i.route.startswith("clock:wake:")]
+        skips = [i for i in wakes if any(c.op in WRITES for c in i.calls)]
+        stale_row = ActionCount(
+            "loop wake, stale (a guess came first)",
+            [],
+            note="clock function; nothing due, nothing written (the first in this run)",
+        )
+        rows.append(stale_row)
         rows.append(
             ActionCount(
-                "turn deadline, stale (a guess came first)",
-                stale[:1],
-                note="clock function; nothing due, nothing written",
+                "loop wake (skip)",
+                skips[-1:],
+                note="clock function, applies the skips due; waits again",
             )
-        )
-        rows.append(
-            ActionCount("turn deadline (skip)", mine[-1:], note="clock function, applies a skip")
         )
         p = _mover_in_duel(b, duels[0])
         rows.append(
@@ -564,4 +637,8 @@ def measure_actions() -> list[ActionCount]:
         rows.append(_measure(b, "disconnect (idle)", idle.disconnect, note="$disconnect"))
         pinger = b.player("pinger")
         rows.append(_measure(b, "ping", lambda: pinger.send("ping")))
+        every_wake = [i for i in b.counter.since(0) if i.route.startswith("clock:wake:")]
+        stale_row.invocations = [
+            next(i for i in every_wake if not any(c.op in WRITES for c in i.calls))
+        ]
     return rows

@@ -71,7 +71,7 @@ _START_RETRY = {
     "MaxAttempts": 3,
     "BackoffRate": 2.0,
 }
-_STATE_FIELDS = ("kind", "ref", "seq", "due_ms", "due", "loop_started_ms")
+STATE_FIELDS = ("kind", "ref", "seq", "due_ms", "due", "loop_started_ms")
 """What one wake hands to the next (and a loop to its successor)."""
 
 
@@ -119,7 +119,7 @@ def state_machine_definition(clock_function_arn: str) -> dict[str, Any]:
                 "Parameters": {
                     "StateMachineArn.$": "$$.StateMachine.Id",
                     "Name.$": "$.successor",
-                    "Input": {f"{name}.$": f"$.{name}" for name in _STATE_FIELDS},
+                    "Input": {f"{name}.$": f"$.{name}" for name in STATE_FIELDS},
                 },
                 "ResultPath": None,  # the execution's output is the state handed over
                 "Retry": [_START_RETRY],
