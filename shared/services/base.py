@@ -88,7 +88,8 @@ def retrying(deps: Deps, attempt: Callable[[], T]) -> T:
     there first (a failed condition, or DynamoDB's ``TransactionConflict``: another transaction
     on the same item in flight); the whole use case is retried on fresh reads. Between tries
     it waits a "full jitter" exponential backoff (uniform in ``[0, min(cap, base * 2**n)]``:
-    10, 20, 40, 80, 160 ms ceilings by default, under 0.4 s in all), so racers that keep
+    10, 20, 40, 80, 160, 200... ms ceilings by default, under 1.5 s over the 10 attempts), so
+    racers that keep
     colliding spread out instead of retrying in lockstep. Raises TryAgainError (``try_again``
     to the player; nothing was saved by the failed tries) after ``deps.max_attempts`` conflicts.
     """
