@@ -567,9 +567,10 @@ def notes(res: Results) -> list[str]:
         out.append(
             "Why one loop per round is correct: each wake applies every deadline due (earliest "
             "first) and returns the round's earliest pending one; within a round a deadline is "
-            "only replaced by a later one (a guess sets now + 30 s, a skip old + 30 s, both after "
-            "every pending deadline), so nothing can fall due before the next wake; a new round "
-            "brings its own intro timer and loop. Duplicate Express executions are harmless "
+            "only replaced by one no earlier (a guess sets now + 30 s, a skip old + 30 s) and the "
+            "next wake is the earliest of those pending, so nothing can fall due before it; a "
+            "new round brings its own intro timer and loop. Duplicate Express executions are "
+            "harmless "
             "(the clock function only applies what is due); an execution hands over to a "
             "successor before Express's 5-minute limit; the watchdog applies a dead loop's "
             "overdue deadline and restarts the round's loop."

@@ -9,11 +9,14 @@ from ``state_machine_definition``. It is an **Express** state machine that loops
 
 Why one loop per round never misses a deadline (DESIGN.md §3 Clocks): the clock function
 applies *every* deadline due at the wake time (``Tournament.expire``), then returns the round's
-earliest pending deadline. Within a round a deadline is only ever replaced by a later one — a
-turn lasts at most ``turn_ms`` and the next turn's deadline is ``now + turn_ms`` (a guess) or
-``old deadline + turn_ms`` (a skip), never before any deadline pending then — so no deadline
-can appear before the loop's next wake. A new round brings its own intro timer, hence its own
-loop; a loop ends when its round closes or the tournament ends.
+earliest pending deadline, and the loop waits until then. Within a round a deadline is only
+ever replaced by one no earlier — a turn lasts at most ``turn_ms`` and the next turn's deadline
+is ``now + turn_ms`` (a guess, made before the old deadline) or ``old deadline + turn_ms`` (a
+skip) — and the loop's next wake is the earliest of the deadlines pending when it was set, so no
+deadline can fall due before that wake (at worst a wake is stale: nothing due, it only reads and
+waits again). Whatever a wake finds due it applies, however late, so no deadline is ever lost.
+A new round brings its own intro timer, hence its own loop; a loop ends when its round closes
+or the tournament ends.
 
 What ``schedule`` does with each Timer kind (the services' per-deadline timers stay the Clock
 port's contract; the local runtime fires each of them):
