@@ -28,6 +28,7 @@ Times are absolute UTC ms; the manual clock starts at 1_800_000_000_000.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import json
@@ -289,6 +290,16 @@ class Backend:
         return movers
 
 
+@functools.lru_cache(maxsize=64)
+def _sorted_words_cached(lexicon: Any, language: str, length: int) -> tuple[str, ...]:
+    return tuple(sorted(lexicon.allowed(language, length)))
+
+
+def _sorted_words(lexicon: Any, language: str, length: int) -> tuple[str, ...]:
+    """The allowed words of a length, sorted once per lexicon, language and length."""
+    return _sorted_words_cached(lexicon, language, length)
+
+
 def _load(spec: str) -> Any:
     import importlib
 
@@ -365,10 +376,11 @@ class ScriptedPlayer:
     def any_valid_word(self, *, wrong: bool = True) -> str:
         """A valid word of the current duel's length; with ``wrong`` not the secret."""
         d = self.current_duel()
-        rec = self.backend.store.get_tournament(
-            self.backend.store.get_player(self.id).tournament_id
-        )
-        words = sorted(self.backend.deps.lexicon.allowed(rec.tournament.language, d.length))
+        tid = self.tournament_id()
+        rec = self.backend.store.get_tournament(tid) if tid else None
+        if rec is None:
+            raise AssertionError(f"{self.name} is in no tournament")
+        words = _sorted_words(self.backend.deps.lexicon, rec.tournament.language, d.length)
         for w in words:
             if not wrong or w != d.word:
                 return w
