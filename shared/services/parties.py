@@ -15,11 +15,12 @@ from shared.domain.errors import (
     AlreadyPlayingError,
     NotInPartyError,
     PartyMemberOfflineError,
+    PartyMemberPlayingError,
     UnknownInviteError,
 )
 from shared.protocol import outbound as out
 from shared.services.base import Deps, Outbox, retrying
-from shared.services.lobbies import seat_players
+from shared.services.lobbies import leave_lobby, seat_players
 from shared.services.model import (
     InviteCreated,
     InviteDeleted,
@@ -78,7 +79,8 @@ def create(deps: Deps, player_id: str) -> None:
 
 def join(deps: Deps, player_id: str, invite: str) -> None:
     """``party_join {invite}``. Raises UnknownInviteError (also for malformed or forged
-    invites), PartyFullError, AlreadyInPartyError, AlreadyPlayingError."""
+    invites), PartyFullError, AlreadyInPartyError, AlreadyPlayingError, and
+    PartyMemberPlayingError while the party is in a lobby or tournament."""
     if not rules.is_well_formed_invite(invite):
         raise UnknownInviteError("no party has this invite")
     box = Outbox()
@@ -97,6 +99,11 @@ def join(deps: Deps, player_id: str, invite: str) -> None:
             raise AlreadyInPartyError("leave your party first")
         if p.status is not PlayerStatus.IDLE:
             raise AlreadyPlayingError("leave your lobby or tournament first")
+        members = deps.store.get_players(rec.party.members)
+        if any(m.status is not PlayerStatus.IDLE for m in members.values()):
+            # The party sits in a lobby or tournament it started: a newcomer could not be
+            # seated with it, so party and lobby would disagree. Join once it is back.
+            raise PartyMemberPlayingError("the party is in a game; join when it is back")
         rec.party = rules.join(rec.party, player_id)
         p.party_id = rec.party.party_id
         deps.store.commit([rec, p])
@@ -108,8 +115,11 @@ def join(deps: Deps, player_id: str, invite: str) -> None:
 
 def leave(deps: Deps, player_id: str) -> None:
     """``party_leave``: leadership passes to the longest-standing member; the last one out
-    closes the party. Raises NotInPartyError."""
+    closes the party. A member waiting in the party's lobby also gives up that seat (a party
+    lobby seats party members and solo fillers only); a running tournament is not affected.
+    Raises NotInPartyError."""
     box = Outbox()
+    seated: list[str] = []
 
     def attempt() -> None:
         box.messages.clear()
@@ -137,9 +147,14 @@ def leave(deps: Deps, player_id: str) -> None:
         )
         if rec is not None and p.player_id not in rec.party.members:
             _broadcast(deps, rec, box)
+        seated[:] = [p.lobby_id] if p.status is PlayerStatus.QUEUED and p.lobby_id else []
 
     retrying(deps, attempt)
     box.flush(deps)
+    if seated:
+        lobby = deps.store.get_lobby(seated[0])
+        if lobby is not None and lobby.party_id is not None:
+            leave_lobby(deps, player_id)
 
 
 def start(deps: Deps, player_id: str, language_code: str) -> None:

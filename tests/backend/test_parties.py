@@ -233,3 +233,31 @@ def test_start_with_an_offline_member_is_refused_and_changes_nothing(backend):
     member.resume()
     leader.send("party_start", language="en")
     assert leader.last("lobby")["party_id"] is not None
+
+
+def test_joining_a_party_that_is_in_a_game_is_refused(backend):
+    """Ruling 10: a newcomer could not be seated in the party's lobby, so party and lobby would
+    disagree: ``party_member_playing`` until the party is back, nothing changed."""
+    (leader, _member), invite = _party(backend, 2)
+    leader.send("party_start", language="en")
+    late = backend.player("late")
+    before = backend.snapshot()
+
+    late.send("party_join", invite=invite)
+
+    assert late.errors[-1] == "party_member_playing"
+    assert backend.snapshot() == before
+
+
+def test_leaving_the_party_while_its_lobby_waits_gives_up_the_seat(backend):
+    """A party lobby seats party members and solo fillers only: a member who leaves the party
+    before the start also leaves its lobby (free, rules page "Leaving and disconnects")."""
+    (leader, member), _ = _party(backend, 2)
+    leader.send("party_start", language="en")
+    lobby_id = leader.last("lobby")["lobby_id"]
+
+    member.send("party_leave")
+
+    assert [s["player_id"] for s in lobby_item(backend, lobby_id)["seats"]] == [leader.id]
+    assert player_item(backend, member)["status"] == "idle"
+    assert [p["id"] for p in leader.last("lobby")["players"]] == [leader.id]
