@@ -20,8 +20,10 @@ def acknowledge(scope: IConstruct, finding: str, reason: str) -> None:
     Validations.of(scope).acknowledge(Acknowledgment(id=finding, reason=reason))
 
 
-def _render(value: Any) -> str:
-    """A resolved CloudFormation value as cdk-nag prints it in a finding id."""
+def render(value: Any) -> str:
+    """A resolved CloudFormation value as text, as cdk-nag prints it in a finding id:
+    ``Ref`` -> ``<Id>``, ``Fn::GetAtt`` -> ``<Id.Attr>``, ``Fn::Join`` joined. The infra tests
+    read templates with it too. Raises ValueError for other intrinsics."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and "Ref" in value:
@@ -30,10 +32,10 @@ def _render(value: Any) -> str:
         return f"<{'.'.join(value['Fn::GetAtt'])}>"
     if isinstance(value, dict) and "Fn::Join" in value:
         separator, parts = value["Fn::Join"]
-        return str(separator).join(_render(p) for p in parts)
+        return str(separator).join(render(p) for p in parts)
     raise ValueError(f"cannot render {value!r} as a cdk-nag finding")
 
 
 def wildcard_resource_finding(scope: IConstruct, resource: str) -> str:
     """The ``AwsSolutions-IAM5`` finding id for a policy resource ARN (tokens allowed)."""
-    return f"AwsSolutions-IAM5[Resource::{_render(Stack.of(scope).resolve(resource))}]"
+    return f"AwsSolutions-IAM5[Resource::{render(Stack.of(scope).resolve(resource))}]"

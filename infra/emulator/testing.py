@@ -408,10 +408,13 @@ class ScriptedPlayer:
         self.send("session", token=self.token)
 
 
-@pytest.fixture
-def backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
-    """A fresh moto-backed backend per test (see the module docstring)."""
+def running_backend(monkeypatch: pytest.MonkeyPatch, **options: Any) -> Iterator[Backend]:
+    """A ``Backend(**options)`` inside moto's ``mock_aws`` with dummy AWS credentials; resets
+    the composition root afterwards. The body of the ``backend`` fixture, for fixtures that
+    need other options (e.g. the production rate limit)."""
     from moto import mock_aws
+
+    from shared.runtime import bootstrap
 
     for key, value in {
         "AWS_ACCESS_KEY_ID": "testing",
@@ -421,8 +424,12 @@ def backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
         "POWERTOOLS_SERVICE_NAME": "wordle-tournament",
     }.items():
         monkeypatch.setenv(key, value)
-    from shared.runtime import bootstrap
-
     with mock_aws():
-        yield Backend()
+        yield Backend(**options)
     bootstrap.reset()
+
+
+@pytest.fixture
+def backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
+    """A fresh moto-backed backend per test (see the module docstring)."""
+    yield from running_backend(monkeypatch)

@@ -153,24 +153,12 @@ def retry_sleeps(backend: Any) -> list[float]:
 @pytest.fixture
 def limited_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A harness backend with the production rate limit (5/s, burst 20)."""
-    from moto import mock_aws
-
-    from infra.emulator.testing import Backend
-    from shared.runtime import bootstrap
+    from infra.emulator.testing import running_backend
     from shared.runtime.settings import Settings
 
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_METRICS_NAMESPACE": "Test",
-        "POWERTOOLS_SERVICE_NAME": "wordle-tournament",
-    }.items():
-        monkeypatch.setenv(key, value)
     production = Settings()
-    with mock_aws():
-        yield Backend(
-            rate_limit_per_second=production.rate_limit_per_second,
-            rate_limit_burst=production.rate_limit_burst,
-        )
-    bootstrap.reset()
+    yield from running_backend(
+        monkeypatch,
+        rate_limit_per_second=production.rate_limit_per_second,
+        rate_limit_burst=production.rate_limit_burst,
+    )

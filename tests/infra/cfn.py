@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.constructs.nag import render
+
+__all__ = ["as_list", "functions_by_handler", "render", "resources"]
+
 
 def resources(template: dict[str, Any], type_name: str) -> dict[str, dict[str, Any]]:
     """Logical id -> properties of every resource of ``type_name``."""
@@ -12,21 +16,6 @@ def resources(template: dict[str, Any], type_name: str) -> dict[str, dict[str, A
         for logical_id, resource in template["Resources"].items()
         if resource["Type"] == type_name
     }
-
-
-def render(value: Any) -> str:
-    """A CloudFormation value as text: ``Ref`` -> ``<Id>``, ``GetAtt`` -> ``<Id.Attr>``,
-    ``Fn::Join`` joined."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and "Ref" in value:
-        return f"<{value['Ref']}>"
-    if isinstance(value, dict) and "Fn::GetAtt" in value:
-        return f"<{'.'.join(value['Fn::GetAtt'])}>"
-    if isinstance(value, dict) and "Fn::Join" in value:
-        separator, parts = value["Fn::Join"]
-        return str(separator).join(render(p) for p in parts)
-    raise AssertionError(f"unexpected CloudFormation value {value!r}")
 
 
 def as_list(value: Any) -> list[Any]:
