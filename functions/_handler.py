@@ -36,7 +36,7 @@ Action = Callable[[Deps, str, Any], None]
 
 
 def _encodable(text: str) -> bool:
-    """False for a string holding a lone surrogate (JSON allows ``"\ud800"``; UTF-8 does not):
+    r"""False for a string holding a lone surrogate (JSON allows ``"\ud800"``; UTF-8 does not):
     it could be neither stored nor sent back."""
     try:
         text.encode("utf-8")

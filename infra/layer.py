@@ -23,10 +23,12 @@ import sys
 import tomllib
 from pathlib import Path
 
+from infra.runtime_version import LAMBDA_PYTHON_VERSION
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-PYTHON_VERSION = "3.13"
-"""Must match the functions' runtime (``infra.constructs.functions.RUNTIME``)."""
+PYTHON_VERSION = LAMBDA_PYTHON_VERSION
+"""The functions' runtime (declared once in ``cdk.json``, see ``infra.runtime_version``)."""
 PLATFORM = "manylinux2014_aarch64"
 """Lambda on arm64 (Graviton) runs Amazon Linux 2023: glibc 2.34, so manylinux2014 wheels fit."""
 

@@ -19,6 +19,7 @@ from infra.constructs.monitoring import Monitoring, MonitoringProps
 from infra.constructs.nag import acknowledge
 from infra.constructs.table import GameTable
 from infra.constructs.websocket import WebSocketApi
+from infra.runtime_version import LAMBDA_PYTHON_VERSION
 from shared.runtime.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -180,6 +181,6 @@ class WordleTournamentStack(Stack):
         acknowledge(
             self,
             "AwsSolutions-L1",
-            "Functions run Python 3.13, the newest runtime our layer's wheels and the team's "
-            "toolchain are tested on; 3.14 is adopted deliberately, not by a synth default.",
+            f"Functions run Python {LAMBDA_PYTHON_VERSION} (cdk.json), which the layer and CI "
+            "are tested on; a newer one is adopted deliberately, not by a synth default.",
         )

@@ -22,11 +22,15 @@ from constructs import Construct
 
 from functions.routes import ROUTES, TIMERS
 from infra.constructs.nag import acknowledge, wildcard_resource_finding
+from infra.runtime_version import LAMBDA_PYTHON_VERSION
 from shared.adapters.dynamo import schema
 from shared.runtime.settings import Settings
 
-RUNTIME = lambda_.Runtime.PYTHON_3_13
-"""Keep in step with ``infra.layer.PYTHON_VERSION`` (the layer's wheels are built for it)."""
+RUNTIME: lambda_.Runtime = getattr(
+    lambda_.Runtime, "PYTHON_" + LAMBDA_PYTHON_VERSION.replace(".", "_")
+)
+"""The runtime declared once in ``cdk.json`` (``infra.runtime_version``); an unknown version
+fails here, at synth."""
 ARCHITECTURE = lambda_.Architecture.ARM_64
 
 CODE_PACKAGES = ("functions", "shared", "wordlists")
