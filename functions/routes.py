@@ -21,6 +21,6 @@ ROUTES: dict[str, str] = {
 }
 
 TIMERS: dict[str, str] = {
-    "clock": "functions.clock:handler",
+    "clock": "functions.apply_deadlines:handler",
     "watchdog": "functions.watchdog:handler",
 }

@@ -8,7 +8,7 @@ from typing import Any
 from shared.runtime.bootstrap import get_deps
 from shared.runtime.observability import logger, metrics
 from shared.runtime.settings import get_settings
-from shared.services.clock import watchdog
+from shared.services.deadlines import watchdog
 
 
 @metrics.log_metrics

@@ -13,7 +13,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from functions.routes import ROUTES, TIMERS
-from infra.constructs.clock import DeadlineClock, state_machine_arn
+from infra.constructs.deadline_clock import DeadlineClock, state_machine_arn
 from infra.constructs.functions import Functions, FunctionsProps
 from infra.constructs.monitoring import Monitoring, MonitoringProps
 from infra.constructs.nag import acknowledge

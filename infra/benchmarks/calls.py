@@ -10,8 +10,8 @@ The harness (``infra.emulator.testing``) drives the real handlers; the clock is 
 ``StepFunctionsClock`` (an intro or reconnect timer is a real ``StartExecution`` on moto, a turn
 timer starts nothing) and the manual time plays the Express deadline machine's part
 (``StepFunctionsManualClock``): each execution waits until its ``due``, invokes
-``functions.clock.handler`` with its state and follows the answer — loop (wait again), hand
-over (a successor execution) or end — exactly as ``state_machine_definition`` does.
+``functions.apply_deadlines.handler`` with its state and follows the answer — loop (wait
+again), hand over (a successor execution) or end — exactly as ``state_machine_definition`` does.
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ class StepFunctionsManualClock(ManualClock):
     """
 
     def __init__(self, sfn_client: Any, state_machine_arn: str) -> None:
-        from shared.adapters.clock import StepFunctionsClock
+        from shared.adapters.step_functions import StepFunctionsClock
 
         super().__init__()
         self.adapter = StepFunctionsClock(sfn_client, state_machine_arn)
@@ -268,7 +268,7 @@ class StepFunctionsManualClock(ManualClock):
         self.fire = self._wake
 
     def schedule(self, timer: Timer) -> None:
-        from shared.adapters.clock import iso_utc
+        from shared.adapters.step_functions import iso_utc
 
         self.scheduled.append((timer, self.now))
         self.adapter.schedule(timer)
@@ -288,7 +288,7 @@ class StepFunctionsManualClock(ManualClock):
         self._waiting[id(timer)] = (state, execution)
 
     def _wake(self, timer: Timer) -> None:
-        from shared.adapters.clock import STATE_FIELDS
+        from shared.adapters.step_functions import STATE_FIELDS
 
         state, execution = self._waiting.pop(id(timer))
         first = execution.wakes == 0 and not execution.successor
@@ -342,8 +342,8 @@ class CountingBackend(Backend):
 
         import boto3
 
-        from shared.adapters.clock import state_machine_definition
         from shared.adapters.dynamo.store import DynamoStore
+        from shared.adapters.step_functions import state_machine_definition
         from shared.runtime import bootstrap
         from shared.runtime.settings import Settings
 

@@ -27,7 +27,7 @@ FIRST_CALL_IMPORTS = (
     "boto3",
     "shared.adapters.dynamo.store",
     "shared.adapters.notifier",
-    "shared.adapters.clock",
+    "shared.adapters.step_functions",
     "shared.adapters.lexicon",
 )
 """What ``bootstrap.get_deps()`` imports on a handler's first invocation (adapters, boto3)."""

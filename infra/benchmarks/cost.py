@@ -12,7 +12,8 @@ The prices are data (``prices.json``: date and source). Lambda duration is an as
 (``LAMBDA_MS`` at ``LAMBDA_GB``, arm64): in-process wall times on moto are reported beside it,
 but they measure moto as much as the handler.
 
-The clock is the one built (``shared.adapters.clock``): one looping Express execution per round
+The clock is the one built (``shared.adapters.step_functions``): one looping Express execution
+per round
 — the intro timer starts it, each wake applies what is due and waits for the round's next
 deadline, a handover starts a successor before Express's 5 minutes — plus one execution per
 reconnect timer; a turn timer starts nothing. The harness's manual clock plays the state

@@ -140,7 +140,10 @@ SPECS: dict[str, FunctionSpec] = {
         FunctionSpec("party", 1024, 20, settings=_MESSAGE, description="party_* actions"),
         FunctionSpec("ping", 256, 5, settings=_MESSAGE, description="ping"),
         FunctionSpec(
-            "clock", 1024, 30, description="deadline state machine target: turn/intro/reconnect"
+            "apply_deadlines",
+            1024,
+            30,
+            description="the clock function: the deadline machine applies what is due",
         ),
         FunctionSpec(
             "watchdog",

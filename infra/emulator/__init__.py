@@ -6,11 +6,11 @@
         ...  # emu.ws_url, emu.url, emu.callback_url, emu.clock, emu.dynamodb_endpoint
 """
 
-from infra.emulator.clock import LocalClock
 from infra.emulator.dynamo import EmbeddedDynamo
 from infra.emulator.emulator import Emulator
 from infra.emulator.gateway import LocalGateway
 from infra.emulator.lambda_context import LambdaContext, make_context
+from infra.emulator.states import LocalClock
 
 __all__ = [
     "EmbeddedDynamo",

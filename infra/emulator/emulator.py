@@ -17,7 +17,8 @@ Wiring of the real handlers (nothing here imports ``functions/`` by name):
 
 * ``functions.routes.ROUTES: dict[str, str]`` — route key -> ``"module:attr"``;
 * ``functions.routes.TIMERS: dict[str, str]`` — ``"clock"``: the clock function the LocalClock
-  invokes (else ``functions.clock:handler`` if it exists); ``"watchdog"``: the sweeper, invoked
+  invokes (else ``functions.apply_deadlines:handler`` if it exists); ``"watchdog"``: the
+  sweeper, invoked
   every ``watchdog_seconds`` with an EventBridge "Scheduled Event", as the scheduled rule does.
 
 Clock injection: ``shared.runtime.bootstrap.set_clock(clock)`` if it exists, else
@@ -40,7 +41,6 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from infra.emulator.clock import LocalClock
 from infra.emulator.dynamo import EmbeddedDynamo, create_tables
 from infra.emulator.gateway import Handler, LocalGateway
 from infra.emulator.lambda_context import (
@@ -49,11 +49,12 @@ from infra.emulator.lambda_context import (
     function_name_for,
     make_context,
 )
+from infra.emulator.states import LocalClock
 
 log = logging.getLogger(__name__)
 
 ROUTES_MODULE = "functions.routes"
-DEFAULT_CLOCK_HANDLER = "functions.clock:handler"
+DEFAULT_CLOCK_HANDLER = "functions.apply_deadlines:handler"
 BOOTSTRAP_MODULE = "shared.runtime.bootstrap"
 BOTS_MODULE = "infra.emulator.bots"
 
@@ -104,7 +105,8 @@ def _timer_spec(name: str) -> str | None:
 
 
 def load_clock_handler() -> Handler | None:
-    """``functions.routes.TIMERS["clock"]``, else ``functions.clock:handler``, else None."""
+    """``functions.routes.TIMERS["clock"]``, else ``functions.apply_deadlines:handler``, else
+    None."""
     spec = _timer_spec("clock")
     if spec is not None:
         return resolve(spec)

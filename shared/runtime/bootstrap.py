@@ -45,7 +45,7 @@ def build(
     given ports) and the word lists."""
     s = settings or get_settings()
     if clock is None:
-        from shared.adapters.clock import StepFunctionsClock
+        from shared.adapters.step_functions import StepFunctionsClock
 
         clock = StepFunctionsClock(_client("stepfunctions", s), s.state_machine_arn or "")
     if store is None:

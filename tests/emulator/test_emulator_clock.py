@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from infra.emulator.clock import LocalClock
+from infra.emulator.states import LocalClock
 from shared.services.ports import Clock, Timer, TimerKind
 
 

@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from engine.support import Game, peek_raw
 from infra.emulator.testing import _Context
-from shared.adapters.clock import (
+from shared.adapters.step_functions import (
     EXPRESS_LIMIT_MS,
     HANDOVER_AFTER_MS,
     StepFunctionsClock,
@@ -146,7 +146,7 @@ def test_a_plain_timer_event_is_accepted():
 
 
 def _fire(backend: Any, timer: Timer, **extra: Any) -> dict[str, Any]:
-    from functions.clock import handler
+    from functions.apply_deadlines import handler
 
     return dict(handler({**timer.to_event(), **extra}, _Context()))
 

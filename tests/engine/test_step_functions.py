@@ -9,7 +9,8 @@ by the clock function itself when a round closes — starts the next loop, exact
 Time: every Wait is handed a due timestamp in the past (``iso_utc`` patched; the states'
 ``due_ms`` stay the real deadlines) and each wake sets the manual clock to its ``due_ms`` (a
 wake happens when its deadline comes). Without Docker, moto's Lambda (``lambda_simple``) only
-echoes its input, so its ``invoke`` is routed to the real ``functions.clock.handler`` — the
+echoes its input, so its ``invoke`` is routed to the real ``functions.apply_deadlines.handler``
+— the
 Task state's ``Parameters``/``OutputPath`` decide what it receives and what the next state is.
 
 moto 5.2.5 runs the ``states:startExecution`` integration (the loop's handover) but passes the
@@ -85,7 +86,7 @@ class Wakes:
         self.lock = threading.Lock()
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
-        from functions.clock import handler
+        from functions.apply_deadlines import handler
         from infra.emulator.testing import _Context
 
         with self.lock:  # one wake at a time: the manual clock is shared
@@ -116,8 +117,8 @@ def _machine(monkeypatch: pytest.MonkeyPatch, backend: Any) -> tuple[Any, str, W
     import boto3
     from moto.awslambda_simple.models import LambdaSimpleBackend
 
-    from shared.adapters import clock as sfn_clock
-    from shared.adapters.clock import StepFunctionsClock, state_machine_definition
+    from shared.adapters import step_functions as sfn_clock
+    from shared.adapters.step_functions import StepFunctionsClock, state_machine_definition
 
     _sfn_integration_names(monkeypatch)
     iam = boto3.client("iam", region_name=REGION)
@@ -127,12 +128,12 @@ def _machine(monkeypatch: pytest.MonkeyPatch, backend: Any) -> tuple[Any, str, W
     )["Role"]["Arn"]
     code = io.BytesIO()
     with zipfile.ZipFile(code, "w") as z:
-        z.writestr("functions/clock.py", "# the real module is routed to in-process")
+        z.writestr("functions/apply_deadlines.py", "# the real module is routed to in-process")
     fn_arn = boto3.client("lambda", region_name=REGION).create_function(
         FunctionName="clock",
         Runtime="python3.11",
         Role=role,
-        Handler="functions.clock.handler",
+        Handler="functions.apply_deadlines.handler",
         Code={"ZipFile": code.getvalue()},
     )["FunctionArn"]
     wakes = Wakes(backend)
@@ -283,7 +284,7 @@ def test_a_reconnect_deadline_is_one_wait_and_one_apply(sfn_backend, monkeypatch
 
 
 def test_state_machine_definition_loops_and_hands_over():
-    from shared.adapters.clock import state_machine_definition
+    from shared.adapters.step_functions import state_machine_definition
 
     d = state_machine_definition("arn:aws:lambda:us-east-1:123456789012:function:clock")
     states = d["States"]

@@ -51,7 +51,7 @@ from infra.emulator.testing import ManualClock, RecordingNotifier
 from shared.domain.errors import DomainError
 from shared.domain.rating import INITIAL_RATING
 from shared.protocol.errors import ErrorCode
-from shared.services import clock as clock_service
+from shared.services import deadlines as clock_service
 from shared.services import lobbies, parties, players, tournaments
 from shared.services.base import Deps, Timing
 from shared.services.errors import NotFoundError, TryAgainError

@@ -407,7 +407,7 @@ def test_a_gone_caller_of_an_error_reply_is_disconnected_too(backend):
 def test_start_execution_failures_are_logged_and_never_raise(caplog):
     import boto3
 
-    from shared.adapters.clock import StepFunctionsClock
+    from shared.adapters.step_functions import StepFunctionsClock
 
     client = boto3.client("stepfunctions", region_name="us-east-1")
     clock = StepFunctionsClock(client, "arn:aws:states:us-east-1:000000000000:stateMachine:x")
@@ -425,7 +425,7 @@ def test_start_execution_failures_are_logged_and_never_raise(caplog):
 def test_a_start_execution_transport_error_does_not_lose_the_pushes(monkeypatch, caplog):
     import boto3
 
-    from shared.adapters.clock import StepFunctionsClock
+    from shared.adapters.step_functions import StepFunctionsClock
 
     client = boto3.client("stepfunctions", region_name="us-east-1")
     clock = StepFunctionsClock(client, "arn")
@@ -443,7 +443,7 @@ class _FailingStarts:
     fails; time still comes from the harness's manual clock."""
 
     def __init__(self, manual, client):
-        from shared.adapters.clock import StepFunctionsClock
+        from shared.adapters.step_functions import StepFunctionsClock
 
         self.manual = manual
         self.adapter = StepFunctionsClock(client, "arn:aws:states:us-east-1:0:stateMachine:x")

@@ -1,12 +1,12 @@
 """Infrastructure: the deadline state machine is the shared definition
-(``shared.adapters.clock.state_machine_definition``) with the clock function's ARN; the watchdog
-runs every minute."""
+(``shared.adapters.step_functions.state_machine_definition``) with the clock function's ARN;
+the watchdog runs every minute."""
 
 from __future__ import annotations
 
 import json
 
-from shared.adapters.clock import state_machine_definition
+from shared.adapters.step_functions import state_machine_definition
 from tests.infra.cfn import functions_by_handler, granted, resources
 
 CLOCK_ARN = "<clock function ARN>"
@@ -14,7 +14,7 @@ CLOCK_ARN = "<clock function ARN>"
 
 def test_definition_equals_the_shared_one(dev):
     (machine,) = resources(dev, "AWS::StepFunctions::StateMachine").values()
-    clock_id, _ = functions_by_handler(dev)["functions.clock.handler"]
+    clock_id, _ = functions_by_handler(dev)["functions.apply_deadlines.handler"]
     separator, parts = machine["DefinitionString"]["Fn::Join"]
     assert separator == ""
     text = "".join(CLOCK_ARN if p == {"Fn::GetAtt": [clock_id, "Arn"]} else p for p in parts)

@@ -58,7 +58,15 @@ def test_environment_covers_each_functions_settings(dev):
 
 def test_pushers_and_schedulers_get_the_urls_and_the_clock(dev):
     by_handler = functions_by_handler(dev)
-    for module in ("guess", "join", "party", "session", "clock", "watchdog", "disconnect"):
+    for module in (
+        "guess",
+        "join",
+        "party",
+        "session",
+        "apply_deadlines",
+        "watchdog",
+        "disconnect",
+    ):
         _, fn = by_handler[f"functions.{module}.handler"]
         env = fn["Environment"]["Variables"]
         for name in ("CALLBACK_URL", "STATE_MACHINE_ARN", "TURN_SECONDS", "INTRO_SECONDS"):

@@ -141,6 +141,6 @@ def test_functions_log_only_to_their_own_group(dev):
 def test_the_state_machine_may_invoke_only_the_clock(dev):
     (machine,) = resources(dev, "AWS::StepFunctions::StateMachine").values()
     role = machine["RoleArn"]["Fn::GetAtt"][0]
-    clock_id, _ = functions_by_handler(dev)["functions.clock.handler"]
+    clock_id, _ = functions_by_handler(dev)["functions.apply_deadlines.handler"]
     invokes = {r for a, r in granted(dev, role) if a.startswith("lambda:")}
     assert invokes == {f"<{clock_id}.Arn>"}

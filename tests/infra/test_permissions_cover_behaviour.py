@@ -159,4 +159,4 @@ def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
     assert {("join", "gsi_waiting"), ("default", "gsi_waiting"), ("watchdog", "gsi_due")} <= queried
     assert recorder.actions["connect"] == {("dynamodb:PutItem", None)}
     assert "connect" not in recorder.pushed | recorder.scheduled
-    assert {"guess", "clock", "disconnect"} <= recorder.scheduled
+    assert {"guess", "apply_deadlines", "disconnect"} <= recorder.scheduled

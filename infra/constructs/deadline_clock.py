@@ -1,7 +1,7 @@
 """Infrastructure: the clocks (DESIGN.md §3 Clocks) — the Express deadline state machine built
-from the one shared definition (``shared.adapters.clock.state_machine_definition``: one looping
-execution per round, one wait+apply per reconnect deadline), and the every-minute schedule that
-runs the watchdog."""
+from the one shared definition (``shared.adapters.step_functions.state_machine_definition``:
+one looping execution per round, one wait+apply per reconnect deadline), and the every-minute
+schedule that runs the watchdog."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.constructs.nag import acknowledge
-from shared.adapters.clock import state_machine_definition
+from shared.adapters.step_functions import state_machine_definition
 
 WATCHDOG_RATE = Duration.minutes(1)
 

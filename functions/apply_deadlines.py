@@ -1,7 +1,7 @@
 """Entrypoint: the clock function — invoked by the deadline state machine (or the local
 clock) with `{"kind", "ref", "seq", "due_ms"}` (DESIGN.md §3 Clocks).
 
-The state machine loops once per round (``shared.adapters.clock``): it hands in its whole
+The state machine loops once per round (``shared.adapters.step_functions``): it hands in its whole
 state (``due``, ``loop_started_ms`` too) and the result is the next state — ``loop`` (wait
 until the new ``due`` and call again), ``handover`` (continue in a successor execution) —
 plus ``applied`` and ``name``. A plain timer event (the local clock, tests) gets the same
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.adapters.clock import loop_state
+from shared.adapters.step_functions import loop_state
 from shared.runtime.bootstrap import get_deps
 from shared.runtime.observability import logger, metrics
-from shared.services.clock import fire_round
+from shared.services.deadlines import fire_round
 from shared.services.ports import Timer
 
 

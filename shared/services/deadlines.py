@@ -6,7 +6,8 @@ still there to be applied: a turn/intro deadline applies what the tournament has
 for a stale or duplicate firing), a reconnect deadline only if the player's disconnect ``seq``
 is unchanged. So late, duplicate and stale firings change nothing.
 
-On AWS one looping execution serves a whole round (``shared.adapters.clock``): after applying,
+On AWS one looping execution serves a whole round (``shared.adapters.step_functions``): after
+applying,
 the clock function tells it the round's next deadline (``Fired.next_due_ms``), read from the
 same item the firing read or wrote — no extra read.
 """
