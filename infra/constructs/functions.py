@@ -233,7 +233,7 @@ class Functions(Construct):
             code=lambda_.Code.from_asset(str(layer_dir)),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
-            description="Third-party runtime dependencies (pyproject.toml, less boto3)",
+            description="Runtime dependencies, boto3 included (infra/requirements.lock)",
         )
 
     def _build_log_group(self, spec: FunctionSpec) -> logs.LogGroup:

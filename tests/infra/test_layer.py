@@ -1,18 +1,24 @@
-"""Infrastructure: the dependency layer ships ``pyproject.toml``'s runtime dependencies for
-the functions' runtime and platform, less boto3 (the Lambda runtime has it)."""
+"""Infrastructure: the dependency layer installs the lock file (boto3 included) for the
+functions' runtime and platform, or for this machine's CPU; builds are cached by the lock's
+content, the Python version and the platform."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
+import pytest
+
 from infra.constructs.functions import ARCHITECTURE, RUNTIME
-from infra.layer import PLATFORM, PYTHON_VERSION, build_layer, layer_requirements
-
-
-def test_requirements_are_the_runtime_dependencies_less_boto3():
-    reqs = layer_requirements()
-    names = " ".join(reqs)
-    assert "aws-lambda-powertools" in names
-    assert "pydantic" in names
-    assert "boto3" not in names
+from infra.layer import (
+    PLATFORM,
+    PYTHON_VERSION,
+    build_layer,
+    cache_key,
+    host_platform,
+    pip_command,
+)
+from infra.lock import LOCK_FILE
 
 
 def test_wheels_target_the_functions_runtime_and_architecture():
@@ -21,14 +27,101 @@ def test_wheels_target_the_functions_runtime_and_architecture():
     assert PLATFORM.endswith("_aarch64")
 
 
-def test_a_finished_build_is_reused_without_pip(tmp_path, monkeypatch):
-    def no_pip(*args, **kwargs):
-        raise AssertionError("pip must not run for a cached layer")
+def test_pip_installs_the_lock_with_hashes_for_the_platform(tmp_path):
+    argv = pip_command(LOCK_FILE, tmp_path, "manylinux2014_x86_64")
+    assert argv[argv.index("-r") + 1] == str(LOCK_FILE)
+    assert "--require-hashes" in argv
+    assert "--only-binary=:all:" in argv
+    assert argv[argv.index("--platform") + 1] == "manylinux2014_x86_64"
+    assert argv[argv.index("--python-version") + 1] == PYTHON_VERSION
+    assert argv[argv.index("--implementation") + 1] == "cp"
+    assert argv[argv.index("--target") + 1] == str(tmp_path)
 
-    reqs = ["example==1.0"]
-    first = tmp_path / "cache"
-    monkeypatch.setattr("infra.layer.subprocess.run", lambda *a, **k: None)
-    built = build_layer(reqs, build_root=first)
-    assert (built / "python").is_dir()
-    monkeypatch.setattr("infra.layer.subprocess.run", no_pip)
-    assert build_layer(reqs, build_root=first) == built
+
+@pytest.mark.parametrize(
+    ("machine", "tag"),
+    [
+        ("x86_64", "manylinux2014_x86_64"),
+        ("AMD64", "manylinux2014_x86_64"),
+        ("aarch64", "manylinux2014_aarch64"),
+        ("arm64", "manylinux2014_aarch64"),
+    ],
+)
+def test_host_platform_names_this_cpu_as_a_manylinux_tag(machine, tag):
+    assert host_platform(machine) == tag
+
+
+def test_host_platform_refuses_a_cpu_lambda_does_not_offer():
+    with pytest.raises(ValueError, match="ppc64le"):
+        host_platform("ppc64le")
+
+
+def test_the_cache_key_changes_with_the_lock_the_platform_and_the_python():
+    lock = LOCK_FILE.read_bytes()
+    key = cache_key(lock, PLATFORM)
+    assert cache_key(lock, PLATFORM) == key  # stable
+    assert cache_key(lock.replace(b"boto3==", b"boto3===", 1), PLATFORM) != key
+    assert cache_key(lock + b"\n# a comment\n", PLATFORM) != key
+    assert cache_key(lock, "manylinux2014_x86_64") != key
+    assert cache_key(lock, PLATFORM, python_version="3.12") != key
+
+
+def _fake_pip(installed: list[list[str]]):
+    """Stands in for pip: records the argv and leaves packages in --target as pip would."""
+
+    def run(argv, check):
+        installed.append(argv)
+        target = Path(argv[argv.index("--target") + 1])
+        for name in ("boto3", "botocore", "s3transfer", "pydantic", "bin"):
+            (target / name).mkdir()
+        return subprocess.CompletedProcess(argv, 0)
+
+    return run
+
+
+def test_a_build_ships_boto3_and_the_lock_and_drops_console_scripts(tmp_path, monkeypatch):
+    lock = tmp_path / "requirements.lock"
+    lock.write_text("example==1.0 \\\n    --hash=sha256:00\n")
+    runs: list[list[str]] = []
+    monkeypatch.setattr("infra.layer.subprocess.run", _fake_pip(runs))
+    built = build_layer(lock, build_root=tmp_path / "cache", platform="manylinux2014_x86_64")
+    assert built.name == cache_key(lock.read_bytes(), "manylinux2014_x86_64")
+    assert sorted(p.name for p in (built / "python").iterdir()) == [
+        "boto3",
+        "botocore",
+        "pydantic",
+        "s3transfer",
+    ]
+    assert (built / "requirements.lock").read_bytes() == lock.read_bytes()
+    assert runs[0][runs[0].index("-r") + 1] == str(lock)
+
+
+def test_a_finished_build_is_reused_and_a_new_lock_builds_anew(tmp_path, monkeypatch):
+    lock = tmp_path / "requirements.lock"
+    lock.write_text("example==1.0 \\\n    --hash=sha256:00\n")
+    runs: list[list[str]] = []
+    monkeypatch.setattr("infra.layer.subprocess.run", _fake_pip(runs))
+    cache = tmp_path / "cache"
+    first = build_layer(lock, build_root=cache)
+    assert build_layer(lock, build_root=cache) == first
+    assert len(runs) == 1  # the second call ran no pip
+    lock.write_text("example==1.1 \\\n    --hash=sha256:11\n")
+    second = build_layer(lock, build_root=cache)
+    assert second != first
+    assert len(runs) == 2
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        [first.name, f"{first.name}.complete", second.name, f"{second.name}.complete"]
+    )  # no staging folder is left behind
+
+
+def test_a_failed_pip_leaves_no_layer(tmp_path, monkeypatch):
+    lock = tmp_path / "requirements.lock"
+    lock.write_text("example==1.0 \\\n    --hash=sha256:00\n")
+
+    def failing(argv, check):
+        raise subprocess.CalledProcessError(1, argv)
+
+    monkeypatch.setattr("infra.layer.subprocess.run", failing)
+    with pytest.raises(subprocess.CalledProcessError):
+        build_layer(lock, build_root=tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) == []
