@@ -15,17 +15,19 @@ CONFIG (JSON): ``code`` and ``layer`` (asset folders), ``handlers`` (every funct
 
 The game: ``$connect``, ``session`` and ``join`` for each player; then, as the Step Functions
 loop would, each round's intro timer ``{"kind": "intro", "ref", "seq", "due_ms", "due",
-"loop_started_ms"}`` goes to the clock function once real time has passed ``due_ms``, and its
-answer is the next state while ``loop`` is true (after ``handover`` a successor execution gets
-only the state fields); players whose turn it is guess — the first mover of a duel plays
-another valid word when one is known (a secret revealed earlier, of the same length), the
-other the secret, read from the table. It ends when every player received ``tournament_end``.
+"loop_started_ms"}`` goes to the clock function once real time has passed ``due_ms`` (and the
+Wait's timestamp ``due``), and its answer is the next state while ``loop`` is true (after
+``handover`` a successor execution gets only the state fields); players whose turn it is
+guess — the first mover of a duel plays another valid word when one is known (a secret
+revealed earlier, of the same length), the other the secret, read from the table. It ends
+when every player received ``tournament_end``.
 
 RESULT (JSON): what was imported and from where, the layer's distributions and versions,
 counts and timings. Exit status 0 on success; any failure raises (non-zero, traceback on
 stderr).
 """
 
+import datetime
 import importlib
 import json
 import os
@@ -44,6 +46,17 @@ STATE_FIELDS = ("kind", "ref", "seq", "due_ms", "due", "loop_started_ms")
 
 def now_ms():
     return time.time_ns() // 1_000_000
+
+
+def wake_ms(state):
+    """When the machine's Wait ends for ``state``: at its timestamp ``due`` (ISO-8601 UTC, the
+    Wait's ``TimestampPath``), and never before ``due_ms``."""
+    at = state["due_ms"]
+    due = state.get("due")
+    if isinstance(due, str):
+        parsed = datetime.datetime.fromisoformat(due.replace("Z", "+00:00"))
+        at = max(at, round(parsed.timestamp() * 1000))
+    return at
 
 
 def iso_utc(ms):
@@ -114,6 +127,7 @@ class Game:
         self.counts = {"invocations": 0, "clock_wakes": 0, "clock_applied": 0, "guesses": 0}
         self.invalid_guess_error = None
         self.dynamodb = None
+        self.wakes = {}  # (tid, round) -> clock calls
 
     # ----------------------------------------------------------------------- invoking
     def invoke(self, route, connection_id, body=None):
@@ -131,6 +145,9 @@ class Game:
 
     def wake(self, key):
         state = self.loops.pop(key)
+        self.wakes[key] = self.wakes.get(key, 0) + 1
+        if self.wakes[key] > 50:
+            raise AssertionError(f"the clock loop of {key} spins: {state!r}")
         handler = self.config["clock"]
         answer = self.handlers[handler](state, Context(handler))
         self.counts["clock_wakes"] += 1
@@ -255,9 +272,9 @@ class Game:
                     f"no tournament_end after {cfg['timeout_s']} s: "
                     f"{sum(bool(self.messages(c, 'tournament_end')) for c in connections)}/8"
                 )
-            due = [k for k, state in self.loops.items() if state["due_ms"] <= now_ms()]
+            due = [k for k, state in self.loops.items() if wake_ms(state) <= now_ms()]
             if due:
-                self.wake(min(due, key=lambda k: self.loops[k]["due_ms"]))
+                self.wake(min(due, key=lambda k: wake_ms(self.loops[k])))
                 continue
             movers = [
                 (duel_id, duel)
@@ -269,7 +286,7 @@ class Game:
                 continue
             if not self.loops:
                 raise AssertionError("nothing to do: no player to move and no deadline pending")
-            wait_ms = min(state["due_ms"] for state in self.loops.values()) - now_ms()
+            wait_ms = min(wake_ms(state) for state in self.loops.values()) - now_ms()
             time.sleep(min(max(wait_ms, 1), 200) / 1000)
         return connections, connection_of
 
