@@ -15,12 +15,12 @@ CONFIG (JSON): ``code`` and ``layer`` (asset folders), ``handlers`` (every funct
 
 The game: ``$connect``, ``session`` and ``join`` for each player; then, as the Step Functions
 loop would, each round's intro timer ``{"kind": "intro", "ref", "seq", "due_ms", "due",
-"loop_started_ms"}`` goes to the clock function once real time has passed ``due_ms`` (and the
-Wait's timestamp ``due``), and its answer is the next state while ``loop`` is true (after
-``handover`` a successor execution gets only the state fields); players whose turn it is
-guess — the first mover of a duel plays another valid word when one is known (a secret
-revealed earlier, of the same length), the other the secret, read from the table. It ends
-when every player received ``tournament_end``.
+"loop_started_ms"}`` goes to the clock function once real time has passed its Wait timestamp
+``due`` (the intro deadline ``due_ms``), and its answer is the next state, waited for the same
+way, while ``loop`` is true (after ``handover`` a successor execution gets only the state
+fields); players whose turn it is guess — the first mover of a duel plays another valid word
+when one is known (a secret revealed earlier, of the same length), the other the secret, read
+from the table. It ends when every player received ``tournament_end``.
 
 RESULT (JSON): what was imported and from where, the layer's distributions and versions,
 counts and timings. Exit status 0 on success; any failure raises (non-zero, traceback on
@@ -49,14 +49,14 @@ def now_ms():
 
 
 def wake_ms(state):
-    """When the machine's Wait ends for ``state``: at its timestamp ``due`` (ISO-8601 UTC, the
-    Wait's ``TimestampPath``), and never before ``due_ms``."""
-    at = state["due_ms"]
+    """When the machine's Wait ends for ``state`` (UTC ms): at its timestamp ``due``
+    (ISO-8601, the Wait's ``TimestampPath``; the clock function may set it before ``due_ms``
+    to hand over, or round it up), else at ``due_ms``."""
     due = state.get("due")
-    if isinstance(due, str):
-        parsed = datetime.datetime.fromisoformat(due.replace("Z", "+00:00"))
-        at = max(at, round(parsed.timestamp() * 1000))
-    return at
+    if not isinstance(due, str):
+        return state["due_ms"]
+    parsed = datetime.datetime.fromisoformat(due.replace("Z", "+00:00"))
+    return round(parsed.timestamp() * 1000)
 
 
 def iso_utc(ms):
