@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions._handler import Action, for_player
+from functions._handler import RECEIVED_MS, Action, for_player
 from shared.domain.errors import NotInDuelError, NotInTournamentError
 from shared.protocol import outbound as out
 from shared.services import lobbies, parties, players, tournaments
@@ -21,7 +21,7 @@ def _guess(deps: Deps, connection_id: str, m: Any) -> None:
     # Only when the guess is refused for "not yours" is the session checked, so a connection
     # without one learns `no_session` like for every other action (issue 4).
     try:
-        tournaments.guess(deps, connection_id, m.duel_id, m.word)
+        tournaments.guess(deps, connection_id, m.duel_id, m.word, RECEIVED_MS.get())
     except (NotFoundError, NotInDuelError, NotInTournamentError):
         players.player_for_connection(deps, connection_id)  # raises NoSessionError
         raise

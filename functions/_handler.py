@@ -14,6 +14,7 @@ is answered ``rate_limited`` with no parse and no table access.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from aws_lambda_powertools.utilities.parser import parse
@@ -30,6 +31,11 @@ from shared.services.base import REQUEST, Deps
 from shared.services.players import player_for_connection
 
 OK = {"statusCode": 200}
+
+RECEIVED_MS: ContextVar[int | None] = ContextVar("received_ms", default=None)
+"""When API Gateway received the message being handled (``requestContext.requestTimeEpoch``,
+UTC ms, set by the gateway, never by the client; None when the event has none). The guess
+is judged by it (``shared.services.tournaments.guess``)."""
 
 Action = Callable[[Deps, str, Any], None]
 """(deps, connection_id, parsed inbound message) -> None; raises DomainError to refuse."""
@@ -83,6 +89,7 @@ def handle_message(event: dict[str, Any], action: Action) -> dict[str, Any]:
         connection_id=connection_id, route=event.get("requestContext", {}).get("routeKey")
     )
     deps = get_deps()
+    RECEIVED_MS.set(_received_ms(event))
     request_id: str | None = None
     if deps.limiter is not None and not deps.limiter.allow(connection_id, deps.clock.now_ms()):
         metrics.add_metric(name="RateLimited", unit="Count", value=1)
@@ -107,6 +114,13 @@ def handle_message(event: dict[str, Any], action: Action) -> dict[str, Any]:
     finally:
         REQUEST.set(None)
     return OK
+
+
+def _received_ms(event: dict[str, Any]) -> int | None:
+    """``requestContext.requestTimeEpoch`` (UTC ms; API Gateway, "WebSocket API request
+    context": the epoch-formatted time the request was received), or None."""
+    value = (event.get("requestContext") or {}).get("requestTimeEpoch")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _salvage_request_id(event: dict[str, Any]) -> str | None:

@@ -24,6 +24,7 @@ from functions.routes import ROUTES, TIMERS
 from infra.constructs.nag import acknowledge, wildcard_resource_finding
 from infra.runtime_version import LAMBDA_PYTHON_VERSION
 from shared.adapters.dynamo import schema
+from shared.adapters.step_functions import CLOCK_FUNCTION_TIMEOUT_S
 from shared.runtime.settings import Settings
 
 RUNTIME: lambda_.Runtime = getattr(
@@ -95,6 +96,7 @@ class FunctionSpec:
                 "turn_seconds",
                 "intro_seconds",
                 "reconnect_seconds",
+                "skip_grace_seconds",
             }
         return frozenset(names)
 
@@ -142,7 +144,8 @@ SPECS: dict[str, FunctionSpec] = {
         FunctionSpec(
             "apply_deadlines",
             1024,
-            30,
+            # the deadline machine's retries and handover budget count on this timeout
+            CLOCK_FUNCTION_TIMEOUT_S,
             description="the clock function: the deadline machine applies what is due",
         ),
         FunctionSpec(

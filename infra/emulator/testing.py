@@ -29,7 +29,6 @@ Times are absolute UTC ms; the manual clock starts at 1_800_000_000_000.
 from __future__ import annotations
 
 import functools
-import heapq
 import itertools
 import json
 import random
@@ -40,48 +39,9 @@ from typing import Any
 
 import pytest
 
-from shared.services.ports import Timer
+from infra.emulator.states import ManualClock
 
-
-class ManualClock:
-    """A clock that only moves when told; ``schedule`` records timers (idempotent by name)
-    and ``advance`` fires those that fall due, in due order, through ``fire``."""
-
-    def __init__(self, start_ms: int = 1_800_000_000_000) -> None:
-        self.now = start_ms
-        self._heap: list[tuple[int, int, Timer]] = []
-        self._names: set[str] = set()
-        self._count = itertools.count()
-        self.fire: Any = None
-        self.fired: list[Timer] = []
-
-    def now_ms(self) -> int:
-        return self.now
-
-    def schedule(self, timer: Timer) -> None:
-        if timer.name in self._names:
-            return
-        self._names.add(timer.name)
-        heapq.heappush(self._heap, (timer.due_ms, next(self._count), timer))
-
-    def pending(self) -> list[Timer]:
-        return [t for _, _, t in sorted(self._heap)]
-
-    def next_due(self) -> int | None:
-        return self._heap[0][0] if self._heap else None
-
-    def advance(self, ms: int) -> None:
-        """Move time forward by ``ms``, firing every timer due on the way (in order)."""
-        self.advance_to(self.now + ms)
-
-    def advance_to(self, t_ms: int) -> None:
-        while self._heap and self._heap[0][0] <= t_ms:
-            due, _, timer = heapq.heappop(self._heap)
-            self.now = max(self.now, due)
-            self.fired.append(timer)
-            if self.fire is not None:
-                self.fire(timer)
-        self.now = max(self.now, t_ms)
+__all__ = ["Backend", "ManualClock", "RecordingNotifier", "ScriptedPlayer", "ws_event"]
 
 
 class RecordingNotifier:
@@ -204,22 +164,35 @@ class Backend:
         counter = itertools.count(1)
         self.deps.new_id = lambda: f"id{next(counter):04d}"
         self._handlers = {k: _load(v) for k, v in {**ROUTES, **TIMERS}.items()}
-        self.clock.fire = lambda timer: self._handlers["clock"](timer.to_event(), _Context())
+        self.clock.fire = lambda state: self._handlers["clock"](state, _Context())
         self._ids = itertools.count(1)
         self.players: list[ScriptedPlayer] = []
 
-    def invoke(self, route: str, connection_id: str, body: str | None = None) -> Any:
+    def invoke(
+        self,
+        route: str,
+        connection_id: str,
+        body: str | None = None,
+        *,
+        received_ms: int | None = None,
+    ) -> Any:
+        """Call the route's handler now. ``received_ms``: when API Gateway received the
+        message (``requestTimeEpoch``; default now) — earlier than now for a message whose
+        handler runs late."""
         handler = self._handlers.get(route, self._handlers["$default"])
-        return handler(ws_event(route, connection_id, body, self.clock.now), _Context())
+        event = ws_event(route, connection_id, body, self.clock.now)
+        if received_ms is not None:
+            event["requestContext"]["requestTimeEpoch"] = received_ms
+        return handler(event, _Context())
 
-    def send_raw(self, connection_id: str, body: str) -> None:
+    def send_raw(self, connection_id: str, body: str, *, received_ms: int | None = None) -> None:
         """Route ``body`` like API Gateway (``$request.body.action``; else ``$default``)."""
         try:
             action = json.loads(body).get("action")
         except (ValueError, AttributeError):
             action = None
         route = action if isinstance(action, str) and action in self._handlers else "$default"
-        self.invoke(route, connection_id, body)
+        self.invoke(route, connection_id, body, received_ms=received_ms)
 
     def player(self, name: str | None = None, *, session: bool = True) -> ScriptedPlayer:
         cid = f"conn{next(self._ids):03d}="
@@ -267,9 +240,17 @@ class Backend:
         return self.store.get_tournament(tournament_id)
 
     def end_intro(self) -> None:
+        """Run the clock to its next wake (the round intro's end, on a fresh round)."""
         due = self.clock.next_due()
         if due is not None:
             self.clock.advance_to(due)
+
+    def pass_deadline(self, deadline_ms: int) -> None:
+        """Move time until a turn deadline's skip has surely been applied: the round's clock
+        wakes at the deadline plus the skip grace, rounded up to the whole second (Step
+        Functions' Wait; ``shared.adapters.step_functions``)."""
+        due = deadline_ms + self.deps.timing.skip_grace_ms
+        self.clock.advance_to(-(-due // 1000) * 1000)
 
     def to_move(self) -> list[ScriptedPlayer]:
         """Players whose turn it is, in any running duel (one read per tournament)."""
@@ -337,8 +318,10 @@ class ScriptedPlayer:
         return [m["code"] for m in self.all("error")]
 
     # ---------------------------------------------------------------- actions
-    def send(self, action: str, **fields: Any) -> None:
-        self.backend.send_raw(self.connection_id, json.dumps({"action": action, **fields}))
+    def send(self, action: str, *, received_ms: int | None = None, **fields: Any) -> None:
+        """Send ``{"action": action, **fields}``; ``received_ms`` as in ``Backend.invoke``."""
+        body = json.dumps({"action": action, **fields})
+        self.backend.send_raw(self.connection_id, body, received_ms=received_ms)
 
     def send_raw(self, body: str) -> None:
         """Send ``body`` verbatim (routed like API Gateway would)."""
@@ -394,8 +377,10 @@ class ScriptedPlayer:
         self.guess(self.secret())
 
     def time_out(self) -> None:
+        """Let this player's turn run out: time passes until the round's clock applied the
+        skip (``Backend.pass_deadline``)."""
         d = self.current_duel()
-        self.backend.clock.advance_to(d.turn_deadline_ms)
+        self.backend.pass_deadline(d.turn_deadline_ms)
 
     def disconnect(self) -> None:
         self.backend.notifier.gone.add(self.connection_id)

@@ -1,42 +1,52 @@
 """Adapters layer: ``StepFunctionsClock`` — one looping Express execution per round.
 
-The deadline state machine (Amazon States Language) lives here once; CDK and the tests load it
-from ``state_machine_definition``. It is an **Express** state machine that loops:
+The deadline state machine (Amazon States Language) lives here once; CDK, the local runtime's
+interpreter (``infra.emulator.states``) and the tests load it from ``state_machine_definition``.
+It is an **Express** state machine that loops:
 
     WaitUntilDue (Wait until $.due) -> ApplyDeadline (invoke the clock function; its
     Payload becomes the state) -> Next (Choice): loop and handover -> StartSuccessor;
     loop -> WaitUntilDue; else Done (Succeed).
 
+Time (AWS Step Functions Developer Guide, "Wait workflow state": a Timestamp "considers the
+time value up to seconds and truncates milliseconds"): every Wait timestamp is rounded *up* to
+the whole second (``wait_timestamp``), so a wake is never before the time it waits for; the
+clock function still checks (``shared.services.deadlines``): a wake before a deadline applies
+nothing and the loop waits again. Turn skips are due ``skip_grace_ms`` after their deadline.
+
 Why one loop per round never misses a deadline (DESIGN.md §3 Clocks): the clock function
 applies *every* deadline due at the wake time (``Tournament.expire``), then returns the round's
-earliest pending deadline, and the loop waits until then. Within a round a deadline is only
-ever replaced by one no earlier — a turn lasts at most ``turn_ms`` and the next turn's deadline
-is ``now + turn_ms`` (a guess, made before the old deadline) or ``old deadline + turn_ms`` (a
-skip) — and the loop's next wake is the earliest of the deadlines pending when it was set, so no
-deadline can fall due before that wake (at worst a wake is stale: nothing due, it only reads and
-waits again). Whatever a wake finds due it applies, however late, so no deadline is ever lost.
-A new round brings its own intro timer, hence its own loop; a loop ends when its round closes
-or the tournament ends.
+next due time, and the loop waits until then. Within a round a deadline is only ever replaced
+by one no earlier — a turn lasts at most ``turn_ms`` and the next turn's deadline is ``now +
+turn_ms`` (a guess, made before the old deadline) or ``old deadline + turn_ms`` (a skip) — and
+the loop's next wake is the earliest due time pending when it was set, so nothing can fall due
+before that wake (at worst a wake is stale: nothing due, it only reads and waits again).
+Whatever a wake finds due it applies, however late, so no deadline is ever lost. A new round
+brings its own intro timer, hence its own loop; a loop ends when its round closes or the
+tournament ends.
 
-What ``schedule`` does with each Timer kind (the services' per-deadline timers stay the Clock
-port's contract; the local runtime fires each of them):
+What ``schedule`` does with each Timer kind:
 
 - INTRO: starts the round's loop (input ``{kind:"intro", ref: tid, seq: round, due_ms, due,
-  loop_started_ms}``);
-- TURN: nothing — the round's loop covers it (its deadline is never earlier than the loop's
-  next wake, see above). A guess therefore starts no execution;
-- RECONNECT: starts one execution of the same machine: one wait and one apply (the clock
-  function returns ``loop: false`` for it).
+  loop_started_ms}``); the loop then covers every turn deadline of the round;
+- RECONNECT: starts one execution of the same machine: a wait and an apply (the clock function
+  returns ``loop: false`` for it, or ``loop: true`` once if it woke early).
 
 Express executions are at-least-once and have no name idempotency: a duplicate start (a retried
 request, the watchdog restarting a loop that was merely late) runs a second loop, which is
-harmless — the clock function applies only what is due and is a read-only no-op otherwise. An
-Express execution lasts at most 5 minutes and a round can last longer (12 turns x 30 s + the
-intro): when the next wake would come more than ``HANDOVER_AFTER_MS`` after the loop started,
-the clock function sets ``handover`` and the machine starts a successor execution of itself
-with the current state (``states:startExecution``, request-response: Express supports no
-``.sync``) and ends. A loop that dies anyway (Lambda errors past the retries) leaves an overdue
-deadline: the watchdog applies it and schedules the round's loop again.
+harmless — the clock function applies only what is due and is a read-only no-op otherwise.
+
+Lambda failures and the 5-minute limit (AWS Step Functions Developer Guide, "Choosing workflow
+type": an Express execution runs at most 5 minutes; "Handling errors": Retry with
+IntervalSeconds, MaxAttempts, BackoffRate): the apply Task times out after
+``APPLY_TIMEOUT_S`` and is retried ``MaxAttempts`` times with backoff, the successor's start
+likewise; ``worst_case_tail_ms`` adds them up from the definition itself. A loop hands over to
+a successor execution (``states:startExecution`` with the current state, request-response:
+Express supports no ``.sync``) when its next wake would come later than ``HANDOVER_AFTER_MS``
+after it started, which leaves that worst case room inside ``EXPRESS_LIMIT_MS``
+(tests/engine/test_clock_loop.py checks the sum). A loop that dies anyway (Lambda errors past
+the retries) leaves an overdue deadline: the watchdog applies it and starts the round's loop
+again.
 """
 
 from __future__ import annotations
@@ -44,17 +54,21 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
-from shared.services.ports import Timer, TimerKind
+from shared.services.ports import Timer
 
 logger = logging.getLogger(__name__)
 
 EXPRESS_LIMIT_MS = 300_000
 """An Express execution's maximum duration (5 minutes)."""
-HANDOVER_AFTER_MS = 240_000
-"""A loop hands over to a successor when its next wake would come later than this after the
-loop started: 60 s are left for the last apply (its retries) and the successor's start."""
+CLOCK_FUNCTION_TIMEOUT_S = 10
+"""The clock function's Lambda timeout (CDK ``FunctionSpec``): one read and one write."""
+APPLY_TIMEOUT_S = CLOCK_FUNCTION_TIMEOUT_S + 2
+"""The apply Task's own timeout (``TimeoutSeconds``): the function's, plus the invocation."""
+START_TIMEOUT_S = 10
+"""The successor's start Task's timeout (one StartExecution request)."""
 
 _LAMBDA_RETRY = {
     "ErrorEquals": [
@@ -63,6 +77,7 @@ _LAMBDA_RETRY = {
         "Lambda.SdkClientException",
         "Lambda.TooManyRequestsException",
         "States.TaskFailed",
+        "States.Timeout",
     ],
     "IntervalSeconds": 1,
     "MaxAttempts": 3,
@@ -74,6 +89,35 @@ _START_RETRY = {
     "MaxAttempts": 3,
     "BackoffRate": 2.0,
 }
+WAIT_ROUNDING_MS = 1_000
+"""A Wait timestamp is rounded up to the whole second: at most this much later."""
+SAFETY_MS = 10_000
+"""Room left for what the sum does not count (scheduling delays of the service)."""
+
+
+def task_worst_case_ms(task: dict[str, Any]) -> int:
+    """A Task state's worst duration (ms): every attempt runs to ``TimeoutSeconds``, with the
+    Retry's backoff between attempts (``IntervalSeconds * BackoffRate**n``)."""
+    timeout_ms = int(task["TimeoutSeconds"]) * 1000
+    retry = task.get("Retry", [{}])[0]
+    attempts = int(retry.get("MaxAttempts", 0))
+    interval = float(retry.get("IntervalSeconds", 1))
+    rate = float(retry.get("BackoffRate", 2.0))
+    waits_ms = sum(interval * rate**n for n in range(attempts)) * 1000
+    return int((attempts + 1) * timeout_ms + waits_ms)
+
+
+def worst_case_tail_ms(definition: dict[str, Any]) -> int:
+    """What may still run after a loop's last wake: the rounding of that Wait, the apply and
+    the successor's start at their worst (``task_worst_case_ms``)."""
+    states = definition["States"]
+    return (
+        WAIT_ROUNDING_MS
+        + task_worst_case_ms(states["ApplyDeadline"])
+        + task_worst_case_ms(states["StartSuccessor"])
+    )
+
+
 STATE_FIELDS = ("kind", "ref", "seq", "due_ms", "due", "loop_started_ms")
 """What one wake hands to the next (and a loop to its successor)."""
 
@@ -99,6 +143,7 @@ def state_machine_definition(clock_function_arn: str) -> dict[str, Any]:
                 "Resource": "arn:aws:states:::lambda:invoke",
                 "Parameters": {"FunctionName": clock_function_arn, "Payload.$": "$"},
                 "OutputPath": "$.Payload",
+                "TimeoutSeconds": APPLY_TIMEOUT_S,
                 "Retry": [_LAMBDA_RETRY],
                 "Next": "Next",
             },
@@ -125,6 +170,7 @@ def state_machine_definition(clock_function_arn: str) -> dict[str, Any]:
                     "Input": {f"{name}.$": f"$.{name}" for name in STATE_FIELDS},
                 },
                 "ResultPath": None,  # the execution's output is the state handed over
+                "TimeoutSeconds": START_TIMEOUT_S,
                 "Retry": [_START_RETRY],
                 "End": True,
             },
@@ -133,27 +179,36 @@ def state_machine_definition(clock_function_arn: str) -> dict[str, Any]:
     }
 
 
+HANDOVER_AFTER_MS = (
+    EXPRESS_LIMIT_MS - worst_case_tail_ms(state_machine_definition("arn")) - SAFETY_MS
+)
+"""A loop hands over when its next wake would come later than this after the loop started
+(about 3 minutes): the worst case after that wake still ends inside Express's 5 minutes."""
+
+
 def loop_state(event: dict[str, Any], next_due_ms: int | None, now_ms: int) -> dict[str, Any]:
     """The state after one wake (the clock function's result minus ``applied``/``name``).
 
-    ``event``: the state the machine handed in (or a plain ``Timer`` event, from the local
-    clock or an older execution). ``next_due_ms``: the round's next deadline, None to end.
-    The loop keeps ``kind``/``ref``/``seq`` (the round's identity) and moves ``due_ms``.
-    ``handover`` is set when waiting that long would take the execution past
-    ``HANDOVER_AFTER_MS``; the successor's ``loop_started_ms`` is then ``now_ms`` (never later
-    than its real start, so the budget stays conservative) and ``successor`` names it.
+    ``event``: the state the machine handed in (or a plain ``Timer`` event). ``next_due_ms``:
+    when the loop must wake next (UTC ms), None to end. The loop keeps ``kind``/``ref``/
+    ``seq`` (the round's identity) and moves ``due_ms``; ``due`` is the Wait's timestamp
+    (``wait_timestamp``). ``handover`` is set when that wake would take the execution past
+    ``HANDOVER_AFTER_MS``: the successor's ``loop_started_ms`` is then ``now_ms`` (never later
+    than its real start, so the budget stays conservative), ``successor`` names it, and its
+    first wait never exceeds the budget either (an intermediate wake only reads).
     """
     timer = Timer.from_event(event)
     started = int(event.get("loop_started_ms") or now_ms)
-    state: dict[str, Any] = {**timer.to_event(), "due": iso_utc(timer.due_ms)}
+    state: dict[str, Any] = {**timer.to_event(), "due": wait_timestamp(timer.due_ms)}
     if next_due_ms is None:
         return {**state, "loop_started_ms": started, "loop": False, "handover": False}
-    handover = next_due_ms - started > HANDOVER_AFTER_MS
+    handover = _wake_ms(next_due_ms) - started > HANDOVER_AFTER_MS
+    begins = now_ms if handover else started
     state = {
         **state,
         "due_ms": next_due_ms,
-        "due": iso_utc(next_due_ms),
-        "loop_started_ms": now_ms if handover else started,
+        "due": wait_timestamp(min(next_due_ms, begins + HANDOVER_AFTER_MS)),
+        "loop_started_ms": begins,
         "loop": True,
         "handover": handover,
     }
@@ -162,30 +217,41 @@ def loop_state(event: dict[str, Any], next_due_ms: int | None, now_ms: int) -> d
     return state
 
 
-def iso_utc(ms: int) -> str:
-    """Absolute UTC ms -> ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (the Wait state's TimestampPath)."""
-    seconds, millis = divmod(ms, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+def _wake_ms(ms: int) -> int:
+    """``ms`` rounded up to the whole second (when a Wait for it ends)."""
+    return -(-ms // 1000) * 1000
+
+
+def wait_timestamp(ms: int) -> str:
+    """Absolute UTC ms -> the Wait state's ``YYYY-MM-DDTHH:MM:SSZ``, rounded *up* to the whole
+    second: Step Functions truncates a timestamp's milliseconds, so rounding down (or leaving
+    them) would wake up to 1 s before ``ms``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(_wake_ms(ms) // 1000))
 
 
 class StepFunctionsClock:
-    """Args: client — boto3 ``stepfunctions``; state_machine_arn — the deadline machine
-    (Express). See the module docstring for what each timer kind starts."""
+    """The Clock port on Step Functions. Args: client — boto3 ``stepfunctions`` (or the local
+    interpreter, which has the same ``start_execution``); state_machine_arn — the deadline
+    machine (Express); now_ms — the time source (default: this host's UTC clock). See the
+    module docstring for what each timer kind starts."""
 
-    def __init__(self, client: Any, state_machine_arn: str) -> None:
+    def __init__(
+        self, client: Any, state_machine_arn: str, now_ms: Callable[[], int] | None = None
+    ) -> None:
         self._client = client
         self._arn = state_machine_arn
+        if now_ms is not None:
+            self.now_ms = now_ms  # type: ignore[method-assign]
 
     def now_ms(self) -> int:
         return time.time_ns() // 1_000_000
 
     def schedule(self, timer: Timer) -> None:
-        if timer.kind is TimerKind.TURN:
-            return  # the round's loop (started by its intro timer) applies turn deadlines
+        now = self.now_ms()
         payload = {
             **timer.to_event(),
-            "due": iso_utc(timer.due_ms),
-            "loop_started_ms": self.now_ms(),
+            "due": wait_timestamp(min(timer.due_ms, now + HANDOVER_AFTER_MS)),
+            "loop_started_ms": now,
         }
         from botocore.exceptions import BotoCoreError, ClientError
 

@@ -53,6 +53,14 @@ class NotYourTurnError(DomainError):
     code = "not_your_turn"
 
 
+class TurnOverError(DomainError):
+    """The guess reached the server (API Gateway's receive time) at or after the player's turn
+    deadline, or the turn was already skipped: the 30 s had run out (rules page "Turns and the
+    clock")."""
+
+    code = "turn_over"
+
+
 class NotInDuelError(DomainError):
     """The player is not one of this duel's two duelists."""
 

@@ -80,6 +80,10 @@ class Dealer:
     """Turn clock (rules page: 30 s)."""
     intro_ms: int = 6_000
     """Round intro (rules page: 6 s)."""
+    skip_grace_ms: int = 0
+    """How long after a turn deadline its skip becomes due (ms; DESIGN.md §3 Clocks): a guess
+    the gateway received before the deadline may still be in flight, and lands first. The
+    intro deadline has no grace (nothing races it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +215,8 @@ class Tournament:
         return d is None or d.over
 
     def next_deadline(self) -> int | None:
-        """The earliest time at which ``expire`` would change something, or None."""
+        """The earliest pending deadline (UTC ms): the intro's, else the earliest turn
+        deadline of a running duel; None when nothing is pending."""
         if self.over:
             return None
         if self.phase is Phase.INTRO:
@@ -219,17 +224,28 @@ class Tournament:
         pending = [d.turn_deadline_ms for d in self.duels if not d.over]
         return min(pending) if pending else None
 
+    def next_due(self, skip_grace_ms: int = 0) -> int | None:
+        """The earliest time (UTC ms) at which ``expire`` would change something: the intro
+        deadline, or the earliest turn deadline plus ``skip_grace_ms``; None when nothing is
+        pending. The round's clock waits until then (DESIGN.md §3 Clocks)."""
+        due = self.next_deadline()
+        if due is None or self.phase is Phase.INTRO:
+            return due
+        return due + skip_grace_ms
+
     # ---------------------------------------------------------------- transitions
     def expire(self, now_ms: int, dealer: Dealer) -> tuple[Tournament, list[Event]]:
         """Apply every deadline due at or before ``now_ms``, earliest first.
 
         The intro deadline starts the round's duels; a turn deadline is a skip (rules page:
-        "If your time runs out, the turn is skipped"). Nothing due: returns ``self`` and [].
+        "If your time runs out, the turn is skipped"), due ``dealer.skip_grace_ms`` after the
+        deadline itself; the skip's row and the next turn still start at the deadline, so the
+        grace never shifts the clock. Nothing due: returns ``self`` and [].
         """
         t = self
         events: list[Event] = []
         while True:
-            due = t.next_deadline()
+            due = t.next_due(dealer.skip_grace_ms)
             if due is None or due > now_ms:
                 return t, events
             if t.phase is Phase.INTRO:

@@ -31,6 +31,7 @@ class ErrorCode(StrEnum):
     NOT_IN_WORD_LIST = "not_in_word_list"
     # --- domain: duels ------------------------------------------------------------------------
     NOT_YOUR_TURN = "not_your_turn"
+    TURN_OVER = "turn_over"
     NOT_IN_DUEL = "not_in_duel"
     DUEL_OVER = "duel_over"
     DUEL_NOT_STARTED = "duel_not_started"
@@ -99,6 +100,7 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.INVALID_LETTERS: "The guess uses letters outside the game language's alphabet.",
     ErrorCode.NOT_IN_WORD_LIST: "The guess is not in the word list.",
     ErrorCode.NOT_YOUR_TURN: "It is your opponent's turn.",
+    ErrorCode.TURN_OVER: "Your time for this turn ran out before the guess arrived.",
     ErrorCode.NOT_IN_DUEL: "You are not playing in this duel.",
     ErrorCode.DUEL_OVER: "The duel is already over.",
     ErrorCode.DUEL_NOT_STARTED: "The duel has not started yet.",

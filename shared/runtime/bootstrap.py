@@ -21,8 +21,13 @@ def _client(service: str, settings: Settings, endpoint: str | None = None) -> An
     import boto3
     from botocore.config import Config
 
+    # Standard retry mode: throttling, 5xx and transport errors retried with jittered
+    # exponential backoff. ``total_max_attempts`` counts the first try (botocore's
+    # ``max_attempts`` counts retries: 4 meant 5 tries and up to 1+2+4+8 s of throttling
+    # backoff per call, past a message function's timeout). 3 tries keep it under 3 s; a
+    # use case then retries as a whole (``services.base.retrying``) within its time budget.
     config = Config(
-        retries={"mode": "standard", "max_attempts": 4},
+        retries={"mode": "standard", "total_max_attempts": 3},
         connect_timeout=2,
         read_timeout=5,
         max_pool_connections=64,
@@ -65,7 +70,7 @@ def build(
         notifier=notifier,
         clock=clock,
         lexicon=lexicon,
-        timing=Timing(s.turn_ms, s.intro_ms, s.reconnect_ms),
+        timing=Timing(s.turn_ms, s.intro_ms, s.reconnect_ms, s.skip_grace_ms),
         limiter=RateLimiter(s.rate_limit_per_second, s.rate_limit_burst),
     )
 

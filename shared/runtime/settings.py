@@ -32,6 +32,14 @@ class Settings(BaseModel):
     turn_seconds: float = Field(30.0, gt=0, description="Turn clock, rules page: 30 s")
     intro_seconds: float = Field(6.0, ge=0, description="Round intro, rules page: 6 s")
     reconnect_seconds: float = Field(60.0, gt=0, description="Reconnect deadline, ruling 9: 60 s")
+    skip_grace_seconds: float = Field(
+        1.0,
+        ge=0,
+        description=(
+            "How long after a turn deadline the skip is applied, so that a guess API Gateway "
+            "received before the deadline lands first (DESIGN.md §3 Clocks)"
+        ),
+    )
     watchdog_grace_seconds: float = Field(
         5.0, ge=0, description="How late a deadline may be before the watchdog applies it"
     )
@@ -50,6 +58,10 @@ class Settings(BaseModel):
     @property
     def reconnect_ms(self) -> int:
         return round(self.reconnect_seconds * 1000)
+
+    @property
+    def skip_grace_ms(self) -> int:
+        return round(self.skip_grace_seconds * 1000)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:

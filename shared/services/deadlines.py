@@ -1,15 +1,15 @@
-"""Service layer: deadlines — the clock function's input and the watchdog (DESIGN.md §3
-"Clocks"; issue 5 items 3 and 5).
+"""Service layer: deadlines — what the clock function does at each wake of a round's clock
+loop, and the watchdog (DESIGN.md §3 Clocks).
 
-A firing is ``Timer(kind, ref, seq, due_ms)``. It is applied only if the referenced state is
-still there to be applied: a turn/intro deadline applies what the tournament has due (nothing,
-for a stale or duplicate firing), a reconnect deadline only if the player's disconnect ``seq``
-is unchanged. So late, duplicate and stale firings change nothing.
-
-On AWS one looping execution serves a whole round (``shared.adapters.step_functions``): after
-applying,
-the clock function tells it the round's next deadline (``Fired.next_due_ms``), read from the
-same item the firing read or wrote — no extra read.
+A firing is ``Timer(kind, ref, seq, due_ms)``: INTRO names a round (``ref`` the tournament,
+``seq`` the round number) and stands for all of that round's deadlines (the intro's, then every
+turn's); RECONNECT names a player's disconnect (``ref`` the player, ``seq`` the disconnect
+count). A wake applies exactly what is due at the clock's *now* — never early: turn skips
+``Timing.skip_grace_ms`` after their deadline (``Tournament.expire``), a reconnect deadline at
+or after it — so an early wake (Step Functions truncates a Wait to the whole second; clocks
+differ), a late one, a duplicate (Express is at-least-once) or a stale one changes nothing it
+should not, and answers when to wake next (``Fired.next_due_ms``), read from the same item the
+wake read or wrote: no extra read.
 """
 
 from __future__ import annotations
@@ -23,71 +23,55 @@ from shared.services.errors import NotFoundError
 from shared.services.model import TournamentRecord
 from shared.services.players import reconnect_deadline
 from shared.services.ports import Timer, TimerKind
-from shared.services.tournaments import change_tournament, tournament_id_of_duel
+from shared.services.tournaments import change_tournament
 
 
 @dataclass(frozen=True, slots=True)
 class Fired:
-    """What a firing did, and when the round's loop must wake next.
+    """What a wake did, and when the loop must wake next.
 
-    ``applied``: True when it changed the tournament, False when it only read (late, duplicate,
-    stale), None for a reconnect deadline. ``next_due_ms``: the earliest pending deadline of the
-    firing's round when the tournament is still in that round and not over; None otherwise
-    (reconnect deadlines, a round that closed, a tournament that ended or is gone).
+    ``applied``: True when it changed the tournament, False when it only read (early, late,
+    duplicate, stale), None for a reconnect deadline. ``next_due_ms`` (UTC ms): for a round,
+    its next due time (``Tournament.next_due``) while the tournament is still in that round
+    and not over; for a reconnect deadline that was not yet due, the deadline itself; None
+    when the loop ends.
     """
 
     applied: bool | None
     next_due_ms: int | None = None
 
 
-def round_of(timer: Timer) -> tuple[str, int] | None:
-    """``(tournament id, round number)`` an intro or turn timer belongs to; None for a
-    reconnect timer. An intro names them (``ref``, ``seq``); a turn's duel id is
-    ``{tid}.{round}.{i}`` (raises NotInDuelError when it is not)."""
-    if timer.kind is TimerKind.RECONNECT:
-        return None
-    if timer.kind is TimerKind.INTRO:
-        return timer.ref, timer.seq
-    tid = tournament_id_of_duel(timer.ref)
-    round_text = timer.ref.split(".")[1]
-    return tid, int(round_text) if round_text.isdigit() else -1
-
-
 def fire_round(deps: Deps, timer: Timer) -> Fired:
-    """Apply one deadline and report the round's next one (the looping clock's step).
+    """One wake of the clock loop: apply what is due now and report the next due time.
 
-    Turn and intro deadlines are idempotent by time: the tournament applies whatever is due
-    at ``due_ms`` (earliest first), so a late, duplicate or stale firing finds nothing due and
-    only reads. A reconnect deadline is decided by ``players.reconnect_deadline`` on the
-    player's seq and never loops.
+    Raises what the store raises past its retries (``TryAgainError``): the clock function
+    then fails and Step Functions retries the task (``shared.adapters.step_functions``).
     """
-    where = round_of(timer)
-    if where is None:
-        reconnect_deadline(deps, timer.ref, timer.seq, timer.due_ms)
-        return Fired(None)
-    tid, round_no = where
-    applied, t = _apply(deps, tid, timer.due_ms)
+    if timer.kind is TimerKind.RECONNECT:
+        wait = reconnect_deadline(deps, timer.ref, timer.seq)
+        return Fired(None, wait)
+    tid, round_no = timer.ref, timer.seq
+    applied, t = _apply(deps, tid)
     if t is None or t.over or t.round_no != round_no:
         return Fired(applied)
-    return Fired(applied, t.next_deadline())
+    return Fired(applied, t.next_due(deps.timing.skip_grace_ms))
 
 
 def fire(deps: Deps, timer: Timer) -> bool | None:
-    """Apply one deadline (the clock function's job); ``Fired.applied`` of ``fire_round``."""
+    """Apply what is due for ``timer`` now; ``Fired.applied`` of ``fire_round``."""
     return fire_round(deps, timer).applied
 
 
-def _apply(deps: Deps, tournament_id: str, due_ms: int | None) -> tuple[bool, Tournament | None]:
-    """``tournaments.apply_deadline``, also returning the tournament as committed (or as read,
-    when nothing was due). ``due_ms`` counts as "now" when the local clock reads a little
-    earlier (Step Functions' wait and Lambda's clock differ)."""
+def _apply(deps: Deps, tournament_id: str) -> tuple[bool, Tournament | None]:
+    """Apply what is due now (``Tournament.expire``); also return the tournament as committed
+    (or as read, when nothing was due). ``(False, None)`` when the tournament is gone."""
     seen: list[Tournament] = []
 
     def decide(
         rec: TournamentRecord, now: int, dealer: Dealer
     ) -> tuple[Tournament, list[ev.Event]]:
         seen[:] = [rec.tournament]  # the last attempt's read: current when nothing is due
-        return rec.tournament.expire(max(now, due_ms or 0), dealer)
+        return rec.tournament.expire(now, dealer)
 
     try:
         rec = change_tournament(deps, tournament_id, decide)
@@ -104,16 +88,16 @@ def watchdog(deps: Deps, grace_ms: int) -> int:
 
     A tournament's overdue deadline means its round's clock is not running (its start failed,
     or the loop died): after applying, the round's clock is scheduled again (an intro timer
-    of the current round due at its next deadline; on AWS that starts a new round loop — a
-    duplicate of a loop that was merely late is harmless, the clock function being idempotent;
-    the local clock ignores the name it already fired)."""
+    of the current round due at its next due time: a new round loop — a duplicate of a loop
+    that was merely late is harmless, the clock function applying only what is due; Express
+    does not deduplicate by name, on AWS as in the local interpreter)."""
     now = deps.clock.now_ms()
     count = 0
     for kind, ref in deps.store.overdue(now - grace_ms):
         count += 1
         if kind == "tournament":
-            _, t = _apply(deps, ref, None)
-            due = None if t is None else t.next_deadline()
+            _, t = _apply(deps, ref)
+            due = None if t is None else t.next_due(deps.timing.skip_grace_ms)
             if t is not None and due is not None:
                 deps.clock.schedule(Timer(TimerKind.INTRO, ref, t.round_no, due))
         else:

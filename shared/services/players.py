@@ -296,12 +296,19 @@ def disconnect(deps: Deps, connection_id: str) -> None:
         deps.metric("DisconnectNoticeLost", 1)
 
 
-def reconnect_deadline(deps: Deps, player_id: str, seq: int, due_ms: int | None = None) -> None:
+def reconnect_deadline(deps: Deps, player_id: str, seq: int) -> int | None:
     """The 60 s reconnect deadline fired: if the player is still away with the same
-    ``seq``, free their lobby seat (ruling 9) or treat them as having left (ruling 3)."""
+    ``seq``, free their lobby seat (ruling 9) or treat them as having left (ruling 3).
+
+    Returns None when handled (or stale: resumed, another ``seq``), or the deadline (UTC ms)
+    when the wake came before it: nothing is applied early, the clock waits again.
+    """
     player = deps.store.get_player(player_id)
     if player is None or player.connected or player.disconnect_seq != seq:
-        return  # resumed (or stale firing): nothing to do
+        return None  # resumed (or stale firing): nothing to do
+    deadline = player.reconnect_deadline_ms
+    if deadline is not None and deps.clock.now_ms() < deadline:
+        return deadline
     if player.status is PlayerStatus.QUEUED:
         leave_lobby(deps, player_id, only_if_disconnect_seq=seq)
     elif player.status is PlayerStatus.PLAYING:
@@ -316,3 +323,4 @@ def reconnect_deadline(deps: Deps, player_id: str, seq: int, due_ms: int | None 
             deps.store.commit([p])
 
         retrying(deps, attempt)
+    return None

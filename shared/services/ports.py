@@ -24,10 +24,13 @@ if TYPE_CHECKING:
 
 
 class TimerKind(StrEnum):
-    """What a deadline drives (DESIGN.md §3 Clocks)."""
+    """What a deadline drives (DESIGN.md §3 Clocks).
 
-    TURN = "turn"  # a duel's turn clock (30 s): a skip when it applies
-    INTRO = "intro"  # a round's intro (6 s): the round's duels start when it applies
+    A round needs one timer, its intro's: it starts the round's clock loop, which applies the
+    intro and then every turn deadline (a skip) of the round, each when it is due.
+    """
+
+    INTRO = "intro"  # a round's intro (6 s), then its turn deadlines: the round's clock loop
     RECONNECT = "reconnect"  # a disconnected player's 60 s: treated as leaving when it applies
 
 
@@ -68,9 +71,12 @@ class Clock(Protocol):
     def now_ms(self) -> int: ...
 
     def schedule(self, timer: Timer) -> None:
-        """Arrange for the clock function to receive ``timer.to_event()`` at ``timer.due_ms``.
-
-        Must be idempotent per ``timer.name`` (a retried schedule is harmless).
+        """Start the clock for ``timer``: the deadline state machine (on AWS; the local
+        interpreter of the same definition in the local runtime and the tests) waits until
+        ``timer.due_ms`` (rounded up to the whole second: Step Functions' Wait truncates
+        milliseconds), invokes the clock function, and for an INTRO timer keeps looping over
+        the round's deadlines. A duplicate start is harmless (the clock function applies only
+        what is due); a failed start is recovered by the watchdog.
         """
         ...
 

@@ -164,6 +164,9 @@ def present(
 ) -> None:
     """Queue the messages and timers for ``events`` (already committed in ``rec``).
 
+    The only timer a round needs is its intro's: it starts the round's clock loop, which then
+    applies every turn deadline of the round (DESIGN.md §3 Clocks); turns schedule nothing.
+
     ``personal``: connections of players who no longer receive the tournament's messages
     (they left) but still get what is about them alone — their ``eliminated`` and, when the
     round fixes their place, their ``rating`` (ruling 2: "applied and sent").
@@ -189,7 +192,6 @@ def present(
                 if p.player_id not in e.players and t.is_spectator(p.player_id)
             ]
             box.add(watchers, _duel_start(t, e, opponent=None))
-            box.timers.append(Timer(TimerKind.TURN, e.duel_id, 1, e.deadline_ms))
         elif isinstance(e, ev.TurnPlayed):
             box.add(
                 _watchers_of(rec, e.duel_id),
@@ -202,8 +204,6 @@ def present(
                     deadline_ms=e.deadline_ms,
                 ),
             )
-            if e.deadline_ms is not None:
-                box.timers.append(Timer(TimerKind.TURN, e.duel_id, e.turn + 1, e.deadline_ms))
         elif isinstance(e, ev.DuelEnded):
             box.add(
                 _watchers_of(rec, e.duel_id),

@@ -23,6 +23,7 @@ from shared.domain.errors import (
     NotInTournamentError,
     NotYourTurnError,
     TournamentOverError,
+    TurnOverError,
 )
 from shared.domain.tournament import Dealer, Entrant, Phase, Tournament
 from shared.domain.words import check_guess
@@ -199,14 +200,29 @@ def _rating_writes(
 
 
 # ------------------------------------------------------------------------------ use cases
-def guess(deps: Deps, connection_id: str, duel_id: str, raw_word: str) -> None:
+def guess(
+    deps: Deps,
+    connection_id: str,
+    duel_id: str,
+    raw_word: str,
+    received_ms: int | None = None,
+) -> None:
     """A duelist's guess (rules page "Turns and the clock"; ruling 5).
 
     The player is identified by the connection id inside the tournament item, so a guess costs
-    one read and one conditional write (plus pushes, and a timer start).
-    Raises NotInDuelError, NotInTournamentError, the duel's refusals, and the word checks
-    (InvalidLettersError, WrongLengthError, NotInWordListError) — none changes anything, except
-    that deadlines already passed are applied first (a guess after the deadline meets the skip).
+    one read and one conditional write (plus pushes).
+
+    The turn is judged by ``received_ms``, when API Gateway received the message
+    (``requestContext.requestTimeEpoch``, set by the gateway, never by the client; None: now):
+    a guess received before the turn deadline counts even when it is handled after it — the
+    skip waits ``Timing.skip_grace_ms`` for it —, one received at or after the deadline is
+    refused ``TurnOverError`` (``turn_over``), as is one whose turn was already skipped. The
+    next turn's deadline starts when the guess is applied (now), so the opponent's 30 s start
+    when they can see the row.
+
+    Raises NotInDuelError, NotInTournamentError, TurnOverError, the duel's refusals, and the
+    word checks (InvalidLettersError, WrongLengthError, NotInWordListError) — none changes
+    anything, except that deadlines already due are applied first.
     """
     tid = tournament_id_of_duel(duel_id)
 
@@ -214,10 +230,12 @@ def guess(deps: Deps, connection_id: str, duel_id: str, raw_word: str) -> None:
         rec: TournamentRecord, now: int, dealer: Dealer
     ) -> tuple[Tournament, list[ev.Event]]:
         player_id = _player_by_connection(rec, connection_id)
-        t, events = rec.tournament.expire(now, dealer)
+        received = now if received_ms is None else min(received_ms, now)
+        # What was due when the guess arrived, at the latest (a later skip waits for it).
+        t, events = rec.tournament.expire(min(now, received + dealer.skip_grace_ms), dealer)
         try:
             # State and turn checks first: an out-of-turn player learns that, not "not a word".
-            duel = _precheck(t, player_id, duel_id, now)
+            duel = _precheck(t, player_id, duel_id, now, received)
             language = deps.lexicon.language(t.language)
             word, tiles = check_guess(
                 language, deps.lexicon.allowed(t.language, duel.length), raw_word, duel.length
@@ -235,10 +253,11 @@ def guess(deps: Deps, connection_id: str, duel_id: str, raw_word: str) -> None:
         raise NotInDuelError("no such duel") from err
 
 
-def _precheck(t: Tournament, player_id: str, duel_id: str, now: int) -> Duel:
+def _precheck(t: Tournament, player_id: str, duel_id: str, now: int, received: int) -> Duel:
     """The refusals that do not depend on the word, most telling first: the tournament is
     over, the player is out, the duel is not theirs (or not this round's), it is over, it has
-    not started, it is the opponent's turn. Returns the duel."""
+    not started, the player's turn ran out (received at or after its deadline, or already
+    skipped), it is the opponent's turn. Returns the duel."""
     if t.over:
         raise TournamentOverError("the tournament is over")
     if not t.player(player_id).alive:
@@ -248,9 +267,13 @@ def _precheck(t: Tournament, player_id: str, duel_id: str, now: int) -> Duel:
         raise NotInDuelError("this is not your duel")
     if d.over:
         raise DuelOverError("the duel is over")
-    if not d.started(now) or t.phase is Phase.INTRO:
+    if not d.started(received) or t.phase is Phase.INTRO:
         raise DuelNotStartedError("the round intro is still running")
+    if d.next_player == player_id and received >= d.turn_deadline_ms:
+        raise TurnOverError("your time for this turn ran out")
     if d.next_player != player_id:
+        if d.rows and d.rows[-1].player == player_id and d.rows[-1].skipped:
+            raise TurnOverError("your turn was skipped: the time ran out")
         raise NotYourTurnError("it is your opponent's turn")
     return d
 
@@ -305,25 +328,6 @@ def leave_tournament(
         return [p]
 
     change_tournament(deps, tid, decide, extra=release, personal=personal)
-
-
-def apply_deadline(deps: Deps, tournament_id: str, due_ms: int | None = None) -> bool:
-    """A turn or intro deadline fired (clock function or watchdog): apply what is due.
-
-    ``due_ms`` of the firing timer counts as "now" when the local clock reads a little
-    earlier (Step Functions' wait and Lambda's clock differ); a stale or duplicate firing finds
-    nothing due and writes nothing. Returns True when something was applied (committed).
-    """
-
-    def decide(
-        rec: TournamentRecord, now: int, dealer: Dealer
-    ) -> tuple[Tournament, list[ev.Event]]:
-        return rec.tournament.expire(max(now, due_ms or 0), dealer)
-
-    try:
-        return change_tournament(deps, tournament_id, decide) is not None
-    except NotFoundError:
-        return False
 
 
 def set_connection(

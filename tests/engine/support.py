@@ -126,8 +126,8 @@ class Game:
 
     def end_intro(self) -> None:
         t = self.t
-        if t.phase.value == "intro":
-            self.backend.clock.advance_to(t.intro_deadline_ms)
+        if t.phase.value == "intro":  # the loop's Wait ends on the whole second
+            self.backend.clock.advance_to(-(-t.intro_deadline_ms // 1000) * 1000)
 
     def open_duels(self) -> list[Duel]:
         return [d for d in self.t.duels if not d.over]
@@ -137,7 +137,7 @@ class Game:
         assert mover is not None
         p = self.by_id[mover]
         if action == "skip":
-            self.backend.clock.advance_to(duel.turn_deadline_ms)
+            self.backend.pass_deadline(duel.turn_deadline_ms)
         elif action == "solve":
             p.send("guess", duel_id=duel.duel_id, word=duel.word)
         else:

@@ -6,7 +6,7 @@ harness's manual clock keeps the time, its ``schedule`` is routed to the adapter
 timer starts the round's loop, a turn timer starts nothing and the next round's intro — set
 by the clock function itself when a round closes — starts the next loop, exactly as on AWS.
 
-Time: every Wait is handed a due timestamp in the past (``iso_utc`` patched; the states'
+Time: every Wait is handed a due timestamp in the past (``wait_timestamp`` patched; the states'
 ``due_ms`` stay the real deadlines) and each wake sets the manual clock to its ``due_ms`` (a
 wake happens when its deadline comes). Without Docker, moto's Lambda (``lambda_simple``) only
 echoes its input, so its ``invoke`` is routed to the real ``functions.apply_deadlines.handler``
@@ -149,7 +149,7 @@ def _machine(monkeypatch: pytest.MonkeyPatch, backend: Any) -> tuple[Any, str, W
         definition=json.dumps(state_machine_definition(str(fn_arn))),
         roleArn="arn:aws:iam::123456789012:role/sfn",
     )["stateMachineArn"]
-    monkeypatch.setattr(sfn_clock, "iso_utc", lambda ms: PAST)
+    monkeypatch.setattr(sfn_clock, "wait_timestamp", lambda ms: PAST)
     clock = StepFunctionsClock(sfn, machine)
     monkeypatch.setattr(clock, "now_ms", backend.clock.now_ms)  # the harness's time
     return sfn, machine, wakes, clock
