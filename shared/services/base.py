@@ -18,7 +18,7 @@ from typing import Protocol, TypeVar
 from shared.domain.languages import Language
 from shared.domain.tournament import Dealer, SecretSource
 from shared.protocol.outbound import OutboundEvent, dump_event
-from shared.services.errors import ConflictError, TryAgainError
+from shared.services.errors import BusyError, ConflictError, ContentionError, TryAgainError
 from shared.services.ports import Clock, Notifier, Store, Timer
 
 T = TypeVar("T")
@@ -40,11 +40,13 @@ class Lexicon(Protocol):
 
 @dataclass(frozen=True)
 class Timing:
-    """Clock durations in milliseconds (rules page: 30 s turns, 6 s intros; ruling 9: 60 s)."""
+    """Clock durations in milliseconds (rules page: 30 s turns, 6 s intros; ruling 9: 60 s;
+    ``skip_grace_ms``: a skip applies this long after its turn deadline, DESIGN.md §3 Clocks)."""
 
     turn_ms: int = 30_000
     intro_ms: int = 6_000
     reconnect_ms: int = 60_000
+    skip_grace_ms: int = 1_000
 
 
 @dataclass
@@ -78,28 +80,44 @@ class Deps:
             words=self.lexicon.secrets(language),
             turn_ms=self.timing.turn_ms,
             intro_ms=self.timing.intro_ms,
+            skip_grace_ms=self.timing.skip_grace_ms,
         )
 
 
-def retrying(deps: Deps, attempt: Callable[[], T]) -> T:
-    """Run ``attempt`` (load, decide, commit) until it commits without a conflict.
+def retrying(deps: Deps, attempt: Callable[[], T], *, busy_budget_ms: int = 2_000) -> T:
+    """Run ``attempt`` (load, decide, commit) until it commits, retrying the whole use case
+    (fresh reads, a fresh decision) when the store reports a transient failure:
 
-    Optimistic concurrency: ``Store.commit`` raises ConflictError when another writer got
-    there first (a failed condition, or DynamoDB's ``TransactionConflict``: another transaction
-    on the same item in flight); the whole use case is retried on fresh reads. Between tries
-    it waits a "full jitter" exponential backoff (uniform in ``[0, min(cap, base * 2**n)]``:
-    10, 20, 40, 80, 160, 200... ms ceilings by default, under 1.5 s over the 10 attempts), so
-    racers that keep
-    colliding spread out instead of retrying in lockstep. Raises TryAgainError (``try_again``
-    to the player; nothing was saved by the failed tries) after ``deps.max_attempts`` conflicts.
+    - ``ConflictError``: another writer got there first (a failed condition);
+    - ``ContentionError``: another transaction was writing the item (DynamoDB's
+      ``TransactionConflictException`` / ``TransactionConflict``); nothing was written;
+    - ``BusyError``: the table was throttled or unavailable after botocore's own retries
+      (which already waited); nothing was written. Retried only while less than
+      ``busy_budget_ms`` (``deps.clock``) has passed since the first try, so that a table that
+      stays busy is answered ``try_again`` well within the function's timeout.
+
+    Between tries it waits a "full jitter" exponential backoff (uniform in
+    ``[0, min(cap, base * 2**n)]``: 10, 20, 40, 80, 160, 200... ms ceilings by default, under
+    1.5 s over the 10 attempts), so racers that keep colliding spread out instead of retrying
+    in lockstep (AWS Architecture Blog, "Exponential Backoff And Jitter"; DynamoDB developer
+    guide, "Error retries and exponential backoff"). Raises a plain ``TryAgainError``
+    (``try_again`` to the player; nothing was saved by the failed tries) after
+    ``deps.max_attempts`` tries or the busy budget; a plain ``TryAgainError`` is never retried,
+    so an inner ``retrying`` that gave up is not multiplied by an outer one. Anything else
+    (a refusal of the rules, a non-transient DynamoDB error) propagates at once.
     """
+    started = deps.clock.now_ms()
     for n in range(deps.max_attempts):
         try:
             return attempt()
-        except ConflictError:
-            if n + 1 < deps.max_attempts:
-                ceiling = min(deps.backoff_cap_s, deps.backoff_base_s * 2**n)
-                deps.sleep(random.uniform(0, ceiling))
+        except (ConflictError, ContentionError):
+            pass
+        except BusyError:
+            if deps.clock.now_ms() - started >= busy_budget_ms:
+                break
+        if n + 1 < deps.max_attempts:
+            ceiling = min(deps.backoff_cap_s, deps.backoff_base_s * 2**n)
+            deps.sleep(random.uniform(0, ceiling))
     raise TryAgainError("the server was busy, please try again")
 
 

@@ -38,6 +38,32 @@ class TryAgainError(ServiceError):
     code = "try_again"
 
 
+class BusyError(TryAgainError):
+    """The table turned a request away for a passing reason, and nothing was written (or the
+    store verified that nothing was): throttled (``ProvisionedThroughputExceededException``,
+    ``ThrottlingException``, ``RequestLimitExceeded``) or unavailable (``InternalServerError``,
+    ``ServiceUnavailable``, a timeout) after botocore's own retries, or a transaction cancelled
+    for throttling. AWS: "Error handling with DynamoDB", "OK to retry? Yes"
+    (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html).
+
+    Raised by the ``Store``. ``services.base.retrying`` retries the whole use case on it (within
+    a time budget); raised outside ``retrying`` (a session lookup) it is a ``TryAgainError``:
+    the player gets ``try_again``.
+    """
+
+
+class ContentionError(BusyError):
+    """Another transaction was writing the item, so DynamoDB refused the request and wrote
+    nothing: ``TransactionConflictException`` on a PutItem / UpdateItem / DeleteItem, or a
+    transaction cancelled for ``TransactionConflict`` (AWS: "Transaction conflict handling in
+    DynamoDB",
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html).
+
+    A lost race like ``ConflictError``: ``retrying`` re-reads and retries it like one (up to
+    ``Deps.max_attempts``, no time budget); outside ``retrying`` it is ``try_again``.
+    """
+
+
 class RateLimitedError(ServiceError):
     """Too many messages; slow down."""
 
@@ -45,8 +71,12 @@ class RateLimitedError(ServiceError):
 
 
 class ConflictError(Exception):
-    """A conditional write failed: someone changed the item since it was read.
+    """A conditional write failed: someone changed the item since it was read
+    (``ConditionalCheckFailedException``, or a transaction cancelled for
+    ``ConditionalCheckFailed``).
 
     Raised by ``Store.commit``; services reload and retry the whole use case (never shown to
-    players as such: after the retries it becomes ``TryAgainError``).
+    players as such: after the retries it becomes ``TryAgainError``). A caller outside
+    ``retrying`` may take it to mean "the item exists" (``players.connect``): DynamoDB's other
+    refusals are never a ``ConflictError``.
     """

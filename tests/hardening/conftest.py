@@ -2,7 +2,7 @@
 
 - ``dynamo_faults``: the backend's store is swapped for a ``DynamoStore`` on a client built
   exactly like production's (``shared.runtime.bootstrap._client``: botocore *standard* retry
-  mode, 4 attempts). Its requests are tagged (``request-created`` hook) and moto's in-process
+  mode, 3 tries). Its requests are tagged (``request-created`` hook) and moto's in-process
   endpoint (the ``before-send`` stubber) answers chosen calls with an error response *instead
   of* applying them. So botocore's own retry machinery really runs (its backoff delays are
   recorded, not slept) and the adapter's error mapping is the real one.

@@ -4,28 +4,81 @@ Every write is conditional: a versioned record is saved with ``version = :loaded
 ``attribute_not_exists(pk)`` when new) and written back with ``version + 1``; several writes
 go in one ``TransactWriteItems``. A failed condition raises ``ConflictError`` (the service
 reloads and retries the whole use case); ``ReturnValuesOnConditionCheckFailure=ALL_OLD`` is
-requested so the failure is explained in logs without a second read.
+requested so the failure is explained without a second read.
 
-Faults (issue 9): the client runs botocore's *standard* retry mode (``shared.runtime``), which
-already retries throttling (``ProvisionedThroughputExceededException``, ``ThrottlingException``,
-``RequestLimitExceeded``) and 5xx with exponential backoff. What is still failing after those
-retries is raised as ``TryAgainError`` (the player gets ``try_again``; nothing half-written:
-each call is one atomic request). ``TransactionCanceledException`` is a ``ConflictError`` only
-when every reason is a lost race (``ConditionalCheckFailed``, ``TransactionConflict``, or a
-throttled item): the use case re-reads and retries with backoff (``services.base.retrying``);
-any other reason (``ValidationError``, size limits) is a bug and is raised as is.
+DynamoDB's error model and what each answer becomes here. Sources: "Error handling with
+DynamoDB" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html),
+"Transaction conflict handling in DynamoDB" and "Idempotency" in "Amazon DynamoDB Transactions:
+How it works" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html),
+and the ``CancellationReasons`` of ``TransactWriteItems`` (API reference,
+https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
+The client runs botocore's *standard* retry mode (``shared.runtime.bootstrap``): throttling,
+5xx and transport errors are first retried there, with exponential backoff; only what still
+fails after those retries reaches the mapping below.
+
+- ``ConflictError`` — someone wrote the item since we read it:
+  ``ConditionalCheckFailedException``, or a transaction cancelled with a
+  ``ConditionalCheckFailed`` reason.
+- ``ContentionError`` — a transaction was writing the item (nothing written):
+  ``TransactionConflictException`` on a plain PutItem / UpdateItem / DeleteItem (botocore does
+  not retry it), a transaction cancelled for ``TransactionConflict`` (no condition failed),
+  ``ReplicatedWriteConflictException`` (global tables).
+- ``BusyError`` — throttled or unavailable (nothing written, or verified not written, below):
+  ``ProvisionedThroughputExceededException``, ``ThrottlingException``, ``RequestLimitExceeded``,
+  ``InternalServerError`` (500), ``ServiceUnavailable`` (503),
+  ``TransactionInProgressException``, timeouts and connection errors; a transaction cancelled
+  for ``ThrottlingError`` or ``ProvisionedThroughputExceeded``; a ``BatchGetItem`` whose keys
+  stay unprocessed.
+
+  These three are transient: ``services.base.retrying`` retries the whole use case (re-read,
+  re-decide, re-commit) with backoff, then answers ``try_again``; raised outside ``retrying``
+  (a session lookup) the two ``TryAgainError`` subclasses answer ``try_again`` at once.
+- anything else is a bug or a misconfiguration, raised as botocore's ``ClientError`` and never
+  retried (the same request would fail the same way): ``ValidationException``,
+  ``ItemCollectionSizeLimitExceededException`` (AWS lists it as retryable, but it concerns
+  tables with a local secondary index, which this one does not have, and retrying never
+  shrinks a collection), a transaction cancelled for ``ValidationError``,
+  ``ItemCollectionSizeLimitExceeded`` or a reason not listed here, and any other error
+  (``ResourceNotFoundException``, access). Logged here at ERROR with the operation and the
+  codes only (never items: a tournament item holds the secret words); the handler logs the
+  stack and answers ``internal_error``. Nothing is half-applied: each request is atomic.
+
+Writes whose outcome is unknown. A 5xx, a timeout or ``TransactionInProgressException`` may
+come *after* DynamoDB applied the write; botocore then resends the same request:
+
+- a single ``PutItem``: the resent conditional put fails its condition (our own write moved
+  the version) and ``ALL_OLD`` returns the item. When the request was retried
+  (``RetryAttempts`` > 0) and that item is exactly the one we sent, the earlier attempt landed:
+  the commit succeeds;
+- a ``TransactWriteItems``: botocore resends the same ``ClientRequestToken`` (filled once per
+  call) and DynamoDB answers a repeated token of an applied transaction with success, changing
+  nothing (within 10 minutes). Where that idempotency is missing (moto; a token past its
+  window) the repeat is cancelled with ``ConditionalCheckFailed`` on every put, each returning
+  exactly what we sent: recognised as landed as well;
+- when the last answer is still such an error (botocore's retries ran out, or an error came
+  after a retry), one strongly consistent ``GetItem`` of the commit's first put settles it: the
+  item we sent -> landed, the commit succeeds; anything else -> ``BusyError`` (none of ours is
+  there; the retried use case re-reads and re-decides). If that read fails too, the outcome
+  stays unknown: ``BusyError``, logged at WARNING. The retried use case then re-reads, so a
+  write that did land is never applied twice (the version condition), but its pushes are lost.
+
+``delete_connection`` is an unconditional delete: a retry after an unknown outcome finds the
+item gone and returns nothing (what the connection held is lost; logged at WARNING).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.adapters.dynamo import codec, schema
-from shared.services.errors import ConflictError, TryAgainError
+from shared.services.errors import BusyError, ConflictError, ContentionError
 from shared.services.model import (
     Connection,
     InviteCreated,
@@ -38,6 +91,8 @@ from shared.services.model import (
     TournamentRecord,
     Write,
 )
+
+logger = logging.getLogger(__name__)
 
 _VERSIONED_RECORDS = (Player, Connection, Lobby, LobbyOpener, TournamentRecord, PartyRecord)
 _ser = TypeSerializer()
@@ -58,9 +113,19 @@ BUSY_CODES = frozenset(
         "TransactionInProgressException",
     }
 )
-"""Errors that mean "busy, not wrong": after botocore's own retries they become try_again."""
+"""Errors that mean "busy, not wrong" (AWS: "OK to retry? Yes"): after botocore's own retries
+they become ``BusyError``."""
 
-_LOST_RACE_REASONS = frozenset(
+CONTENTION_CODES = frozenset({"TransactionConflictException", "ReplicatedWriteConflictException"})
+"""Errors of a plain write refused because another writer holds the item: ``ContentionError``."""
+
+UNKNOWN_OUTCOME_CODES = frozenset(
+    {"InternalServerError", "ServiceUnavailable", "TransactionInProgressException"}
+)
+"""Answers that may come after the write was applied (a 5xx; the same transaction still in
+flight): the commit checks what is stored before calling it busy."""
+
+TRANSIENT_REASONS = frozenset(
     {
         None,
         "None",
@@ -70,21 +135,88 @@ _LOST_RACE_REASONS = frozenset(
         "ProvisionedThroughputExceeded",
     }
 )
-"""Cancellation reasons of a transaction that a fresh read and a retry can overcome."""
+"""Cancellation reasons of a transaction that a fresh read and a retry can overcome (``None``:
+that item was fine). Any other (``ValidationError``, ``ItemCollectionSizeLimitExceeded``, or a
+code this module does not know) makes the cancellation a bug, raised as is."""
+
+UNPROCESSED_ROUNDS = 4
+"""``BatchGetItem`` rounds for keys DynamoDB left unprocessed (throttled) before ``BusyError``;
+each after a jittered exponential backoff (AWS: "Batch operations and error handling")."""
 
 
-def _busy(err: ClientError | BotoCoreError) -> TryAgainError:
-    code = (
-        err.response.get("Error", {}).get("Code", "")
-        if isinstance(err, ClientError)
-        else type(err).__name__
+def _code(err: ClientError) -> str:
+    return str(err.response.get("Error", {}).get("Code", ""))
+
+
+def _retried(err: ClientError) -> bool:
+    """botocore sent this request more than once (an earlier attempt may have landed)."""
+    return int(err.response.get("ResponseMetadata", {}).get("RetryAttempts", 0) or 0) > 0
+
+
+def _same(stored: Any, sent: dict[str, Any]) -> bool:
+    """The stored item (DynamoDB JSON) is exactly the one we sent."""
+    return stored is not None and _from_av(stored) == _from_av(sent)
+
+
+def _bug(operation: str, codes: object, err: Exception) -> None:
+    """A non-transient answer: logged loudly (codes only, never items); the caller re-raises
+    the ``ClientError`` as is (the handler answers ``internal_error``)."""
+    logger.error(
+        "DynamoDB refused %s (not transient, not retried: a bug?): %s (%s)",
+        operation,
+        codes,
+        type(err).__name__,
     )
-    return TryAgainError(f"the table is busy ({code}); please try again")
+
+
+def _transient(operation: str, err: ClientError | BotoCoreError) -> Exception | None:
+    """The exception to raise for a failed read or plain write, or None (logged) to re-raise
+    ``err`` as is (see the module docstring)."""
+    if isinstance(err, BotoCoreError):  # connection refused or reset, read timeout
+        return BusyError(f"the table is busy ({type(err).__name__}); please try again")
+    code = _code(err)
+    if code in CONTENTION_CODES:
+        return ContentionError(f"the item is being changed ({code}); please try again")
+    if code in BUSY_CODES:
+        return BusyError(f"the table is busy ({code}); please try again")
+    _bug(operation, code, err)
+    return None
+
+
+def _cancellation(err: ClientError) -> Exception | None:
+    """What a ``TransactionCanceledException`` means, from its reason codes (never the
+    ``Item`` of a reason: with ALL_OLD those hold the old items, and their secrets); None
+    (logged) for a bug: the error is re-raised as is."""
+    reasons = [r.get("Code") for r in err.response.get("CancellationReasons", []) or []]
+    if any(r not in TRANSIENT_REASONS for r in reasons):
+        _bug("TransactWriteItems", reasons, err)
+        return None
+    if "ConditionalCheckFailed" in reasons:
+        return ConflictError(f"conditional write failed: TransactionCanceledException {reasons}")
+    if "TransactionConflict" in reasons:
+        return ContentionError(f"the items are being changed {reasons}; please try again")
+    return BusyError(f"the table is busy {reasons}; please try again")
+
+
+def _landed(ops: Sequence[dict[str, Any]], reasons: Sequence[Any]) -> bool:
+    """A resent transaction was cancelled because it had already been applied: every put
+    failed its condition on exactly the item we sent, and nothing else failed."""
+    if not reasons or len(reasons) != len(ops) or not any("Put" in op for op in ops):
+        return False
+    for op, reason in zip(ops, reasons, strict=True):
+        if "Put" in op:
+            if reason.get("Code") != "ConditionalCheckFailed":
+                return False
+            if not _same(reason.get("Item"), op["Put"]["Item"]):
+                return False
+        elif reason.get("Code") not in (None, "None"):
+            return False
+    return True
 
 
 class _Client:
-    """The injected boto3 client, with "still busy after botocore's retries" (throttling,
-    5xx, timeouts) turned into ``TryAgainError`` on every call, reads and writes alike."""
+    """The injected boto3 client for reads and plain writes, its transient errors turned into
+    ``BusyError`` / ``ContentionError`` (``_transient``); the others are raised as is."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
@@ -95,12 +227,11 @@ class _Client:
         def call(**kwargs: Any) -> Any:
             try:
                 return method(**kwargs)
-            except ClientError as err:
-                if err.response.get("Error", {}).get("Code", "") in BUSY_CODES:
-                    raise _busy(err) from err
-                raise
-            except BotoCoreError as err:  # connection refused or reset, read timeout
-                raise _busy(err) from err
+            except (ClientError, BotoCoreError) as err:
+                transient = _transient(operation, err)
+                if transient is None:
+                    raise
+                raise transient from err
 
         return call
 
@@ -133,13 +264,25 @@ class DynamoStore:
         client: a boto3 DynamoDB *client* (injected; built by ``shared.runtime``).
         table_name: the table.
         now_ms: a callable returning UTC ms, for TTLs.
+        sleep: waits between ``BatchGetItem`` rounds for unprocessed keys (seconds; tests
+            inject a recorder).
+
+    Raises (every method): ``BusyError``, ``ContentionError``, or botocore's ``ClientError``
+    for a non-transient refusal; ``commit`` also ``ConflictError`` (module docstring).
     """
 
-    def __init__(self, client: Any, table_name: str, now_ms: Any) -> None:
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        now_ms: Any,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.client = client
         self._client = _Client(client)
         self._table = table_name
         self._now_ms = now_ms
+        self.sleep = sleep
 
     # ------------------------------------------------------------------ reads
     def _get(self, key: dict[str, str]) -> dict[str, Any] | None:
@@ -161,12 +304,18 @@ class DynamoStore:
         for start in range(0, len(ids), 100):
             keys = [_to_av(schema.player_key(p)) for p in ids[start : start + 100]]
             request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
-            while request:
+            for n in range(UNPROCESSED_ROUNDS + 1):
+                if n:  # keys left unprocessed (throttled): back off before asking again
+                    self.sleep(random.uniform(0, 0.025 * 2**n))
                 resp = self._client.batch_get_item(RequestItems=request)
                 for raw in resp.get("Responses", {}).get(self._table, []):
                     p = codec.player_from_item(_from_av(raw))
                     found[p.player_id] = p
                 request = resp.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+            else:
+                raise BusyError("the table is busy (UnprocessedKeys); please try again")
         return found
 
     def player_id_for_token(self, token_hash: str) -> str | None:
@@ -245,13 +394,21 @@ class DynamoStore:
             ReturnValues="ALL_OLD",
         )
         old = resp.get("Attributes")
+        if not old and resp.get("ResponseMetadata", {}).get("RetryAttempts"):
+            logger.warning(
+                "delete_connection: nothing returned after a retry; an earlier attempt whose "
+                "answer was lost may have deleted the connection (what it held is unknown)"
+            )
         return codec.connection_from_item(_from_av(old)) if old else None
 
     def commit(self, writes: Sequence[Write | _TokenCreated]) -> None:
         """Apply ``writes`` atomically (one conditional write, or a transaction).
 
         On success each versioned record's ``version`` is incremented in place.
-        Raises ConflictError when any condition failed (nothing was written).
+        Raises ConflictError when any condition failed, ContentionError / BusyError when
+        DynamoDB turned the request away for a passing reason (nothing was written in any of
+        these), botocore's ClientError for a non-transient refusal (a bug; nothing written). A
+        write whose answer was lost but which did land counts as done (module docstring).
         """
         now = self._now_ms()
         ops = [op for w in writes for op in self._ops(w, now)]
@@ -262,27 +419,72 @@ class DynamoStore:
                 put = ops[0]["Put"]
                 # conditional: every op built by _op/_rating_ops carries a ConditionExpression
                 # (tests/hardening/test_data_safety.py builds each kind and checks)
-                self._client.put_item(**put, ReturnValuesOnConditionCheckFailure="ALL_OLD")
+                self.client.put_item(**put, ReturnValuesOnConditionCheckFailure="ALL_OLD")
             else:
                 for op in ops:
                     next(iter(op.values()))["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
                 # conditional: as above, each item of the transaction
-                self._client.transact_write_items(TransactItems=ops)
-        except ClientError as err:
-            code = err.response.get("Error", {}).get("Code", "")
+                self.client.transact_write_items(TransactItems=ops)
+        except (ClientError, BotoCoreError) as err:
+            self._failed(ops, err)  # returns only when the write turns out to have landed
+        for w in writes:
+            if isinstance(w, _VERSIONED_RECORDS):
+                w.version += 1
+
+    def _failed(self, ops: Sequence[dict[str, Any]], err: ClientError | BotoCoreError) -> None:
+        """Raise what a failed commit means, or return when it landed after all."""
+        single = len(ops) == 1 and "Put" in ops[0]
+        operation = "PutItem" if single else "TransactWriteItems"
+        if isinstance(err, ClientError):
+            code = _code(err)
             if code == "ConditionalCheckFailedException":
+                if (
+                    single
+                    and _retried(err)
+                    and _same(err.response.get("Item"), ops[0]["Put"]["Item"])
+                ):
+                    return  # our earlier attempt landed; its answer was lost
                 raise ConflictError(f"conditional write failed: {code}") from err
             if code == "TransactionCanceledException":
-                # codes only: with ALL_OLD the reasons also carry the old items (secrets)
-                reasons = [r.get("Code") for r in err.response.get("CancellationReasons", []) or []]
-                if all(r in _LOST_RACE_REASONS for r in reasons):
-                    raise ConflictError(f"conditional write failed: {code} {reasons}") from err
-            raise
-        for w in writes:
-            if isinstance(
-                w, (Player, Connection, Lobby, LobbyOpener, TournamentRecord, PartyRecord)
-            ):
-                w.version += 1
+                if _retried(err) and _landed(ops, err.response.get("CancellationReasons") or []):
+                    return  # the resent transaction had already been applied
+                meaning = _cancellation(err)
+                if meaning is None:
+                    raise err
+                raise meaning from err
+            transient = code in BUSY_CODES or code in CONTENTION_CODES
+            unknown = code in UNKNOWN_OUTCOME_CODES or _retried(err)
+        else:  # a timeout or a dropped connection: the outcome is unknown
+            code, transient, unknown = type(err).__name__, True, True
+        if transient and unknown and self._settled(ops, code):
+            return
+        meaning = _transient(operation, err)
+        if meaning is None:
+            raise err
+        raise meaning from err
+
+    def _settled(self, ops: Sequence[dict[str, Any]], code: str) -> bool:
+        """After an answer that may hide an applied write: did it land? One strongly
+        consistent read of the commit's first put (a transaction lands whole or not at all).
+        False when it did not, or when that cannot be read either (logged)."""
+        put = next((op["Put"] for op in ops if "Put" in op), None)
+        if put is None:
+            return False
+        key = {schema.PK: put["Item"][schema.PK], schema.SK: put["Item"][schema.SK]}
+        try:
+            resp = self.client.get_item(TableName=put["TableName"], Key=key, ConsistentRead=True)
+        except (ClientError, BotoCoreError) as err:
+            logger.warning(
+                "a write's outcome is unknown (%s, then %s reading it back); the use case "
+                "re-reads and re-decides",
+                code,
+                _code(err) if isinstance(err, ClientError) else type(err).__name__,
+            )
+            return False
+        if _same(resp.get("Item"), put["Item"]):
+            logger.info("a write answered %s had landed: done", code)
+            return True
+        return False
 
     def _versioned_put(self, item: dict[str, Any], loaded_version: int) -> dict[str, Any]:
         put: dict[str, Any] = {"TableName": self._table, "Item": _to_av(item)}
