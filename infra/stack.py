@@ -160,6 +160,7 @@ class WordleTournamentStack(Stack):
             "turn_seconds": str(defaults.turn_seconds),
             "intro_seconds": str(defaults.intro_seconds),
             "reconnect_seconds": str(defaults.reconnect_seconds),
+            "skip_grace_seconds": str(defaults.skip_grace_seconds),
             "watchdog_grace_seconds": str(defaults.watchdog_grace_seconds),
             "max_message_bytes": str(defaults.max_message_bytes),
         }
