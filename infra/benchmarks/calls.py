@@ -1,23 +1,24 @@
-"""Benchmark, figure 1: AWS calls per action, counted on moto with the real adapters.
+"""Benchmark, figure 1: AWS calls per action, counted with the real adapters.
 
-The real ``DynamoStore``, ``ApiGatewayNotifier`` and ``StepFunctionsClock`` run against moto's
-dynamodb, apigatewaymanagementapi and stepfunctions; a botocore event hook on each client
-(``provide-client-params`` before, ``after-call`` after) records every call made *while a handler
-runs* (the harness's own peeks into storage are not counted) with the read/write capacity units
-it consumes, computed from item sizes (``infra.benchmarks.units``).
+The real ``DynamoStore`` and ``ApiGatewayNotifier`` run against moto's dynamodb and
+apigatewaymanagementapi; a botocore event hook on each client (``provide-client-params`` before,
+``after-call`` after) records every call made *while a handler runs* (the harness's own peeks
+into storage are not counted) with the read/write capacity units it consumes, computed from item
+sizes (``infra.benchmarks.units``).
 
-The harness (``infra.emulator.testing``) drives the real handlers; the clock is the real
-``StepFunctionsClock`` (an intro or reconnect timer is a real ``StartExecution`` on moto, a turn
-timer starts nothing) and the manual time plays the Express deadline machine's part
-(``StepFunctionsManualClock``): each execution waits until its ``due``, invokes
-``functions.apply_deadlines.handler`` with its state and follows the answer — loop (wait
-again), hand over (a successor execution) or end — exactly as ``state_machine_definition`` does.
+The clock is the harness's: ``infra.emulator.states.ManualClock`` — the real
+``StepFunctionsClock`` adapter whose ``stepfunctions`` client is the local interpreter of the
+deployed state machine (``state_machine_definition``: wait until ``due``, invoke
+``functions.apply_deadlines.handler``, then loop, hand over to a successor or end, with Step
+Functions' semantics), on manual time. ``MeteredClock`` counts it: each ``start_execution`` of
+the interpreter is a ``StartExecution`` of the invocation that made it (an intro or reconnect
+timer's, from a handler — a turn starts nothing —, or a successor's, from the wake that handed
+over), and each clock-function invocation is an invocation of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
-import heapq
 import json
 import os
 import time
@@ -28,12 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.benchmarks import units
-from infra.emulator.testing import Backend, ManualClock, RecordingNotifier, ScriptedPlayer
-from shared.services.ports import Timer, TimerKind
+from infra.emulator.states import Execution, ManualClock
+from infra.emulator.testing import Backend, RecordingNotifier, ScriptedPlayer
+from shared.services.ports import Timer
 
 REGION = "us-east-1"
-STATE_MACHINE = "wordle-tournament-deadlines"
-CLOCK_FUNCTION_ARN = f"arn:aws:lambda:{REGION}:123456789012:function:clock"
 FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -223,104 +223,165 @@ def _compressed(item: dict[str, Any] | None) -> dict[str, Any] | None:
     return {**item, "state": {"B": zlib.compress(item["state"]["S"].encode("utf-8"), 9)}}
 
 
-# ------------------------------------------------------------------------------ real adapters
+# ------------------------------------------------------------------------------ the clock
 @dataclass
-class Execution:
-    """One execution of the deadline machine, as the manual clock played it."""
+class ClockExecution:
+    """One execution of the deadline machine as the interpreter ran it, with the clock
+    function's answers to its wakes (``MeteredClock``)."""
 
+    execution: Execution
+    """The interpreter's execution (``started_ms``, ``history``, ``status``)."""
     kind: str
     """``intro`` (a round's loop, or its successor after a handover) or ``reconnect``."""
-    started_ms: int
     successor: bool = False
-    wakes: int = 0
-    stale_wakes: int = 0
-    ended_ms: int | None = None
-    handed_over: bool = False
+    """Started by another execution's ``StartSuccessor`` Task (a handover)."""
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    """What the clock function answered at each wake, in order."""
+    last_wake: Invocation | None = None
+
+    @property
+    def wakes(self) -> int:
+        return len(self.answers)
+
+    @property
+    def stale_wakes(self) -> int:
+        """Wakes that applied nothing (``applied`` False: early, stale or duplicate)."""
+        return sum(1 for a in self.answers if a.get("applied") is False)
+
+    @property
+    def started_ms(self) -> int:
+        return self.execution.started_ms
+
+    @property
+    def ended_ms(self) -> int | None:
+        """When the execution ended (its last state's entry), None while it runs."""
+        if self.execution.status == "RUNNING" or not self.execution.history:
+            return None
+        return self.execution.history[-1][0]
+
+    @property
+    def handed_over(self) -> bool:
+        """It ended by starting its successor (``StartSuccessor``)."""
+        return self.execution.status == "SUCCEEDED" and any(
+            state == "StartSuccessor" for _, state in self.execution.history
+        )
 
     @property
     def seconds(self) -> float:
-        """Billed span: start to the last wake (the clock task's own time is added apart)."""
-        end = self.ended_ms if self.ended_ms is not None else self.started_ms
+        """Billed span: start to end, as the interpreter recorded it (``history``); the clock
+        function takes no manual time, so its own time is added apart."""
+        end = self.ended_ms
+        if end is None:  # still running: so far
+            history = self.execution.history
+            end = history[-1][0] if history else self.started_ms
         return max(0, end - self.started_ms) / 1000
 
 
-class StepFunctionsManualClock(ManualClock):
-    """The harness's manual time playing the Express deadline machine.
+class MeteredClock(ManualClock):
+    """``infra.emulator.states.ManualClock`` — the deployed definition run by the local
+    interpreter on manual time, scheduled through the real ``StepFunctionsClock`` — metered:
 
-    ``schedule`` is the real adapter (``StartExecution`` on moto for an intro or reconnect
-    timer; nothing for a turn timer) and starts the execution here too: it waits until its
-    ``due`` and calls ``invoke_clock(state, route)`` (the real clock handler); a ``loop`` answer
-    waits again for the new ``due``, ``handover`` ends this execution and starts a successor,
-    anything else ends it. Every schedule request and every execution is recorded.
+    - every ``start_execution`` of the interpreter (the adapter's, with boto3's signature, and
+      the ``StartSuccessor`` Task's) is a ``StartExecution`` call of the invocation that made
+      it: a handler's, or for a successor the wake that answered ``handover``;
+    - every clock-function invocation (``fire``) is an invocation of ``counter``: the first
+      wake of an execution ``clock:<kind>:<ref>``, later wakes (and a successor's)
+      ``clock:wake:<ref>``; its answer is kept on the execution (``ClockExecution``);
+    - every ``schedule`` request is recorded with the time it was made (``scheduled``).
+
+    ``function(state) -> next state`` is the clock function.
     """
 
-    def __init__(self, sfn_client: Any, state_machine_arn: str) -> None:
-        from shared.adapters.step_functions import StepFunctionsClock
-
+    def __init__(self, counter: CallCounter, function: Callable[[dict[str, Any]], Any]) -> None:
         super().__init__()
-        self.adapter = StepFunctionsClock(sfn_client, state_machine_arn)
-        self.adapter.now_ms = self.now_ms  # type: ignore[method-assign]
+        self.counter = counter
+        self.function = function
         self.scheduled: list[tuple[Timer, int]] = []
         """Every schedule request: (timer, manual time it was made at)."""
-        self.executions: list[Execution] = []
-        self.invoke_clock: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
-        self._waiting: dict[int, tuple[dict[str, Any], Execution]] = {}
-        self.fire = self._wake
+        self.executions: list[ClockExecution] = []
+        """Every execution that ran, in the order each first ran."""
+        self._by_id: dict[int, ClockExecution] = {}
+        self._running: ClockExecution | None = None
+        self._successor_arns: set[str] = set()
+        self._start = self.service.start_execution
+        self._run = self.service.run
+        self.service.start_execution = self._metered_start  # type: ignore[method-assign]
+        self.service.run = self._metered_run  # type: ignore[method-assign]
+        self.fire = self._metered_fire
 
     def schedule(self, timer: Timer) -> None:
-        from shared.adapters.step_functions import iso_utc
-
         self.scheduled.append((timer, self.now))
-        self.adapter.schedule(timer)
-        if timer.kind is TimerKind.TURN:
-            return  # the round's loop applies it
-        state = {**timer.to_event(), "due": iso_utc(timer.due_ms), "loop_started_ms": self.now}
-        self._start(state, successor=False)
+        super().schedule(timer)
 
-    def _start(self, state: dict[str, Any], *, successor: bool) -> None:
-        execution = Execution(str(state["kind"]), self.now, successor=successor)
-        self.executions.append(execution)
-        self._wait(state, execution)
+    def _metered_start(
+        self,
+        stateMachineArn: str,  # noqa: N803 (boto3's keyword)
+        name: str | None = None,
+        input: str = "{}",
+    ) -> dict[str, Any]:
+        running = self._running
+        invocation = self.counter.current
+        if invocation is None and running is not None:
+            invocation = running.last_wake  # the StartSuccessor Task of a handover
+        call = Call("stepfunctions", "StartExecution", target=name or "")
+        if invocation is not None:
+            invocation.calls.append(call)
+        try:
+            started = self._start(stateMachineArn, name, input)
+        except Exception:
+            call.failed = True
+            raise
+        if running is not None:
+            self._successor_arns.add(str(started["executionArn"]))
+        return started
 
-    def _wait(self, state: dict[str, Any], execution: Execution) -> None:
-        timer = Timer.from_event(state)  # a fresh object per wait: its id keys the state
-        heapq.heappush(self._heap, (timer.due_ms, next(self._count), timer))
-        self._waiting[id(timer)] = (state, execution)
+    def _metered_run(self, execution: Execution) -> Execution:
+        record = self._by_id.get(id(execution))
+        if record is None:  # its first run: ``data`` is still its input
+            data = execution.data if isinstance(execution.data, dict) else {}
+            record = ClockExecution(
+                execution,
+                str(data.get("kind", "")),
+                successor=execution.arn in self._successor_arns,
+            )
+            self._by_id[id(execution)] = record  # the record keeps it alive: ids stay unique
+            self.executions.append(record)
+        outer, self._running = self._running, record
+        try:
+            return self._run(execution)
+        finally:
+            self._running = outer
 
-    def _wake(self, timer: Timer) -> None:
-        from shared.adapters.step_functions import STATE_FIELDS
-
-        state, execution = self._waiting.pop(id(timer))
-        first = execution.wakes == 0 and not execution.successor
+    def _metered_fire(self, state: dict[str, Any]) -> Any:
+        record = self._running
+        first = record is not None and not record.successor and record.last_wake is None
         route = f"clock:{state['kind']}:{state['ref']}" if first else f"clock:wake:{state['ref']}"
-        execution.wakes += 1
-        assert self.invoke_clock is not None
-        result = self.invoke_clock(state, route)
-        if result.get("applied") is False:
-            execution.stale_wakes += 1
-        if not result.get("loop"):
-            execution.ended_ms = self.now
-            return
-        following = {k: result[k] for k in STATE_FIELDS}
-        if result.get("handover"):
-            execution.ended_ms = self.now
-            execution.handed_over = True
-            self._start(following, successor=True)
-        else:
-            self._wait(following, execution)
+        with self.counter.invocation(route) as invocation:
+            if record is not None:
+                record.last_wake = invocation
+            answer = self.function(state)
+        if record is not None and isinstance(answer, dict):
+            record.answers.append(dict(answer))
+        return answer
 
 
 class ApiGatewayRecordingNotifier(RecordingNotifier):
     """The real ``ApiGatewayNotifier`` (every message is a ``PostToConnection`` on moto), also
-    recording what each connection received so the scripted players can read it."""
+    recording what each connection received so the scripted players can read it, and when
+    (``log``: the manual time of each message, for figure 3's deadline timeline)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, now_ms: Callable[[], int]) -> None:
         from shared.adapters.notifier import ApiGatewayNotifier
 
         super().__init__()
         self.adapter = ApiGatewayNotifier(client)
+        self.now_ms = now_ms
+        self.log: list[tuple[int, str, dict[str, Any]]] = []
+        """(time sent, connection id, message) of every message posted."""
 
     def send(self, messages: list[tuple[str, str]]) -> list[str]:
+        now = self.now_ms()
+        self.log += [(now, cid, json.loads(text)) for cid, text in messages]
         gone_real = self.adapter.send(messages)
         gone = super().send(messages)
         return list(dict.fromkeys(gone + gone_real))
@@ -331,7 +392,9 @@ class ApiGatewayRecordingNotifier(RecordingNotifier):
 
 
 class CountingBackend(Backend):
-    """``infra.emulator.testing.Backend`` rewired to the real adapters with counted clients.
+    """``infra.emulator.testing.Backend`` rewired to the real adapters with counted clients:
+    ``DynamoStore`` and ``ApiGatewayNotifier`` on moto, ``StepFunctionsClock`` on the local
+    interpreter (``MeteredClock``).
 
     Call inside ``moto.mock_aws()``.
     """
@@ -342,21 +405,14 @@ class CountingBackend(Backend):
 
         import boto3
 
+        from infra.emulator.testing import _Context
         from shared.adapters.dynamo.store import DynamoStore
-        from shared.adapters.step_functions import state_machine_definition
         from shared.runtime import bootstrap
         from shared.runtime.settings import Settings
 
         super().__init__(seed=seed)  # the moto table, handlers, scripted-player plumbing
         self.counter = CallCounter(boto3.client("dynamodb", region_name=REGION))
         self.counter.attach(self.client)
-        sfn = self.counter.attach(boto3.client("stepfunctions", region_name=REGION))
-        arn = sfn.create_state_machine(
-            name=STATE_MACHINE,
-            definition=json.dumps(state_machine_definition(CLOCK_FUNCTION_ARN)),
-            roleArn="arn:aws:iam::123456789012:role/deadlines",
-            type="EXPRESS",
-        )["stateMachineArn"]
         apigw = self.counter.attach(
             boto3.client(
                 "apigatewaymanagementapi",
@@ -364,8 +420,9 @@ class CountingBackend(Backend):
                 endpoint_url="https://local.execute-api.us-east-1.amazonaws.com/bench",
             )
         )
-        self.clock = StepFunctionsManualClock(sfn, arn)
-        self.notifier = ApiGatewayRecordingNotifier(apigw)
+        clock_function = self._handlers["clock"]
+        self.clock = MeteredClock(self.counter, lambda state: clock_function(state, _Context()))
+        self.notifier = ApiGatewayRecordingNotifier(apigw, self.clock.now_ms)
         self.store = DynamoStore(self.client, self.table_name, self.clock.now_ms)
         bootstrap.configure(
             settings=Settings.model_validate(
@@ -381,19 +438,19 @@ class CountingBackend(Backend):
         counter = itertools.count(1)
         self.deps.new_id = lambda: f"id{next(counter):04d}"
         self.inbound_bytes = 0
-        self.clock.invoke_clock = self._invoke_clock
 
-    def _invoke_clock(self, event: dict[str, Any], route: str) -> dict[str, Any]:
-        from infra.emulator.testing import _Context
-
-        with self.counter.invocation(route):
-            return dict(self._handlers["clock"](event, _Context()))
-
-    def invoke(self, route: str, connection_id: str, body: str | None = None) -> Any:
+    def invoke(
+        self,
+        route: str,
+        connection_id: str,
+        body: str | None = None,
+        *,
+        received_ms: int | None = None,
+    ) -> Any:
         if body is not None:
             self.inbound_bytes += len(body.encode("utf-8"))
         with self.counter.invocation(route):
-            return super().invoke(route, connection_id, body)
+            return super().invoke(route, connection_id, body, received_ms=received_ms)
 
 
 @contextlib.contextmanager
@@ -620,7 +677,9 @@ def measure_actions() -> list[ActionCount]:
         rows.append(
             _measure(b, "disconnect (in a tournament)", gone.disconnect, note="$disconnect")
         )
-        passing = _measure(b, "reconnect deadline", lambda: b.clock.advance(60_000))
+        # the reconnect deadline's Wait ends on the whole second after it (60 s on)
+        reconnect_wake = -(-(b.clock.now + 60_000) // 1000) * 1000
+        passing = _measure(b, "reconnect deadline", lambda: b.clock.advance_to(reconnect_wake))
         rows.append(
             ActionCount(
                 "reconnect deadline (player out)",

@@ -13,16 +13,22 @@ The prices are data (``prices.json``: date and source). Lambda duration is an as
 but they measure moto as much as the handler.
 
 The clock is the one built (``shared.adapters.step_functions``): one looping Express execution
-per round
-— the intro timer starts it, each wake applies what is due and waits for the round's next
-deadline, a handover starts a successor before Express's 5 minutes — plus one execution per
-reconnect timer; a turn timer starts nothing. The harness's manual clock plays the state
-machine (``calls.StepFunctionsManualClock``), so its executions, wakes (stale ones included),
-handovers and their spans are *measured* on the play, and billed as Express: per request plus
-duration (start to last wake, plus ``CLOCK_TASK_MS`` per wake) at 64 MB, rounded up to 100 ms.
+per round — the intro timer starts it, each wake applies what is due and waits for the round's
+next due time, a handover starts a successor before Express's 5 minutes — plus one execution per
+reconnect timer; a turn schedules nothing. The harness's clock is the local interpreter of the
+deployed definition (``infra.emulator.states.ManualClock``, metered by ``calls.MeteredClock``),
+so its executions, wakes (clock-function invocations; stale ones — answered ``applied: false``
+— included), handovers and their spans (start to end, from each execution's ``history``) are
+*measured* on the play, and billed as Express: per request plus duration (start to end, plus
+``CLOCK_TASK_MS`` per wake) at 64 MB, rounded up to 100 ms.
 
-Other clock designs are *modelled* on the same play (the timeline of every deadline the services
-scheduled, turn timers included):
+Other clock designs are *modelled* on the same play, from the timeline of every deadline it had
+(``Deadline``): the intro and reconnect timers the services scheduled, and the turn deadlines.
+Turns no longer schedule a timer, so their deadlines are read from the game itself: each
+``duel_start`` message (the first turn's ``deadline_ms``) and each ``turn`` message with a
+``deadline_ms`` (the next turn's) the players were sent is one turn deadline — exactly the
+turn timers the per-deadline clock scheduled, set when that message was sent (the messages and
+their times: ``calls.ApiGatewayRecordingNotifier.log``; a duel's end: its ``duel_end``):
 
 - Standard, one execution per deadline (the design before): 2 state transitions (Wait, Task)
   each; every execution invokes the clock function, stale ones included;
@@ -35,7 +41,11 @@ scheduled, turn timers included):
 - one looping execution per round: the same loop over the round's duels, waking at the earliest
   current deadline, started with the intro as its first wait (the model of what was built);
 - each loop as Standard (3 transitions per wake + 1) or Express (billed for the loop's whole
-  duration at 64 MB; no handover modelled).
+  duration plus ``CLOCK_TASK_MS`` per wake at 64 MB, as the built clock; no handover
+  modelled).
+
+Every modelled wait ends when the built clock's would (``wake_ms``): a turn deadline's skip is
+due ``skip_grace_ms`` after it, and a Wait ends on the whole second.
 """
 
 from __future__ import annotations
@@ -50,14 +60,15 @@ from typing import Any
 
 from infra.benchmarks.calls import (
     ActionCount,
+    ApiGatewayRecordingNotifier,
+    ClockExecution,
     CountingBackend,
-    Execution,
     Invocation,
-    StepFunctionsManualClock,
+    MeteredClock,
     moto_env,
 )
 from infra.emulator.testing import ScriptedPlayer
-from shared.services.ports import Timer, TimerKind
+from shared.services.ports import Timer
 
 PRICES_PATH = Path(__file__).with_name("prices.json")
 GOAL_USD = 0.004
@@ -87,12 +98,66 @@ class PlayStyle:
     invalid_rate: float = 0.05
 
 
+@dataclass(frozen=True)
+class Deadline:
+    """One deadline of the play, as a per-deadline clock would have scheduled it: ``kind``
+    (``intro``, ``reconnect`` or ``turn``), ``ref``/``seq`` (a turn: the duel and the turn
+    number), ``due_ms``, and ``set_ms`` — when it was set (scheduled, or its message sent)."""
+
+    kind: str
+    ref: str
+    seq: int
+    due_ms: int
+    set_ms: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}-{self.ref}-{self.seq}"
+
+
+def timer_deadlines(scheduled: list[tuple[Timer, int]]) -> list[Deadline]:
+    """The timers the services scheduled (intros and reconnects), once per name."""
+    found: dict[str, Deadline] = {}
+    for timer, at in scheduled:
+        found.setdefault(
+            timer.name, Deadline(timer.kind.value, timer.ref, timer.seq, timer.due_ms, at)
+        )
+    return list(found.values())
+
+
+def turn_deadlines(log: list[tuple[int, str, dict[str, Any]]]) -> list[Deadline]:
+    """Turn deadlines read from the messages sent (``(time, connection, message)``): a
+    ``duel_start`` sets turn 1's, a ``turn`` with a ``deadline_ms`` the next turn's; each
+    is one deadline however many players received it (set when first sent)."""
+    found: dict[tuple[str, int], Deadline] = {}
+    for at, _, m in log:
+        if m.get("type") == "duel_start":
+            key = (str(m["duel_id"]), 1)
+        elif m.get("type") == "turn" and m.get("deadline_ms") is not None:
+            key = (str(m["duel_id"]), int(m["turn"]) + 1)
+        else:
+            continue
+        if key not in found:
+            found[key] = Deadline("turn", key[0], key[1], int(m["deadline_ms"]), at)
+    return list(found.values())
+
+
+def duel_ends(log: list[tuple[int, str, dict[str, Any]]]) -> dict[str, int]:
+    """Duel id -> when its ``duel_end`` message was first sent."""
+    found: dict[str, int] = {}
+    for at, _, m in log:
+        if m.get("type") == "duel_end":
+            found.setdefault(str(m["duel_id"]), at)
+    return found
+
+
 @dataclass
 class TournamentRun:
     """What one simulated tournament did, and every invocation it caused."""
 
     invocations: list[Invocation]
-    scheduled: list[tuple[Timer, int]]
+    deadlines: list[Deadline]
+    """Every deadline of the play (``Deadline``): timers scheduled, and turn deadlines."""
     duel_ends: dict[str, int]
     duration_ms: int
     rounds: int
@@ -102,7 +167,10 @@ class TournamentRun:
     skips: int
     invalid: int
     inbound_bytes: int
-    executions: list[Execution] = field(default_factory=list)
+    skip_grace_ms: int = 0
+    """A turn deadline's skip is due this long after it (``Timing.skip_grace_ms``)."""
+    executions: list[ClockExecution] = field(default_factory=list)
+    """The built clock's executions, as the interpreter ran them."""
     players: int = 8
 
     @property
@@ -154,7 +222,9 @@ def play_tournament(b: CountingBackend, style: PlayStyle, seed: int = 11) -> Tou
                         plans[key] = turn_start + round(rng.uniform(*style.think_s) * 1000)
                     targets.setdefault(d.duel_id, rng.randint(*style.rows_per_duel))
                 at = plans[key]
-                if at is not None and at < d.turn_deadline_ms:
+                # a guess received at or after the deadline is refused (turn_over): none is
+                # sent then, the skip applies
+                if at is not None and max(at, now) < d.turn_deadline_ms:
                     due.append((max(at, now), d.duel_id, d.next_player))
         if not due:
             # nothing to play before the next deadline (an intro, or only skips planned)
@@ -188,14 +258,17 @@ def play_tournament(b: CountingBackend, style: PlayStyle, seed: int = 11) -> Tou
         b.clock.advance_to(b.clock.next_due() or 0)
     for p in players:
         p.disconnect()
-    clock = b.clock
-    assert isinstance(clock, StepFunctionsManualClock)
+    clock, notifier = b.clock, b.notifier
+    assert isinstance(clock, MeteredClock)
+    assert isinstance(notifier, ApiGatewayRecordingNotifier)
     invocations = b.counter.since(mark)
     skips = _count_skips(players)
     return TournamentRun(
         invocations=invocations,
-        scheduled=list(clock.scheduled),
-        duel_ends=ends,
+        deadlines=timer_deadlines(clock.scheduled) + turn_deadlines(notifier.log),
+        # a round's last duel ends with the round: the next read already shows the next
+        # round, so its end is taken from its ``duel_end`` message
+        duel_ends={**duel_ends(notifier.log), **ends},
         duration_ms=end - start,
         rounds=len(rounds),
         duels=len(duel_ids),
@@ -204,6 +277,7 @@ def play_tournament(b: CountingBackend, style: PlayStyle, seed: int = 11) -> Tou
         skips=skips,
         invalid=invalid,
         inbound_bytes=b.inbound_bytes,
+        skip_grace_ms=b.deps.timing.skip_grace_ms,
         executions=list(clock.executions),
     )
 
@@ -241,6 +315,8 @@ class ClockDesign:
     sfn_usd: float
     correct: bool
     note: str
+    models_built: bool = False
+    """The model of the built design (compared with the measured row, never proposed)."""
 
 
 @dataclass
@@ -271,7 +347,10 @@ class CostReport:
 
     @property
     def best(self) -> ClockDesign:
-        return min((d for d in self.designs if d.correct), key=lambda d: d.usd)
+        """The cheapest correct design: the built one unless another design is cheaper (the
+        model of the built design is not another design)."""
+        others = [d for d in self.designs if d.correct and not d.models_built]
+        return min(others, key=lambda d: d.usd)
 
 
 def _lambda_usd(prices: dict[str, Any], invocations: float) -> float:
@@ -280,18 +359,29 @@ def _lambda_usd(prices: dict[str, Any], invocations: float) -> float:
     return invocations * float(lam["request"]) + gb_s * float(lam["gb_second_arm64"])
 
 
+def wake_ms(due_ms: int, grace_ms: int = 0) -> int:
+    """When a clock waiting for ``due_ms`` (a turn deadline: plus the skip's grace) wakes: its
+    Wait ends on the whole second at or after it (``step_functions.wait_timestamp``)."""
+    return -(-(due_ms + grace_ms) // 1000) * 1000
+
+
 def _loop(
-    duels: dict[str, list[tuple[int, int]]], ends: dict[str, int], first_wait_from: int | None
+    duels: dict[str, list[tuple[int, int]]],
+    ends: dict[str, int],
+    first_wait_from: int | None,
+    grace_ms: int,
 ) -> tuple[int, float]:
     """Wakes and span (s) of one looping execution over ``duels`` (duel id -> [(due, set at)]).
 
     At each wake the clock function applies what is due and returns the earliest current turn
     deadline of the group's running duels (a duel's current deadline is the latest one set so
-    far: deadlines only move later); the loop ends when every duel is over. With
-    ``first_wait_from`` the execution started then, waiting for the round's intro (one wake).
+    far: deadlines only move later); the loop wakes when that deadline's skip is due
+    (``wake_ms``: ``grace_ms`` later, on the whole second) and ends at the first wake that
+    finds every duel over. With ``first_wait_from`` the execution started then, waiting for
+    the round's intro (one wake).
     """
     firsts = [min(timers, key=lambda x: x[1]) for timers in duels.values()]
-    w = min(due for due, _ in firsts)
+    w = min(wake_ms(due, grace_ms) for due, _ in firsts)
     start = min(at for _, at in firsts) if first_wait_from is None else first_wait_from
     wakes = 0 if first_wait_from is None else 1
     for _ in range(10_000):
@@ -302,8 +392,8 @@ def _loop(
             if ended is not None and ended <= w:
                 continue
             known = [due for due, at in timers if at <= w]
-            if known and max(known) > w:
-                current.append(max(known))
+            if known and wake_ms(max(known), grace_ms) > w:
+                current.append(wake_ms(max(known), grace_ms))
         if not current:
             break
         w = min(current)
@@ -311,10 +401,11 @@ def _loop(
 
 
 def _turn_timers(run: TournamentRun) -> dict[str, list[tuple[int, int]]]:
+    """Duel id -> [(turn deadline, set at)], from the play's turn deadlines."""
     by_duel: dict[str, list[tuple[int, int]]] = {}
-    for timer, at in run.scheduled:
-        if timer.kind is TimerKind.TURN:
-            by_duel.setdefault(timer.ref, []).append((timer.due_ms, at))
+    for d in run.deadlines:
+        if d.kind == "turn":
+            by_duel.setdefault(d.ref, []).append((d.due_ms, d.set_ms))
     return by_duel
 
 
@@ -323,10 +414,10 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
     same play's deadlines). The second is the design before (Standard, one per deadline)."""
     sfn = prices["stepfunctions"]
     rru_price = float(prices["dynamodb"]["read_request_unit"])
-    unique: dict[str, tuple[Timer, int]] = {}
-    for timer, at in run.scheduled:
-        unique.setdefault(timer.name, (timer, at))
-    kinds = Counter(t.kind for t, _ in unique.values())
+    unique: dict[str, Deadline] = {}
+    for deadline in run.deadlines:
+        unique.setdefault(deadline.name, deadline)
+    kinds = Counter(d.kind for d in unique.values())
     clock_invs = [i for i in run.invocations if i.route.startswith("clock:")]
     wake_invs = [i for i in clock_invs if not i.route.startswith("clock:reconnect:")]
     reconnect_invs = [i for i in clock_invs if i.route.startswith("clock:reconnect:")]
@@ -352,12 +443,18 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
     def usd(transitions: int, requests: int, gb_s: float, lambdas: int, rru: float) -> float:
         return sfn_usd(transitions, requests, gb_s) + _lambda_usd(prices, lambdas) + rru * rru_price
 
+    def waited_s(d: Deadline) -> float:
+        grace = run.skip_grace_ms if d.kind == "turn" else 0
+        return max(0.0, (wake_ms(d.due_ms, grace) - d.set_ms) / 1000)
+
     designs = []
-    # the built clock, as played
+    # the built clock, as the interpreter ran it
     execs = run.executions
     gb_s = sum(express_gb_s(e.seconds + e.wakes * task_s) for e in execs)
     loops = [e for e in execs if e.kind == "intro" and not e.successor]
+    successors = sum(1 for e in execs if e.successor)
     handovers = sum(1 for e in execs if e.handed_over)
+    reconnects = sum(1 for e in execs if e.kind == "reconnect")
     wakes = sum(e.wakes for e in execs if e.kind == "intro")
     stale = sum(e.stale_wakes for e in execs if e.kind == "intro")
     longest = max((e.seconds for e in execs), default=0.0)
@@ -372,14 +469,14 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
             usd(0, len(execs), gb_s, len(clock_invs), clock_rru),
             sfn_usd(0, len(execs), gb_s),
             True,
-            f"{len(loops)} round loops + {handovers} handovers + "
-            f"{len(execs) - len(loops) - handovers} reconnect; {wakes} wakes ({stale} stale) for "
-            f"{kinds[TimerKind.TURN]} turn deadlines; longest execution {longest:.0f} s",
+            f"{len(loops)} round loops + {successors} successors ({handovers} handovers) + "
+            f"{reconnects} reconnect; {wakes} wakes ({stale} stale) for "
+            f"{kinds['turn']} turn deadlines; longest execution {longest:.0f} s",
         )
     )
     # one execution per deadline (the design before, and its Express twin)
     lambdas = n
-    rru = (n - kinds[TimerKind.RECONNECT]) * rru_each + reconnect_rru
+    rru = (n - kinds["reconnect"]) * rru_each + reconnect_rru
     transitions = n * STANDARD_TRANSITIONS_PER_DEADLINE
     designs.append(
         ClockDesign(
@@ -392,10 +489,10 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
             usd(transitions, 0, 0.0, lambdas, rru),
             sfn_usd(transitions, 0, 0.0),
             True,
-            f"{n} deadlines ({kinds[TimerKind.TURN]} turn); every stale one still runs",
+            f"{n} deadlines ({kinds['turn']} turn); every stale one still runs",
         )
     )
-    gb_s = sum(express_gb_s(max(0.0, (t.due_ms - at) / 1000) + task_s) for t, at in unique.values())
+    gb_s = sum(express_gb_s(waited_s(d) + task_s) for d in unique.values())
     designs.append(
         ClockDesign(
             "Express, one execution per deadline",
@@ -418,15 +515,13 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
         groups["round"].setdefault(duel_id.rsplit(".", 1)[0], {})[duel_id] = timers
     intro_at: dict[int, int] = {}
     intro_gb_s = 0.0
-    for t, at in unique.values():
-        if t.kind is TimerKind.INTRO:
-            intro_at[t.seq] = at
-            intro_gb_s += express_gb_s((t.due_ms - at) / 1000 + task_s)
-    other = n - kinds[TimerKind.TURN]  # intros and reconnects: one execution each
+    for d in unique.values():
+        if d.kind == "intro":
+            intro_at[d.seq] = d.set_ms
+            intro_gb_s += express_gb_s(waited_s(d) + task_s)
+    other = n - kinds["turn"]  # intros and reconnects: one execution each
     other_gb_s = sum(
-        express_gb_s((t.due_ms - at) / 1000 + task_s)
-        for t, at in unique.values()
-        if t.kind is not TimerKind.TURN
+        express_gb_s(waited_s(d) + task_s) for d in unique.values() if d.kind != "turn"
     )
     for scope, group in groups.items():
         n_loops = n_wakes = 0
@@ -435,22 +530,23 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
         per_round = scope == "round"
         for key, duels in group.items():
             rnd = int(key.rsplit(".", 1)[1]) if per_round else -1
-            w, span = _loop(duels, run.duel_ends, intro_at.get(rnd) if per_round else None)
+            first_wait = intro_at.get(rnd) if per_round else None
+            w, span = _loop(duels, run.duel_ends, first_wait, run.skip_grace_ms)
             n_loops += 1
             n_wakes += w
             spans.append(span)
-            gb_s += express_gb_s(span + task_s)
+            gb_s += express_gb_s(span + w * task_s)  # as the built clock: a task per wake
         # per round, the intro is the loop's first wait (counted in its wakes)
-        o_execs = other - (kinds[TimerKind.INTRO] if per_round else 0)
+        o_execs = other - (kinds["intro"] if per_round else 0)
         o_gb_s = other_gb_s - (intro_gb_s if per_round else 0.0)
         lambdas = o_execs + n_wakes
-        rru = (lambdas - kinds[TimerKind.RECONNECT]) * rru_each + reconnect_rru
+        rru = (lambdas - kinds["reconnect"]) * rru_each + reconnect_rru
         transitions = (
             o_execs * STANDARD_TRANSITIONS_PER_DEADLINE
             + n_wakes * STANDARD_TRANSITIONS_PER_WAKE
             + n_loops
         )
-        what = f"{n_loops} loops, {n_wakes} wakes for {kinds[TimerKind.TURN]} turn deadlines"
+        what = f"{n_loops} loops, {n_wakes} wakes for {kinds['turn']} turn deadlines"
         designs.append(
             ClockDesign(
                 f"Standard, one looping execution per {scope} (model)",
@@ -477,6 +573,7 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
                 sfn_usd(0, o_execs + n_loops, gb_s + o_gb_s),
                 True,
                 f"{what}; longest {max(spans, default=0):.0f} s, no handover modelled",
+                models_built=per_round,
             )
         )
     return designs
@@ -561,7 +658,7 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
         "alt_wru": sum(c.alt_wru for c in act.calls),
         "start_executions": sum(1 for c in act.calls if c.op == "StartExecution"),
         "executions": today.executions,
-        "deadlines": len({t.name for t, _ in run.scheduled}),
+        "deadlines": len({d.name for d in run.deadlines}),
     }
     return CostReport(run, lines, designs, prices, counts)
 

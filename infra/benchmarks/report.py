@@ -158,8 +158,10 @@ def cost_tables(r: Any) -> str:
         f"({r.counts['route_invocations']:.0f} routes + {r.counts['clock_invocations']:.0f} "
         f"clock); {posts} PostToConnection ({r.counts['post_bytes'] / max(1, posts):.0f} B "
         f"mean); {r.counts['start_executions']:.0f} StartExecution (intro and reconnect "
-        f"timers; a turn timer starts nothing), {r.counts['executions']:.0f} Express executions "
-        f"(handovers included) for {r.counts['deadlines']:.0f} distinct deadlines."
+        f"timers, and successors at handovers; a turn starts nothing), "
+        f"{r.counts['executions']:.0f} Express executions (handovers included) for "
+        f"{r.counts['deadlines']:.0f} distinct deadlines (turn deadlines read from the "
+        "`duel_start` and `turn` messages)."
     )
     ms = sorted(i.ms for i in run.invocations)
     if ms:
@@ -174,7 +176,11 @@ def cost_tables(r: Any) -> str:
         + _table(["item", "quantity", "cost", "share"], body)
         + "\n\nClock designs on the same timeline (cost = Step Functions + the clock "
         "function's Lambda requests/duration + its reads; the first row is the built clock as "
-        "played, the others are modelled from the deadlines the services scheduled):\n\n"
+        "the interpreter of the deployed state machine ran it, the others are modelled from "
+        "the play's deadlines: the intro and reconnect timers scheduled, and a turn deadline "
+        "per `duel_start` and per `turn` message with a `deadline_ms` — the turn timers of "
+        "the per-deadline design before; each modelled wait ends when the built one would, "
+        "at the deadline plus the skip grace, on the whole second):\n\n"
         + _table(
             [
                 "design",
@@ -410,9 +416,12 @@ def render(res: Results) -> str:
             "",
             "## 1. AWS calls per action",
             "",
-            "Real adapters (DynamoStore, ApiGatewayNotifier, StepFunctionsClock) on moto, counted "
-            "with a botocore `provide-client-params` / `after-call` hook on each client, only "
-            "while a handler runs. Capacity units are **computed from item sizes by DynamoDB's "
+            "Real adapters: DynamoStore and ApiGatewayNotifier on moto, counted with a botocore "
+            "`provide-client-params` / `after-call` hook on each client, only while a handler "
+            "runs; StepFunctionsClock on the local interpreter of the deployed state machine "
+            "(`infra.emulator.states`, manual time), each of its `start_execution` calls counted "
+            "as a StartExecution (a successor's, started by the StartSuccessor Task, on the wake "
+            "that handed over). Capacity units are **computed from item sizes by DynamoDB's "
             "rules** (moto reports fixed numbers): strongly consistent reads ceil(size/4 KB), "
             "Query eventually consistent (half), writes ceil(max(old, new)/1 KB), "
             "transactions x2, failed conditions still charged; GSI writes separately "
@@ -561,8 +570,8 @@ def notes(res: Results) -> list[str]:
         out.append(
             f"Sensitivity: Lambda at {2 * cost.LAMBDA_MS:.0f} ms instead of "
             f"{cost.LAMBDA_MS:.0f} ms adds {_usd(duration)}; the clock's Express duration is "
-            "billed from each execution's start to its last wake (the waits), rounded up to "
-            "100 ms."
+            "billed from each execution's start to its end (the waits; the interpreter's "
+            "history), plus the clock task per wake, rounded up to 100 ms."
         )
         out.append(
             "Why one loop per round is correct: each wake applies every deadline due (earliest "
