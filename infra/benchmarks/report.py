@@ -590,14 +590,21 @@ def notes(res: Results) -> list[str]:
             ceiling = 1000 / busiest.server_cpu_ms_per_guess
             rate = human_guess_rate(res.cost)
             need = f"; 100 human-paced tournaments need ~{100 * rate:.0f}/s" if rate else ""
+            retries = sum(lv.server_errors.get("TryAgainError", 0) for lv in res.capacity.levels)
+            knee = (
+                "the 6 optimistic retries of contended items run out (TryAgainError in the "
+                f"server log, {retries}x)"
+                if retries
+                else "no TryAgainError reached the server log (the optimistic retries held)"
+            )
             out.append(
                 f"Capacity ceiling: the emulator is one Python process (one core at most, the "
                 f"GIL); at {busiest.tournaments} tournaments it used {busiest.server_cpu_pct:.0f}% "
                 f"of a core and {busiest.server_cpu_ms_per_guess:.0f} ms of CPU per delivered "
                 f"guess (sessions, joins, clock, pushes and the embedded moto DynamoDB "
                 f"included), so it saturates near {ceiling:.0f} guesses/s{need}. Beyond the "
-                "knee latency grows with the queue (p99 in seconds) and the 6 optimistic "
-                "retries of contended items run out (TryAgainError in the server log)."
+                f"knee latency grows with the queue (p99 {busiest.p99 / 1000:.1f} s at "
+                f"{busiest.tournaments} tournaments); {knee}."
             )
         out.append(
             "The capacity bots join one at a time (a semaphore released at each bot's first "
