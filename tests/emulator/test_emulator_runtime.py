@@ -19,6 +19,7 @@ import websockets
 
 from infra.emulator import Emulator
 from infra.emulator.cli import build_parser, emulator_from_args
+from shared.adapters.step_functions import wait_timestamp
 from shared.runtime.settings import get_settings
 from shared.services.ports import Timer, TimerKind
 
@@ -152,7 +153,12 @@ def test_routes_and_timers_come_from_functions_routes_when_not_given(
             timer = Timer(TimerKind.INTRO, "tournament-1", 2, emu.clock.now_ms())
             emu.clock.schedule(timer)
             assert await asyncio.to_thread(clock_fn.got.wait, 10)
-            assert clock_fn.events == [timer.to_event()]
+            # the clock function gets the loop's state: the timer plus the Wait's timestamp
+            # (rounded up to the whole second) and when the loop started
+            (state,) = clock_fn.events
+            assert Timer.from_event(state) == timer
+            assert state["due"] == wait_timestamp(timer.due_ms)
+            assert state["loop_started_ms"] <= emu.clock.now_ms()
 
             assert await emu.run_watchdog() == {"ok": True}
             (event,) = watchdog_fn.events

@@ -440,18 +440,21 @@ def test_a_start_execution_transport_error_does_not_lose_the_pushes(monkeypatch,
 
 class _FailingStarts:
     """The production clock adapter with a Step Functions client whose StartExecution always
-    fails; time still comes from the harness's manual clock."""
+    fails; time still comes from the harness's manual clock. ``scheduled``: every timer it
+    was asked to start."""
 
     def __init__(self, manual, client):
         from shared.adapters.step_functions import StepFunctionsClock
 
         self.manual = manual
         self.adapter = StepFunctionsClock(client, "arn:aws:states:us-east-1:0:stateMachine:x")
+        self.scheduled = []
 
     def now_ms(self):
         return self.manual.now_ms()
 
     def schedule(self, timer):
+        self.scheduled.append(timer)
         self.adapter.schedule(timer)
 
 
@@ -459,31 +462,45 @@ def test_when_no_timer_starts_the_watchdog_applies_the_deadlines(backend, monkey
     import boto3
 
     _players, mover, opponent, tid = started(backend)
-    backend.clock.advance(10_000)  # the first turn's own timer (due 30 s after the intro) is
-    # then stale when it fires: the next deadline is 30 s after this guess
+    backend.clock.advance(10_000)
+    mover.guess()
+    duel_id = mover.current_duel().duel_id
+    rows = len(mover.current_duel().rows)
+    assert opponent.my_turn()
+    deadline = mover.current_duel().turn_deadline_ms
+    # the other duels' first deadlines (10 s earlier) are applied by the round's loop ...
+    backend.clock.advance_to(deadline - 6_000)
+    assert record(backend, tid).tournament.next_deadline() == deadline
     client = boto3.client("stepfunctions", region_name="us-east-1")
     monkeypatch.setattr(
         client,
         "start_execution",
         lambda **_: (_ for _ in ()).throw(EndpointConnectionError(endpoint_url="x")),
     )
-    backend.deps.clock = _FailingStarts(backend.clock, client)
-    mover.guess()  # its next-turn timer fails to start
-    duel_id = mover.current_duel().duel_id
-    rows = len(mover.current_duel().rows)
-    assert opponent.my_turn()
-    deadline = mover.current_duel().turn_deadline_ms
-    backend.clock.advance_to(deadline + 1_000)  # nothing fires: no timer was started
+    failing = _FailingStarts(backend.clock, client)
+    backend.deps.clock = failing
+    # ... then the loop dies (turns schedule no timer of their own: nothing else runs the
+    # round's deadlines), and no execution can start any more
+    assert backend.clock.service.abandon()
+    grace = backend.deps.timing.skip_grace_ms
+    backend.clock.advance_to(deadline + grace + 1_000)  # past the skip's wake: nothing fires
+    assert backend.clock.pending() == []
     assert len(record(backend, tid).tournament.duel(duel_id).rows) == rows
-    _run(backend, "watchdog", {})  # within the grace (5 s): not yet
+    _run(backend, "watchdog", {})  # within the watchdog's grace (5 s): not yet
     assert len(record(backend, tid).tournament.duel(duel_id).rows) == rows
+    assert failing.scheduled == []
     backend.clock.advance_to(deadline + 6_000)
     _run(backend, "watchdog", {})
-    duel = record(backend, tid).tournament.duel(duel_id)
+    t = record(backend, tid).tournament
+    duel = t.duel(duel_id)
     assert len(duel.rows) == rows + 1
     assert duel.rows[-1].skipped
     assert duel.rows[-1].player == opponent.id
     assert opponent.last("turn")["row"]["skipped"] is True
+    # the watchdog tried to start the round's loop again, due at the round's next due time
+    assert failing.scheduled == [
+        Timer(TimerKind.INTRO, tid, t.round_no, t.next_due(backend.deps.timing.skip_grace_ms))
+    ]
     # a second watchdog run finds nothing more due
     before = backend.snapshot()
     _run(backend, "watchdog", {})
@@ -491,20 +508,24 @@ def test_when_no_timer_starts_the_watchdog_applies_the_deadlines(backend, monkey
 
 
 # ------------------------------------------------------------------ the clock function
-def _turn_timer(backend, player):
-    d = player.current_duel()
-    return Timer(TimerKind.TURN, d.duel_id, d.turn, d.turn_deadline_ms)
+def _round_timer(backend, tid, due_ms):
+    """A wake of the round's clock loop (turns schedule no timer: the round's loop, started
+    by its intro timer, applies every turn deadline)."""
+    return Timer(TimerKind.INTRO, tid, record(backend, tid).tournament.round_no, due_ms)
 
 
 def test_a_turn_deadline_fired_twice_applies_once(backend):
-    players, mover, opponent, _tid = started(backend)
-    timer = _turn_timer(backend, mover)
+    players, mover, opponent, tid = started(backend)
+    deadline = mover.current_duel().turn_deadline_ms
+    timer = _round_timer(backend, tid, deadline + backend.deps.timing.skip_grace_ms)
     rows = len(mover.current_duel().rows)
-    backend.clock.advance_to(timer.due_ms)  # the scheduled firing
+    backend.pass_deadline(deadline)  # the loop's scheduled wake applies the skip
+    assert len(mover.current_duel().rows) == rows + 1
     heard = counts(players)
     before = backend.snapshot()
-    result = _run(backend, "clock", timer.to_event())
+    result = _run(backend, "clock", timer.to_event())  # the same wake again (at-least-once)
     assert result["applied"] is False
+    assert result["loop"] is True  # the round goes on: the duplicate loop waits again
     assert backend.snapshot() == before
     assert counts(players) == heard
     assert len(mover.current_duel().rows) == rows + 1
@@ -513,19 +534,21 @@ def test_a_turn_deadline_fired_twice_applies_once(backend):
 
 def test_a_turn_deadline_fired_late_applies_every_skip_due_in_order_once(backend):
     _players, mover, opponent, tid = started(backend)
-    timer = _turn_timer(backend, mover)
-    duel_id = timer.ref
-    # the firing is 75 s late: three turn deadlines (30, 60, 90 s) have passed meanwhile
-    backend.clock.now = timer.due_ms + 65_000
+    duel_id = mover.current_duel().duel_id
+    deadline = mover.current_duel().turn_deadline_ms
+    timer = _round_timer(backend, tid, deadline + backend.deps.timing.skip_grace_ms)
+    # the wake is 65 s late: three skips (due 1, 31 and 61 s after the deadline) are due
+    backend.clock.now = deadline + 65_000
     _run(backend, "clock", timer.to_event())
     duel = record(backend, tid).tournament.duel(duel_id)
     assert [r.skipped for r in duel.rows] == [True, True, True]
     assert [r.player for r in duel.rows] == [mover.id, opponent.id, mover.id]
     assert [m["turn"] for m in mover.all("turn") if m["duel_id"] == duel_id] == [1, 2, 3]
-    # the timers those skips scheduled, fired afterwards, are stale: nothing changes
-    for t in [
-        t for t in backend.clock.pending() if t.ref == duel_id and t.due_ms <= duel.rows[-1].at_ms
-    ]:
+    # the round's own loop, waking afterwards for the first deadline, is stale: nothing changes
+    before = backend.snapshot()
+    backend.clock.settle()
+    assert backend.snapshot() == before
+    for t in backend.clock.pending():
         assert _run(backend, "clock", t.to_event())["applied"] is False
     assert len(record(backend, tid).tournament.duel(duel_id).rows) == 3
 
