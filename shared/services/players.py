@@ -252,7 +252,8 @@ def disconnect(deps: Deps, connection_id: str) -> None:
     """``$disconnect`` (or a GoneException on push): forget the connection; if it was the
     player's current one, mark them disconnected and start the 60 s reconnect deadline
     (ruling 9; issue 5 item 4). Their turns keep running out as skips meanwhile."""
-    conn = deps.store.delete_connection(connection_id)
+    # a busy table is retried like any use case (``retrying``); deleting twice is harmless
+    conn = retrying(deps, lambda: deps.store.delete_connection(connection_id))
     if conn is None or conn.player_id is None:
         return
     deadline = deps.clock.now_ms() + deps.timing.reconnect_ms

@@ -136,7 +136,8 @@ class Game:
         mover = duel.next_player
         assert mover is not None
         p = self.by_id[mover]
-        if action == "skip":
+        if action == "skip" or self.backend.clock.now >= duel.turn_deadline_ms:
+            # too late to guess (``turn_over``): the clock applies the skip a grace later
             self.backend.pass_deadline(duel.turn_deadline_ms)
         elif action == "solve":
             p.send("guess", duel_id=duel.duel_id, word=duel.word)

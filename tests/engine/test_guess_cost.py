@@ -3,7 +3,8 @@ per-action counts of AWS calls").
 
 A guess finds its player by the connection id inside the tournament item: one strongly
 consistent GetItem, one conditional PutItem on the item's ``version``, then one push per
-recipient and one timer start. Refusals and stale timers only read.
+recipient; no timer: the round's clock loop, started by the intro, covers every turn deadline.
+Refusals and stale wakes only read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from infra.emulator.testing import _Context
 from shared.services.ports import Timer, TimerKind
 
 
-def test_a_guess_is_one_read_one_conditional_write_one_timer_and_its_pushes(backend):
+def test_a_guess_is_one_read_one_conditional_write_and_its_pushes(backend):
     game = Game.start(backend)
     game.end_intro()
     duel = game.t.duels[0]
@@ -24,7 +25,7 @@ def test_a_guess_is_one_read_one_conditional_write_one_timer_and_its_pushes(back
     with calls as made:
         mover.send("guess", duel_id=duel.duel_id, word=wrong_word(backend, "en", duel))
     assert made == ["GetItem", "PutItem"]
-    assert len(backend.clock.pending()) == pending + 1  # the next turn's deadline
+    assert len(backend.clock.pending()) == pending  # no execution started: the loop covers it
     # the row goes to both duelists only: nobody is a spectator yet in round 1
     recipients = [cid for cid, _ in backend.notifier.raw[pushed:]]
     assert sorted(recipients) == sorted(game.by_id[p].connection_id for p in duel.players)

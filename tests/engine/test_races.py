@@ -8,8 +8,6 @@ messages (each sent once), the tournament version and the rating items.
 
 from __future__ import annotations
 
-import pytest
-
 from engine.support import Game, Interleaver, messages, peek_player, peek_rating, peek_raw
 from infra.emulator.testing import _Context
 from shared.services.ports import Timer, TimerKind
@@ -18,6 +16,15 @@ from shared.services.ports import Timer, TimerKind
 def fire(backend, kind: TimerKind, ref: str, seq: int, due_ms: int) -> None:
     """Deliver one clock event to the real clock handler (as Step Functions would)."""
     backend._handlers["clock"](Timer(kind, ref, seq, due_ms).to_event(), _Context())
+
+
+def wake(backend, game: Game) -> None:
+    """One wake of the current round's clock loop, at the clock's now (the state machine
+    hands the round's identity: the intro timer's kind, tournament and round)."""
+    fire(backend, TimerKind.INTRO, game.tid, game.t.round_no, backend.clock.now)
+
+
+GRACE = 1_000  # Timing.skip_grace_ms: a skip is due this long after its deadline
 
 
 def started(backend) -> Game:
@@ -40,20 +47,24 @@ def turn_messages(game: Game, duel_id: str) -> list[dict]:
 
 # ------------------------------------------------------------------ guess vs turn deadline
 def test_deadline_committing_first_makes_the_guess_in_flight_meet_the_skip(backend):
+    """A guess received 1 ms before the deadline whose handler runs past the grace: the
+    clock's skip commits first, the guess re-reads and meets it (``turn_over``)."""
     game = started(backend)
     duel = game.t.duels[0]
     mover = game.by_id[duel.next_player]
     deadline = duel.turn_deadline_ms
-    backend.clock.advance_to(deadline - 1)
+    backend.clock.now = deadline + GRACE  # the loop's wake
     race = Interleaver(backend)
     race.run(
-        lambda: mover.send("guess", duel_id=duel.duel_id, word=_word(game, duel)),
-        lambda: fire(backend, TimerKind.TURN, duel.duel_id, 1, deadline),
+        lambda: mover.send(
+            "guess", duel_id=duel.duel_id, word=_word(game, duel), received_ms=deadline - 1
+        ),
+        lambda: wake(backend, game),
     )
     d = game.t.duel(duel.duel_id)
     assert [r.skipped for r in d.rows] == [True]
     assert d.rows[0].player == mover.id
-    assert mover.errors == ["not_your_turn"]
+    assert mover.errors == ["turn_over"]
     assert race.commits == [True, False]  # the deadline won; the guess re-read and refused
     turns = [m for m in turn_messages(game, duel.duel_id) if m["type"] == "turn"]
     assert {m["turn"] for m in turns} == {1}
@@ -61,53 +72,51 @@ def test_deadline_committing_first_makes_the_guess_in_flight_meet_the_skip(backe
 
 
 def test_guess_committing_first_makes_the_deadline_in_flight_a_no_op(backend):
+    """The same guess (received 1 ms before the deadline) committing first: the wake in
+    flight re-reads, finds nothing due and writes nothing."""
     game = started(backend)
     duel = game.t.duels[0]
     mover = game.by_id[duel.next_player]
     deadline = duel.turn_deadline_ms
-    backend.clock.advance_to(deadline - 1)
+    backend.clock.now = deadline - 1
     for other in game.t.duels[1:]:  # the other duels move on: only this one is due at D
         game.act(other, "wrong")
     word = _word(game, duel)
+    backend.clock.now = deadline + GRACE
     race = Interleaver(backend)
     race.run(
-        lambda: fire(backend, TimerKind.TURN, duel.duel_id, 1, deadline),
-        lambda: mover.send("guess", duel_id=duel.duel_id, word=word),
+        lambda: wake(backend, game),
+        lambda: mover.send("guess", duel_id=duel.duel_id, word=word, received_ms=deadline - 1),
     )
     d = game.t.duel(duel.duel_id)
     assert [r.word for r in d.rows] == [word]
-    assert d.turn_deadline_ms == deadline - 1 + 30_000
+    assert d.turn_deadline_ms == deadline + GRACE + 30_000  # the opponent's full turn
     assert mover.errors == []
     # the guess won; the deadline re-read and found nothing due: no second write
     assert race.commits == [True, False]
     assert all(not r.skipped for x in game.t.duels for r in x.rows)
 
 
-@pytest.mark.parametrize("order", ["guess_first", "deadline_first"])
-def test_guess_at_the_deadline_instant_meets_the_skip(backend, order):
+def test_guess_received_at_the_deadline_instant_meets_the_skip(backend):
+    """Received exactly at the deadline: too late, whether the skip is applied yet or not."""
     game = started(backend)
     duel = game.t.duels[0]
     mover = game.by_id[duel.next_player]
     deadline = duel.turn_deadline_ms
-    backend.clock.now = deadline  # the instant of the deadline; its timer has not fired yet
+    backend.clock.now = deadline
     word = _word(game, duel)
-
-    def guess():
-        mover.send("guess", duel_id=duel.duel_id, word=word)
-
-    def deadline_fires():
-        fire(backend, TimerKind.TURN, duel.duel_id, 1, deadline)
-
-    race = Interleaver(backend)
-    if order == "guess_first":
-        race.run(guess, deadline_fires)
-    else:
-        race.run(deadline_fires, guess)
+    before, count = version(game), sent(backend)
+    mover.send("guess", duel_id=duel.duel_id, word=word, received_ms=deadline)
+    assert mover.errors == ["turn_over"]
+    assert (version(game), sent(backend) - 1) == (before, count)  # only the error was sent
+    backend.clock.now = deadline + GRACE
+    wake(backend, game)
     d = game.t.duel(duel.duel_id)
     assert [(r.player, r.skipped) for r in d.rows] == [(mover.id, True)]
-    assert mover.errors == ["not_your_turn"]
+    mover.send("guess", duel_id=duel.duel_id, word=word)
+    assert mover.errors == ["turn_over", "turn_over"]
     before, count = version(game), sent(backend)
-    fire(backend, TimerKind.TURN, duel.duel_id, 1, deadline)  # the timer, late, once more
+    wake(backend, game)  # the loop, late, once more
     assert (version(game), sent(backend)) == (before, count)
 
 
@@ -241,15 +250,11 @@ def test_clock_event_delivered_twice_applies_once(backend):
     before, count = version(game), sent(backend)
     fire(backend, TimerKind.INTRO, game.tid, 1, intro)
     assert (version(game), sent(backend)) == (before, count)
-    # a turn deadline delivered twice at once: one skip per duel, not two
+    # a wake delivered twice at once (Express is at-least-once): one skip per duel, not two
     deadline = game.t.duels[0].turn_deadline_ms
-    backend.clock.now = deadline
+    backend.clock.now = deadline + GRACE
     race = Interleaver(backend)
-    duel_id = game.t.duels[0].duel_id
-    race.run(
-        lambda: fire(backend, TimerKind.TURN, duel_id, 1, deadline),
-        lambda: fire(backend, TimerKind.TURN, duel_id, 1, deadline),
-    )
+    race.run(lambda: wake(backend, game), lambda: wake(backend, game))
     assert race.commits == [True, False]
     assert all(len(d.rows) == 1 and d.rows[0].skipped for d in game.t.duels)
     for sp in game.players:
@@ -266,7 +271,7 @@ def test_stale_clock_event_from_an_earlier_turn_changes_nothing(backend):
         game.act(d, "wrong")
     backend.clock.now = old_deadline + 5_000  # past turn 1's deadline, before turn 2's
     before, count = version(game), sent(backend)
-    fire(backend, TimerKind.TURN, duel.duel_id, 1, old_deadline)
+    fire(backend, TimerKind.INTRO, game.tid, 1, old_deadline)
     fire(backend, TimerKind.INTRO, game.tid, 1, game.t.intro_deadline_ms)
     assert (version(game), sent(backend)) == (before, count)
     assert all(not r.skipped for d in game.t.duels for r in d.rows)

@@ -13,7 +13,7 @@ def _watchdog(backend) -> dict:
 
 def test_watchdog_applies_an_intro_whose_timer_never_fired(backend):
     game = Game.start(backend)
-    backend.clock._heap.clear()  # the intro's execution failed to start
+    backend.clock.service.abandon()  # the intro's execution failed to start
     backend.clock.advance(6_000 + 4_000)  # due, but within the grace (5 s)
     assert _watchdog(backend) == {"handled": 0}
     assert game.t.phase.value == "intro"
@@ -30,7 +30,7 @@ def test_watchdog_applies_an_intro_whose_timer_never_fired(backend):
 
 def test_a_watchdog_hours_late_plays_every_due_deadline_in_one_change(backend):
     game = Game.start(backend)
-    backend.clock._heap.clear()  # no timer ever fires: only the watchdog moves the game
+    backend.clock.service.abandon()  # no timer ever fires: only the watchdog moves the game
     backend.clock.advance(3 * 3_600_000)
     assert _watchdog(backend) == {"handled": 1}
     # every turn timed out: three rounds of drawn duels put everyone out together
