@@ -47,6 +47,7 @@ from hypothesis.stateful import (
     rule,
 )
 
+from functions import apply_deadlines
 from infra.emulator.testing import ManualClock, RecordingNotifier
 from shared.domain.errors import DomainError
 from shared.domain.rating import INITIAL_RATING
@@ -166,7 +167,8 @@ class Hardening(RuleBasedStateMachine):
             sleep=lambda s: None,
         )
         self.deps.on_gone = lambda cid: players.disconnect(self.deps, cid)
-        self.clock.fire = lambda timer: clock_service.fire(self.deps, timer)
+        # the clock function's logic, without the Lambda wrapper: state -> next state
+        self.clock.fire = lambda state: apply_deadlines.handle(state, self.deps)
         self.conn: list[str] = []
         self.ids: list[str] = []
         self.tokens: list[str] = []
@@ -402,11 +404,11 @@ class Hardening(RuleBasedStateMachine):
             return resume
         if what == 4:
             due = self.clock.next_due()
-            if due is None:
+            pending = self.clock.pending()
+            if due is None or not pending:
                 return None
-            timers = [t for t in self.clock.pending() if t.due_ms == due]
             self.clock.now = max(self.clock.now, due)
-            return lambda: clock_service.fire(self.deps, timers[0])
+            return lambda: clock_service.fire(self.deps, pending[0])
         return self._for_player(i, lambda pid: lobbies.join(self.deps, pid, "en"))
 
     # -------------------------------------------------------------- invariants
