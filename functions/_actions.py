@@ -28,8 +28,10 @@ def _guess(deps: Deps, connection_id: str, m: Any) -> None:
 
 
 def _ping(deps: Deps, connection_id: str, m: Any) -> None:
-    # The one action that needs no session: keep-alive and clock sync touch no state, so
-    # they cost no read (the local runtime's clients ping before `session`).
+    # The one action that needs no session. A sign of life (ruling 14): its receipt is
+    # stamped on the connection item (one conditional UpdateItem, no read), then ``pong``
+    # carries the server time for the client's clock offset.
+    players.heard(deps, connection_id, RECEIVED_MS.get())
     box = Outbox()
     box.add(
         [connection_id], out.PongEvent(server_time_ms=deps.clock.now_ms(), request_id=m.request_id)

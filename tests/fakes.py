@@ -90,6 +90,14 @@ class InMemoryStore:
                 found[pid] = p
         return found
 
+    def get_connections(self, connection_ids: Iterable[str]) -> dict[str, Connection]:
+        found = {}
+        for cid in set(connection_ids):
+            c = self.get_connection(cid)
+            if c is not None:
+                found[cid] = c
+        return found
+
     def player_id_for_token(self, token_hash: str) -> str | None:
         return self.tokens.get(token_hash)
 
@@ -136,6 +144,13 @@ class InMemoryStore:
     # ------------------------------------------------------------------ writes
     def create_player(self, player: Player, token_hash: str) -> None:
         self.commit([player, _TokenCreated(token_hash, player.player_id)])
+
+    def touch_connection(self, connection_id: str, heard_ms: int) -> bool:
+        c = self.items.get(("connection", connection_id))
+        if c is None or (c.heard_ms is not None and c.heard_ms >= heard_ms):
+            return False
+        c.heard_ms = heard_ms  # no version bump, like DynamoStore's UpdateItem
+        return True
 
     def delete_connection(self, connection_id: str) -> Connection | None:
         old = self.items.pop(("connection", connection_id), None)

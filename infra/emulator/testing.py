@@ -126,10 +126,16 @@ class Backend:
         lexicon: Any = None,
         rate_limit_per_second: float = 5.0,
         rate_limit_burst: int = 1_000_000,
+        heartbeat_timeout_seconds: float = 0,
     ) -> None:
         """``rate_limit_*``: the per-connection bucket (``services.base.RateLimiter``). Test
         scripts send many messages at one frozen instant of the manual clock, so the default
-        burst is effectively unlimited; pass the production 20 to test the limit itself."""
+        burst is effectively unlimited; pass the production 20 to test the limit itself.
+
+        ``heartbeat_timeout_seconds``: ruling 14's liveness check. Off (0) by default: scripted
+        players stand for conformant clients, which ping every 20 s, and the manual clock
+        jumps whole turns at a time without them. Tests of liveness pass the production 60
+        and keep their players alive with ``ScriptedPlayer.ping()``."""
         import boto3
 
         from functions.routes import ROUTES, TIMERS
@@ -150,6 +156,7 @@ class Backend:
             reconnect_seconds=60,
             rate_limit_per_second=rate_limit_per_second,
             rate_limit_burst=rate_limit_burst,
+            heartbeat_timeout_seconds=heartbeat_timeout_seconds,
         )
         bootstrap.configure(
             settings=settings,
@@ -333,6 +340,10 @@ class ScriptedPlayer:
 
     def join(self, language: str = "en") -> None:
         self.send("join", language=language)
+
+    def ping(self) -> None:
+        """Send ``ping`` now (a sign of life, ruling 14: the server stamps its receipt)."""
+        self.send("ping")
 
     def tournament_id(self) -> str | None:
         """The tournament of the last ``round`` event this player received."""

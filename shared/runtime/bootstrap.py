@@ -70,7 +70,7 @@ def build(
         notifier=notifier,
         clock=clock,
         lexicon=lexicon,
-        timing=Timing(s.turn_ms, s.intro_ms, s.reconnect_ms, s.skip_grace_ms),
+        timing=Timing(s.turn_ms, s.intro_ms, s.reconnect_ms, s.skip_grace_ms, s.heartbeat_ms),
         limiter=RateLimiter(s.rate_limit_per_second, s.rate_limit_burst),
     )
 

@@ -40,6 +40,15 @@ class Settings(BaseModel):
             "received before the deadline lands first (DESIGN.md §3 Clocks)"
         ),
     )
+    heartbeat_timeout_seconds: float = Field(
+        60.0,
+        ge=0,
+        description=(
+            "Ruling 14: a player in a lobby or tournament not heard from (ping) for this long is "
+            "treated as disconnected and their connection closed; 0 turns the check off (only "
+            "for in-process tests whose scripted players stand for pinging clients)"
+        ),
+    )
     watchdog_grace_seconds: float = Field(
         5.0, ge=0, description="How late a deadline may be before the watchdog applies it"
     )
@@ -58,6 +67,10 @@ class Settings(BaseModel):
     @property
     def reconnect_ms(self) -> int:
         return round(self.reconnect_seconds * 1000)
+
+    @property
+    def heartbeat_ms(self) -> int | None:
+        return round(self.heartbeat_timeout_seconds * 1000) or None
 
     @property
     def skip_grace_ms(self) -> int:

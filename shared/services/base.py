@@ -41,12 +41,15 @@ class Lexicon(Protocol):
 @dataclass(frozen=True)
 class Timing:
     """Clock durations in milliseconds (rules page: 30 s turns, 6 s intros; ruling 9: 60 s;
-    ``skip_grace_ms``: a skip applies this long after its turn deadline, DESIGN.md §3 Clocks)."""
+    ``skip_grace_ms``: a skip applies this long after its turn deadline, DESIGN.md §3 Clocks;
+    ``heartbeat_ms``: ruling 14's silence after which a player counts as disconnected — None
+    turns the liveness check off, for tests of other rules whose players never ping)."""
 
     turn_ms: int = 30_000
     intro_ms: int = 6_000
     reconnect_ms: int = 60_000
     skip_grace_ms: int = 1_000
+    heartbeat_ms: int | None = None
 
 
 @dataclass
@@ -196,6 +199,8 @@ class Outbox:
 
     messages: list[tuple[str, str]] = field(default_factory=list)
     timers: list[Timer] = field(default_factory=list)
+    closes: list[str] = field(default_factory=list)
+    """Connections to close after the messages (a silent player's, ruling 14)."""
 
     def add(self, connections: Iterable[str | None], event: OutboundEvent) -> None:
         text = dump_event(event)
@@ -208,8 +213,11 @@ class Outbox:
             deps.clock.schedule(timer)
         _echo_request_id(self.messages)
         gone = deps.notifier.send(self.messages) if self.messages else []
+        for cid in dict.fromkeys(self.closes):
+            deps.notifier.close(cid)
         self.messages = []
         self.timers = []
+        self.closes = []
         if deps.on_gone is not None:
             for cid in gone:
                 deps.on_gone(cid)

@@ -21,7 +21,7 @@ from shared.domain.tournament import Dealer, Tournament
 from shared.services.base import Deps
 from shared.services.errors import NotFoundError
 from shared.services.model import TournamentRecord
-from shared.services.players import reconnect_deadline
+from shared.services.players import check_heard, reconnect_deadline
 from shared.services.ports import Timer, TimerKind
 from shared.services.tournaments import change_tournament
 
@@ -64,22 +64,34 @@ def fire(deps: Deps, timer: Timer) -> bool | None:
 
 def _apply(deps: Deps, tournament_id: str) -> tuple[bool, Tournament | None]:
     """Apply what is due now (``Tournament.expire``); also return the tournament as committed
-    (or as read, when nothing was due). ``(False, None)`` when the tournament is gone."""
+    (or as read, when nothing was due). ``(False, None)`` when the tournament is gone.
+
+    A player whose turn just ran out is checked for liveness (ruling 14,
+    ``players.check_heard``): a skip is when silence matters, and it costs one read then."""
     seen: list[Tournament] = []
+    skipped: list[str] = []
 
     def decide(
         rec: TournamentRecord, now: int, dealer: Dealer
     ) -> tuple[Tournament, list[ev.Event]]:
         seen[:] = [rec.tournament]  # the last attempt's read: current when nothing is due
-        return rec.tournament.expire(now, dealer)
+        t, events = rec.tournament.expire(now, dealer)
+        skipped[:] = [
+            e.row.player for e in events if isinstance(e, ev.TurnPlayed) and e.row.skipped
+        ]
+        return t, events
 
     try:
         rec = change_tournament(deps, tournament_id, decide)
     except NotFoundError:
         return False, None
-    if rec is not None:
-        return True, rec.tournament
-    return False, seen[-1] if seen else None
+    if rec is None:
+        return False, seen[-1] if seen else None
+    for pid in dict.fromkeys(skipped):
+        # a disconnect changes no deadline of the round: the committed tournament still
+        # answers the loop's next due time (a stale answer only costs an idempotent wake)
+        check_heard(deps, pid, rec.connections.get(pid))
+    return True, rec.tournament
 
 
 def watchdog(deps: Deps, grace_ms: int) -> int:

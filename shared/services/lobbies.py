@@ -46,9 +46,20 @@ def _view(lobby: Lobby) -> mm.LobbyView:
     )
 
 
-def seat_players(deps: Deps, lobby: Lobby, newcomers: list[Player], box: Outbox) -> list[Write]:
+def seat_players(
+    deps: Deps,
+    lobby: Lobby,
+    newcomers: list[Player],
+    box: Outbox,
+    *,
+    actor_id: str | None = None,
+) -> list[Write]:
     """Seat ``newcomers`` (already checked) in ``lobby``; if it is now full, start the
-    tournament. Returns the writes to commit; queues the messages in ``box``."""
+    tournament — unless a seat's holder is absent at that moment (ruling 9): disconnected,
+    or not heard from for the heartbeat timeout (ruling 14; ``actor_id``, who sent the message
+    being handled, is alive by definition). Absent holders are released (idle, told on
+    resume: not queued any more; a silent one's connection is closed) and the lobby waits for
+    more. Returns the writes to commit; queues the messages (and closes) in ``box``."""
     now = deps.clock.now_ms()
     for p in newcomers:
         lobby.seats.append(
@@ -69,6 +80,12 @@ def seat_players(deps: Deps, lobby: Lobby, newcomers: list[Player], box: Outbox)
         [i for i in seated_ids if i not in {p.player_id for p in newcomers}]
     )
     players = {**others, **{p.player_id: p for p in newcomers}}
+    absent = _absent(deps, players, actor_id, now)
+    if absent:
+        released = _release(lobby, players, absent, box)
+        deps.metric("SeatsReleased", len(released))
+        box.add(lobby.connections.values(), lobby_event(lobby, language))
+        return [lobby, *{p.player_id: p for p in [*newcomers, *released]}.values()]
     rec, events = start_tournament(deps, lobby, players, now)
     lobby.status = LobbyStatus.STARTED
     lobby.tournament_id = rec.tournament.tournament_id
@@ -86,6 +103,54 @@ def seat_players(deps: Deps, lobby: Lobby, newcomers: list[Player], box: Outbox)
     return writes
 
 
+def _absent(
+    deps: Deps, players: dict[str, Player], actor_id: str | None, now: int
+) -> dict[str, bool]:
+    """Seat holders who are not there now (ruling 9), each mapped to whether their connection
+    is still open but silent (ruling 14: to be closed). Liveness costs one BatchGetItem of the
+    connected holders' connection items, only when the 8th seat fills."""
+    absent = {
+        pid: False for pid, p in players.items() if not p.connected or p.connection_id is None
+    }
+    heartbeat = deps.timing.heartbeat_ms
+    if heartbeat is None:
+        return absent
+    check = {
+        p.connection_id: pid
+        for pid, p in players.items()
+        if pid not in absent and pid != actor_id and p.connection_id is not None
+    }
+    conns = deps.store.get_connections(check) if check else {}
+    for cid, pid in check.items():
+        c = conns.get(cid)
+        if c is None or c.silent(now, heartbeat):
+            absent[pid] = True
+    return absent
+
+
+def _release(
+    lobby: Lobby, players: dict[str, Player], absent: dict[str, bool], box: Outbox
+) -> list[Player]:
+    """Free the seats of ``absent`` holders (ruling 9): each goes back to idle with no
+    reconnect deadline (a pending one is made stale); a silent one (``True``) is treated as
+    disconnected from now on and its connection closed after the commit (ruling 14)."""
+    released = []
+    for pid, silent in absent.items():
+        p = players[pid]
+        lobby.seats = [s for s in lobby.seats if s.player_id != pid]
+        lobby.connections.pop(pid, None)
+        p.status = PlayerStatus.IDLE
+        p.lobby_id = None
+        p.reconnect_deadline_ms = None
+        p.disconnect_seq += 1
+        if silent and p.connection_id is not None:
+            box.closes.append(p.connection_id)
+            p.connected = False
+            p.connection_id = None
+        released.append(p)
+    return released
+
+
 def join(deps: Deps, player_id: str, language_code: str) -> None:
     """``join {language}``: take a seat in a waiting lobby that admits the player (ruling 8),
     or open a new one. Raises UnknownLanguageError, AlreadyQueuedError, AlreadyPlayingError,
@@ -97,6 +162,7 @@ def join(deps: Deps, player_id: str, language_code: str) -> None:
     def attempt() -> None:
         box.messages.clear()
         box.timers.clear()
+        box.closes.clear()
         retry = next(tries) > 1
         player = deps.store.get_player(player_id)
         assert player is not None
@@ -123,7 +189,8 @@ def join(deps: Deps, player_id: str, language_code: str) -> None:
             mm.check_admission(_view(lobby), entrant)
         watched = player.tournament_id
         player.tournament_id = None  # stops spectating an earlier tournament
-        deps.store.commit([*seat_players(deps, lobby, [player], box), *opener])
+        seat = seat_players(deps, lobby, [player], box, actor_id=player_id)
+        deps.store.commit([*seat, *opener])
         watching.clear()
         if watched:
             watching.append(watched)

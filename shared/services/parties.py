@@ -167,6 +167,7 @@ def start(deps: Deps, player_id: str, language_code: str) -> None:
     def attempt() -> None:
         box.messages.clear()
         box.timers.clear()
+        box.closes.clear()
         p = deps.store.get_player(player_id)
         assert p is not None
         if p.party_id is None:
@@ -200,7 +201,7 @@ def start(deps: Deps, player_id: str, language_code: str) -> None:
             m.tournament_id = None
         rec.language = language_code
         rec.lobby_id = lobby.lobby_id
-        writes = [rec, *seat_players(deps, lobby, seated, box)]
+        writes = [rec, *seat_players(deps, lobby, seated, box, actor_id=player_id)]
         deps.store.commit(writes)
         _broadcast(deps, rec, box, seated)
 

@@ -124,6 +124,8 @@ def _bind(deps: Deps, conn: Connection) -> None:
     if fresh is None:
         fresh = Connection(conn.connection_id, conn.connected_ms)
     fresh.player_id = conn.player_id
+    # a ``session`` is a sign of life too (ruling 14), stamped in the write it costs anyway
+    fresh.heard_ms = max(fresh.heard_ms or 0, deps.clock.now_ms())
     deps.store.commit([fresh])
 
 
@@ -248,18 +250,28 @@ def nickname(deps: Deps, player_id: str, raw: str, request_id: str | None = None
     box.flush(deps)
 
 
-def disconnect(deps: Deps, connection_id: str) -> None:
-    """``$disconnect`` (or a GoneException on push): forget the connection; if it was the
-    player's current one, mark them disconnected and start the 60 s reconnect deadline
-    (ruling 9; issue 5 item 4). Their turns keep running out as skips meanwhile."""
+def disconnect(
+    deps: Deps, connection_id: str, *, at_ms: int | None = None, player_id: str | None = None
+) -> None:
+    """``$disconnect`` (or a GoneException on push, or ruling 14's silence): forget the
+    connection; if it was the player's current one, mark them disconnected and start the 60 s
+    reconnect deadline (ruling 9; issue 5 item 4). Their turns keep running out as skips
+    meanwhile.
+
+    ``at_ms`` (UTC ms, default now): when the player went away — the reconnect deadline is
+    ``at_ms + reconnect_ms``. ``player_id``: whose connection it was, when the caller knows
+    (the connection item may already be gone: a ``$disconnect`` whose delete landed but whose
+    answer was lost)."""
     # a busy table is retried like any use case (``retrying``); deleting twice is harmless
     conn = retrying(deps, lambda: deps.store.delete_connection(connection_id))
-    if conn is None or conn.player_id is None:
+    owner = conn.player_id if conn is not None else None
+    owner = owner or player_id
+    if owner is None:
         return
-    deadline = deps.clock.now_ms() + deps.timing.reconnect_ms
+    deadline = (deps.clock.now_ms() if at_ms is None else at_ms) + deps.timing.reconnect_ms
 
     def attempt() -> Player | None:
-        p = deps.store.get_player(conn.player_id or "")
+        p = deps.store.get_player(owner)
         if p is None or p.connection_id != connection_id:
             return None  # an older connection of a resumed player: nothing to do
         p.connected = False
@@ -295,6 +307,38 @@ def disconnect(deps: Deps, connection_id: str) -> None:
         # The player item and the reconnect deadline are saved: ruling 9 holds. Only the
         # others' "disconnected" badge is lost to contention; the deadline settles the rest.
         deps.metric("DisconnectNoticeLost", 1)
+
+
+def heard(deps: Deps, connection_id: str, received_ms: int | None) -> None:
+    """A ``ping`` arrived (ruling 14): stamp its receipt (API Gateway's
+    ``requestTimeEpoch``, UTC ms; None: now) on the connection — one conditional UpdateItem,
+    no read, whatever the player is doing."""
+    deps.store.touch_connection(
+        connection_id, deps.clock.now_ms() if received_ms is None else received_ms
+    )
+
+
+def check_heard(deps: Deps, player_id: str, connection_id: str | None) -> bool:
+    """Ruling 14, read when it matters (a turn of the player's ran out): if nothing was heard
+    from ``connection_id`` for ``Timing.heartbeat_ms`` — or its item is gone —, the player is
+    treated as disconnected from the moment the heartbeat timeout passed (``disconnect`` with
+    that ``at_ms``: ``player_status`` to the others, the reconnect window, then "left") and
+    the connection is closed (DeleteConnection). One GetItem when alive.
+
+    Returns True when the player was found silent. Liveness off (``heartbeat_ms`` None) or no
+    connection: False, nothing read."""
+    heartbeat = deps.timing.heartbeat_ms
+    if heartbeat is None or connection_id is None:
+        return False
+    conn = deps.store.get_connection(connection_id)
+    now = deps.clock.now_ms()
+    if conn is not None and not conn.silent(now, heartbeat):
+        return False
+    since = now if conn is None else min(now, conn.last_heard_ms() + heartbeat)
+    disconnect(deps, connection_id, at_ms=since, player_id=player_id)
+    deps.notifier.close(connection_id)
+    deps.metric("SilentConnectionsClosed", 1)
+    return True
 
 
 def reconnect_deadline(deps: Deps, player_id: str, seq: int) -> int | None:

@@ -121,12 +121,20 @@ def test_every_action_before_session_is_no_session(backend):
 
 
 def test_ping_is_the_one_action_answered_without_a_session(backend):
+    """A ping needs no session; its only write is the liveness stamp on its own connection
+    item (ruling 14): nothing else changes."""
     stranger = backend.player("stranger", session=False)
-    before = backend.snapshot()
+    before = backend.items()
+    backend.clock.advance(1_500)
     stranger.send("ping", request_id="p1")
     pong = stranger.last("pong")
     assert (pong["request_id"], pong["server_time_ms"]) == ("p1", backend.clock.now)
-    assert backend.snapshot() == before
+    after = backend.items()
+    stamped = [i for i in after if i.get("heard_ms") is not None]
+    assert [(i["pk"], i["heard_ms"]) for i in stamped] == [
+        (f"CONN#{stranger.connection_id}", backend.clock.now)
+    ]
+    assert [{k: v for k, v in i.items() if k != "heard_ms"} for i in after] == before
 
 
 def test_domain_refusals_change_nothing(backend):

@@ -299,24 +299,40 @@ class DynamoStore:
         return codec.player_from_item(item) if item else None
 
     def get_players(self, player_ids: Iterable[str]) -> dict[str, Player]:
-        ids = sorted(set(player_ids))
         found: dict[str, Player] = {}
-        for start in range(0, len(ids), 100):
-            keys = [_to_av(schema.player_key(p)) for p in ids[start : start + 100]]
-            request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+        for raw in self._batch_get([schema.player_key(p) for p in sorted(set(player_ids))]):
+            p = codec.player_from_item(raw)
+            found[p.player_id] = p
+        return found
+
+    def get_connections(self, connection_ids: Iterable[str]) -> dict[str, Connection]:
+        """The connection items of ``connection_ids`` that exist (BatchGetItem, strongly
+        consistent); a closed connection is simply absent."""
+        found: dict[str, Connection] = {}
+        keys = [schema.connection_key(c) for c in sorted(set(connection_ids))]
+        for raw in self._batch_get(keys):
+            c = codec.connection_from_item(raw)
+            found[c.connection_id] = c
+        return found
+
+    def _batch_get(self, keys: list[dict[str, str]]) -> list[dict[str, Any]]:
+        """BatchGetItem in pages of 100 keys, asking again for unprocessed keys with backoff.
+        Raises BusyError when keys stay unprocessed."""
+        items: list[dict[str, Any]] = []
+        for start in range(0, len(keys), 100):
+            page = [_to_av(k) for k in keys[start : start + 100]]
+            request: dict[str, Any] = {self._table: {"Keys": page, "ConsistentRead": True}}
             for n in range(UNPROCESSED_ROUNDS + 1):
                 if n:  # keys left unprocessed (throttled): back off before asking again
                     self.sleep(random.uniform(0, 0.025 * 2**n))
                 resp = self._client.batch_get_item(RequestItems=request)
-                for raw in resp.get("Responses", {}).get(self._table, []):
-                    p = codec.player_from_item(_from_av(raw))
-                    found[p.player_id] = p
+                items += [_from_av(raw) for raw in resp.get("Responses", {}).get(self._table, [])]
                 request = resp.get("UnprocessedKeys") or {}
                 if not request:
                     break
             else:
                 raise BusyError("the table is busy (UnprocessedKeys); please try again")
-        return found
+        return items
 
     def player_id_for_token(self, token_hash: str) -> str | None:
         item = self._get(schema.token_key(token_hash))
@@ -400,6 +416,32 @@ class DynamoStore:
                 "answer was lost may have deleted the connection (what it held is unknown)"
             )
         return codec.connection_from_item(_from_av(old)) if old else None
+
+    def touch_connection(self, connection_id: str, heard_ms: int) -> bool:
+        """Record that the client was heard at ``heard_ms`` (UTC ms; ruling 14): one
+        UpdateItem, conditional on the item existing (a closed connection is not recreated)
+        and on not moving ``heard_ms`` backwards. Returns False when the condition failed.
+        The item's ``version`` is left alone: a liveness stamp races nothing that matters."""
+        try:
+            self.client.update_item(
+                TableName=self._table,
+                Key=_to_av(schema.connection_key(connection_id)),
+                UpdateExpression="SET heard_ms = :t",
+                ConditionExpression=(
+                    "attribute_exists(pk) AND (attribute_not_exists(heard_ms) OR heard_ms < :t)"
+                ),
+                ExpressionAttributeValues={":t": {"N": str(heard_ms)}},
+            )
+        except ClientError as err:
+            if _code(err) == "ConditionalCheckFailedException":
+                return False
+            transient = _transient("UpdateItem", err)
+            if transient is None:
+                raise
+            raise transient from err
+        except BotoCoreError as err:
+            raise BusyError(f"the table is busy ({type(err).__name__})") from err
+        return True
 
     def commit(self, writes: Sequence[Write | _TokenCreated]) -> None:
         """Apply ``writes`` atomically (one conditional write, or a transaction).
