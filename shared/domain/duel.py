@@ -39,7 +39,8 @@ class EndReason(StrEnum):
 
     SOLVED = "solved"  # a duelist guessed the secret
     TURNS_USED = "turns_used"  # both used all 6 turns: a draw
-    LEFT = "left"  # a duelist left or missed the reconnect deadline: the other wins
+    LEFT = "left"  # a duelist left (``leave``): the other wins (ruling 3)
+    TIMEOUT = "timeout"  # a duelist missed the reconnect deadline: the other wins (rulings 3, 9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,12 +194,13 @@ class Duel:
         """The next time at which ``expire`` would change this duel, or None when over."""
         return None if self.over else self.turn_deadline_ms
 
-    def forfeit(self, leaver: str, now_ms: int) -> Duel:
-        """The duelist ``leaver`` left: the opponent wins (ruling 3). Over duels are unchanged."""
+    def forfeit(self, leaver: str, now_ms: int, reason: EndReason = EndReason.LEFT) -> Duel:
+        """The duelist ``leaver`` left (``reason`` LEFT) or missed the reconnect deadline
+        (TIMEOUT): the opponent wins (ruling 3). Over duels are unchanged."""
         winner = self.opponent_of(leaver)
         if self.over:
             return self
-        return self._end(DuelResult.WIN, winner, EndReason.LEFT, now_ms)
+        return self._end(DuelResult.WIN, winner, reason, now_ms)
 
     def _end(self, result: DuelResult, winner: str | None, reason: EndReason, at: int) -> Duel:
         return replace(self, result=result, winner=winner, reason=reason, ended_ms=at)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol
 
-from shared.domain.duel import Duel, DuelResult
+from shared.domain.duel import Duel, DuelResult, EndReason
 from shared.domain.errors import (
     AlreadyEliminatedError,
     DuelOverError,
@@ -306,7 +306,8 @@ class Tournament:
         events.append(PlayerEliminated(player_id, self.round_no, reason))
         duel = t.duel_of(player_id)
         if duel is not None and not duel.over:
-            after = duel.forfeit(player_id, now_ms)
+            why = EndReason.TIMEOUT if reason == "timeout" else EndReason.LEFT
+            after = duel.forfeit(player_id, now_ms, why)
             t = t._with_duel(after)
             events.append(_duel_ended(after))
         if t._round_complete():

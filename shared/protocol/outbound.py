@@ -328,9 +328,12 @@ class DuelEndEvent(_Event):
     duel_id: str = Field(description=_DUEL_ID)
     result: Literal["win", "draw"] = Field(description="win, or draw after 12 rows.")
     winner: str | None = Field(default=None, description="Winner's player id; null on a draw.")
-    reason: Literal["solved", "turns_used", "left"] = Field(
-        description="solved: a correct guess; turns_used: both used 6 turns; "
-        "left: a duelist left or missed the reconnect deadline (ruling 3)."
+    reason: Literal["solved", "turns_used", "left", "timeout"] = Field(
+        description='solved: a correct guess (rules page "Turns and the clock"); '
+        "turns_used: both used 6 turns, a draw (ruling 5); "
+        'left: a duelist left, the opponent wins (rules page "Leaving and disconnects"; '
+        "ruling 3); timeout: a duelist missed the 60 s reconnect deadline — after a "
+        "disconnect or 60 s of silence (rulings 9 and 14) — treated as having left (ruling 3)."
     )
     word: str = Field(description="The secret word (normalised form).")
     display: str | None = Field(
@@ -352,8 +355,10 @@ class EliminatedEvent(_Event):
     round: int = Field(ge=1, description="Round of the elimination.")
     player_id: str = Field(description=_PLAYER_ID)
     reason: Literal["lives", "left", "timeout"] = Field(
-        description="lives: no lives left; left: left the tournament; "
-        "timeout: the reconnect deadline passed (ruling 9)."
+        description='lives: the last life went (rules page "Lives and elimination"; ruling 2); '
+        "left: left the tournament (ruling 3); timeout: missed the 60 s reconnect deadline — "
+        "after a disconnect or 60 s of silence (rulings 9 and 14) — treated as having left "
+        "(ruling 3)."
     )
 
 
@@ -364,7 +369,11 @@ class RatingEvent(_Event):
     tournament_id: str = Field(description=_TOURNAMENT_ID)
     place: int = Field(ge=1, le=8, description="Final place (shared places possible).")
     change: int = Field(description="Rating change, e.g. +25 or -11.")
-    rating: int = Field(description="New rating.")
+    rating: int = Field(description="New rating (previous + change).")
+    previous: int = Field(
+        description="Rating before this tournament's change: the rating snapshotted when the "
+        "tournament started (ruling 1)."
+    )
 
 
 class TournamentEndEvent(_Event):

@@ -73,7 +73,10 @@ def row_view(r: Row) -> out.Row:
     )
 
 
-def board(t: Tournament, d: Duel, now_ms: int) -> out.DuelBoard:
+def board(t: Tournament, d: Duel, lexicon: Lexicon) -> out.DuelBoard:
+    """A duel of ``t``'s current round as a duelist or a spectator sees it now: rows and marks,
+    whose turn and its deadline (absolute UTC ms; both null during the intro), and the secret
+    with its display form only once the duel is over (ruling 6)."""
     started = t.phase.value != "intro"
     return out.DuelBoard(
         duel_id=d.duel_id,
@@ -86,6 +89,7 @@ def board(t: Tournament, d: Duel, now_ms: int) -> out.DuelBoard:
         result=d.result.value if d.result else None,
         winner=d.winner if d.over else None,
         word=d.word if d.over else None,
+        display=lexicon.display(t.language, d.word) if d.over else None,
     )
 
 
@@ -236,6 +240,7 @@ def present(
                         place=placed.place,
                         change=placed.change,
                         rating=placed.rating,
+                        previous=placed.rating - placed.change,
                     ),
                 )
             box.add(everyone(rec), standings_event(t))
@@ -251,10 +256,13 @@ def present(
                                 place=1,
                                 change=placed.change,
                                 rating=placed.rating,
+                                previous=placed.rating - placed.change,
                             ),
                         )
+            # everyone still connected, leavers and timed-out players included (ruling 15):
+            # their current connections come in ``personal``
             box.add(
-                everyone(rec),
+                [*everyone(rec), *own.values()],
                 out.TournamentEndEvent(
                     tournament_id=tid, places=standings(t), winners=list(e.winners)
                 ),

@@ -98,6 +98,8 @@ def change_tournament(
         loaded = {w.player_id: w for w in extra_writes if isinstance(w, Player)}
         own = dict(personal or {})
         rating = _rating_writes(deps, rec, events, now, loaded, own)
+        if any(isinstance(e, ev.TournamentEnded) for e in events):
+            _away_connections(deps, rec, loaded, own)
         writes: list[Write] = [rec, *extra_writes]
         writes += [w for w in rating if not (isinstance(w, Player) and w.player_id in loaded)]
         deps.store.commit(writes)
@@ -146,6 +148,25 @@ def _back_to_parties(
             continue
         members = [pid for pid, party in rec.party_ids.items() if party == party_id]
         box.add([rec.connections.get(m) or personal.get(m) for m in members], event)
+
+
+def _away_connections(
+    deps: Deps, rec: TournamentRecord, loaded: dict[str, Player], personal: dict[str, str | None]
+) -> None:
+    """Ruling 15: ``tournament_end`` reaches every player of the tournament still connected —
+    also those whose connection the tournament no longer holds (leavers, timed-out players
+    who came back, spectators who stopped watching) — unless they sit in another lobby or
+    tournament by now. Their current connections go into ``personal``; one BatchGetItem at
+    the end, only when some connection is missing."""
+    away = [pid for pid, cid in rec.connections.items() if not cid and not personal.get(pid)]
+    if not away:
+        return
+    unread = [pid for pid in away if pid not in loaded]
+    found = {**(deps.store.get_players(unread) if unread else {}), **loaded}
+    for pid in away:
+        p = found.get(pid)
+        if p is not None and p.connected and p.status is PlayerStatus.IDLE:
+            personal[pid] = p.connection_id
 
 
 def _rating_writes(
