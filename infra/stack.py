@@ -161,6 +161,7 @@ class WordleTournamentStack(Stack):
             "intro_seconds": str(defaults.intro_seconds),
             "reconnect_seconds": str(defaults.reconnect_seconds),
             "skip_grace_seconds": str(defaults.skip_grace_seconds),
+            "heartbeat_timeout_seconds": str(defaults.heartbeat_timeout_seconds),
             "watchdog_grace_seconds": str(defaults.watchdog_grace_seconds),
             "max_message_bytes": str(defaults.max_message_bytes),
         }

@@ -97,6 +97,7 @@ class FunctionSpec:
                 "intro_seconds",
                 "reconnect_seconds",
                 "skip_grace_seconds",
+                "heartbeat_timeout_seconds",
             }
         return frozenset(names)
 

@@ -10,6 +10,7 @@ bots in a worker process, :func:`bot_process`), and one emulator can serve sever
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import multiprocessing
@@ -27,6 +28,7 @@ from websockets.exceptions import ConnectionClosed
 from infra.emulator import Emulator
 from infra.emulator.bots import play_tournament
 from infra.emulator.solver import DuelSolver
+from shared.protocol.limits import PING_INTERVAL_SECONDS
 
 Message = dict[str, Any]
 
@@ -117,6 +119,9 @@ class WsPlayer:
         self.rows: list[Message] = []
         self._pending_guess: str | None = None
         self._tiles: tuple[str, ...] = ()
+        self._pinger: asyncio.Task[None] | None = None
+        self.silent = False
+        """Stop sending ``ping`` (the socket stays open): a silently dropped client."""
 
     # connection -----------------------------------------------------------------------------
 
@@ -125,6 +130,7 @@ class WsPlayer:
         self.ws = await connect(self.url, open_timeout=15, max_size=2**20)
         self._queue = asyncio.Queue()
         self._reader = asyncio.create_task(self._read(self.ws))
+        self._pinger = asyncio.create_task(self._ping(self.ws))
         request_id = await self.send("session", token=self.token)
         session = await self.expect(
             lambda m: m["type"] == "session" and m["request_id"] == request_id, timeout
@@ -144,8 +150,19 @@ class WsPlayer:
         finally:
             self._queue.put_nowait(None)
 
+    async def _ping(self, ws: ClientConnection) -> None:
+        """A conformant client's keep-alive: ``ping`` well within the interval (ruling 14)."""
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                await asyncio.sleep(PING_INTERVAL_SECONDS * 0.75)
+                if not self.silent:
+                    await ws.send(json.dumps({"action": "ping"}))
+
     async def drop(self) -> None:
         """Close the socket (as a lost connection looks to the server: a ``$disconnect``)."""
+        if self._pinger is not None:
+            self._pinger.cancel()
+            self._pinger = None
         if self.ws is not None:
             await self.ws.close()
         if self._reader is not None:
