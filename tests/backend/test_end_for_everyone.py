@@ -47,7 +47,8 @@ def test_a_timed_out_player_who_came_back_sees_the_end(backend):
     gone = [m for m in others[0].all("eliminated") if m["player_id"] == late.id]
     assert [m["reason"] for m in gone] == ["timeout"]
     ends = [m for m in opponent.all("duel_end") if m["reason"] == "timeout"]
-    assert len(ends) == 1 and ends[0]["winner"] == opponent_id
+    assert len(ends) == 1
+    assert ends[0]["winner"] == opponent_id
 
     late.resume()
     _leave_all_but_first(others)

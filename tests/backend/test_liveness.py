@@ -71,7 +71,8 @@ def test_a_silent_duelist_is_disconnected_at_a_skip_then_left_after_the_window(l
     gone = [m for m in opponent.all("eliminated") if m["player_id"] == silent.id]
     assert [m["reason"] for m in gone] == ["timeout"]
     state = live.tournament(opponent.tournament_id()).tournament.player(silent.id)
-    assert state.left and not state.alive
+    assert state.left
+    assert not state.alive
     assert player_item(live, silent)["status"] == "idle"
 
 
@@ -135,7 +136,9 @@ def test_a_disconnected_holder_is_released_when_the_eighth_seat_fills(backend):
         eighth.id,
     ]
     me = player_item(backend, away)
-    assert me["status"] == "idle" and "lobby_id" not in me and "due_ms" not in me
+    assert me["status"] == "idle"
+    assert "lobby_id" not in me
+    assert "due_ms" not in me
     # its reconnect deadline is stale now: firing it changes nothing
     before = backend.snapshot()
     backend.clock.advance(RECONNECT_MS)
