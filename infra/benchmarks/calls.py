@@ -143,6 +143,8 @@ class CallCounter:
         params = context.get("bench_params", {})
         if service == "dynamodb":
             self._dynamo_units(call, context.get("bench_before"), parsed)
+            if op == "GetItem":  # the item read, by partition key (e.g. CONN#...)
+                call.target = str(params.get("Key", {}).get("pk", {}).get("S", ""))
         elif op == "PostToConnection":
             call.payload_bytes = len(params.get("Data", b""))
             call.target = str(params.get("ConnectionId", ""))
@@ -426,7 +428,12 @@ class CountingBackend(Backend):
         self.store = DynamoStore(self.client, self.table_name, self.clock.now_ms)
         bootstrap.configure(
             settings=Settings.model_validate(
-                {"turn_seconds": 30, "intro_seconds": 6, "reconnect_seconds": 60}
+                {
+                    "turn_seconds": 30,
+                    "intro_seconds": 6,
+                    "reconnect_seconds": 60,
+                    "heartbeat_timeout_seconds": 60,  # ruling 14, as deployed
+                }
             ),
             store=self.store,
             notifier=self.notifier,

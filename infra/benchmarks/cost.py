@@ -74,6 +74,9 @@ PRICES_PATH = Path(__file__).with_name("prices.json")
 GOAL_USD = 0.004
 LAMBDA_MS = 50.0
 LAMBDA_GB = 0.25
+PING_EVERY_MS = 15_000
+"""Clients ping every 15 s (the web client and the bots), within the 20 s the contract asks
+(``shared.protocol.limits.PING_INTERVAL_SECONDS``; ruling 14)."""
 CONNECTION_MINUTES_PER_PLAYER = 15.0
 """Assumption of the brief: each of the 8 players is connected ~15 min (lobby, play, results)."""
 STANDARD_TRANSITIONS_PER_DEADLINE = 2
@@ -198,6 +201,19 @@ def play_tournament(b: CountingBackend, style: PlayStyle, seed: int = 11) -> Tou
     duel_ids: set[str] = set()
     rounds: set[int] = set()
     guesses = invalid = 0
+    next_ping = start + PING_EVERY_MS
+
+    def advance_to(t_ms: int) -> None:
+        """Let time pass to ``t_ms``; on the way, every player still connected pings each
+        ``PING_EVERY_MS`` (conformant clients; their liveness writes are billed)."""
+        nonlocal next_ping
+        while next_ping <= t_ms:
+            b.clock.advance_to(next_ping)
+            for p in players:
+                p.ping()
+            next_ping += PING_EVERY_MS
+        b.clock.advance_to(t_ms)
+
     for _ in range(5000):
         t = b.tournament(tid).tournament
         rounds.add(t.round_no)
@@ -231,14 +247,14 @@ def play_tournament(b: CountingBackend, style: PlayStyle, seed: int = 11) -> Tou
             nxt = b.clock.next_due()
             if nxt is None:
                 raise RuntimeError("the tournament is stuck: no move and no deadline")
-            b.clock.advance_to(nxt)
+            advance_to(nxt)
             continue
         at, duel_id, mover = min(due)
         nxt = b.clock.next_due()
         if nxt is not None and nxt < at:
-            b.clock.advance_to(nxt)  # a deadline comes first; then look again
+            advance_to(nxt)  # a deadline comes first; then look again
             continue
-        b.clock.advance_to(at)
+        advance_to(at)
         p = by_id[mover]
         d = next(x for x in t.duels if x.duel_id == duel_id)
         if rng.random() < style.invalid_rate:
@@ -660,7 +676,46 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
         "executions": today.executions,
         "deadlines": len({d.name for d in run.deadlines}),
     }
+    counts.update(liveness_cost(run, prices))
     return CostReport(run, lines, designs, prices, counts)
+
+
+def liveness_cost(run: TournamentRun, prices: dict[str, Any]) -> dict[str, float]:
+    """What ruling 14's liveness adds to one tournament: the ``ping`` route's invocations
+    (Lambda requests and duration at ``LAMBDA_MS``), their one-UpdateItem stamps (WRU), the
+    ping and pong messages, and the clock's reads of a skipped player's connection item.
+    Keys: ``pings``, ``ping_wru``, ``liveness_reads``, ``liveness_rru``, ``liveness_usd`` (all
+    of it), ``stamp_usd`` (the stamps and reads alone: what liveness adds to pings that clients
+    sent anyway for the clock offset)."""
+    lam = prices["lambda"]
+    ddb = prices["dynamodb"]
+    api = prices["apigateway_websocket"]
+    pings = [i for i in run.invocations if i.route == "ping"]
+    wru = sum(c.wru for i in pings for c in i.calls)
+    pongs = sum(1 for i in pings for c in i.calls if c.op == "PostToConnection")
+    reads = [
+        c
+        for i in run.invocations
+        if i.route.startswith("clock:")
+        for c in i.calls
+        if c.op == "GetItem" and c.target.startswith("CONN#")
+    ]
+    rru = sum(c.rru for c in reads)
+    usd = (
+        len(pings) * float(lam["request"])
+        + len(pings) * LAMBDA_MS / 1000 * LAMBDA_GB * float(lam["gb_second_arm64"])
+        + wru * float(ddb["write_request_unit"])
+        + rru * float(ddb["read_request_unit"])
+        + (len(pings) + pongs) * float(api["message"])
+    )
+    return {
+        "pings": len(pings),
+        "ping_wru": wru,
+        "liveness_reads": len(reads),
+        "liveness_rru": rru,
+        "liveness_usd": usd,
+        "stamp_usd": wru * float(ddb["write_request_unit"]) + rru * float(ddb["read_request_unit"]),
+    }
 
 
 def fanout(run: TournamentRun) -> tuple[int, int]:
