@@ -94,6 +94,17 @@ _BOARD: Final = {
     "result": None,
     "winner": None,
     "word": None,
+    "display": None,
+}
+
+_LANGUAGE: Final = {
+    "code": "en",
+    "name": "English",
+    "native_name": "English",
+    "alphabet": list("abcdefghijklmnopqrstuvwxyz"),
+    "keyboard": [list("qwertyuiop"), list("asdfghjkl"), list("zxcvbnm")],
+    "direction": "ltr",
+    "multi_letter_tiles": [],
 }
 
 INBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
@@ -119,12 +130,17 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "resumed": True,
         "protocol": 1,
         "snapshot": {
+            "language": _LANGUAGE,
             "lobby": None,
             "round": _ROUND,
             "duel": _BOARD,
             "standings": _STANDINGS_EVENT,
             "party": None,
             "spectating": [],
+            "statuses": [],
+            "eliminated": None,
+            "rating": None,
+            "tournament_end": None,
         },
     },
     "player": {"type": "player", "request_id": None, "player": _ANA},
@@ -181,6 +197,7 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "place": 2,
         "change": 18,
         "rating": 1030,
+        "previous": 1012,
     },
     "tournament_end": {
         "type": "tournament_end",

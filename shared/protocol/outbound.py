@@ -28,6 +28,7 @@ __all__ = [
     "DuelStartEvent",
     "EliminatedEvent",
     "ErrorEvent",
+    "LanguageInfo",
     "LobbyEvent",
     "Mark",
     "OutboundEvent",
@@ -85,6 +86,32 @@ class Pair(BaseModel):
     duel_id: str = Field(description=_DUEL_ID)
     players: list[str] = Field(
         min_length=2, max_length=2, description="The two duelists' player ids."
+    )
+
+
+class LanguageInfo(BaseModel):
+    """A game language as a client draws it: its tiles, keyboard and writing direction."""
+
+    model_config = _CONFIG
+
+    code: str = Field(description="Game language code (ISO 639-1), e.g. uz.")
+    name: str = Field(description="English name, e.g. Uzbek.")
+    native_name: str = Field(description="The language's own name for itself, e.g. Oʻzbekcha.")
+    alphabet: list[str] = Field(
+        description="Every tile a word may use, in the language's alphabetical order: one "
+        "letter, or one of multi_letter_tiles."
+    )
+    keyboard: list[list[str]] = Field(
+        description="On-screen keyboard rows in the native layout, top first; each tile of "
+        "the alphabet exactly once."
+    )
+    direction: Literal["ltr", "rtl"] = Field(
+        description="Writing direction of words and board rows (ltr for every game language)."
+    )
+    multi_letter_tiles: list[str] = Field(
+        description="Tiles written with more than one character (Uzbek oʻ gʻ sh ch): each fills "
+        "one cell and gets one mark. A word splits into tiles left to right, a multi-letter "
+        "tile taken before its first letter alone. Empty for most languages."
     )
 
 
@@ -166,11 +193,19 @@ class DuelBoard(BaseModel):
     word: str | None = Field(
         default=None, description="The secret word; only when over (ruling 6)."
     )
+    display: str | None = Field(
+        default=None,
+        description="The secret word as it should be displayed, when it differs from word "
+        "(as in duel_end); only when over.",
+    )
 
     @model_validator(mode="after")
     def _secret_only_when_over(self) -> Self:
         if not self.over and (
-            self.result is not None or self.winner is not None or self.word is not None
+            self.result is not None
+            or self.winner is not None
+            or self.word is not None
+            or self.display is not None
         ):
             raise ValueError("result, winner and word are sent only once the duel is over")
         return self
@@ -245,20 +280,63 @@ class PartyEvent(_Event):
 
 
 class Snapshot(BaseModel):
-    """Everything a resuming client needs to redraw its screen (sent in ``session``)."""
+    """Everything a resuming client needs to draw its screen from nothing (ruling 15), sent in
+    ``session``: each part is what the latest messages of its kind would have said.
+
+    Shapes by where the player is: idle — only ``party`` (and ``tournament_end`` once, below);
+    in a lobby — ``language``, ``lobby``, ``statuses``; in a tournament — ``language``,
+    ``round``, ``standings``, ``duel`` (own duel of the round), ``spectating`` (ruling 7),
+    ``statuses``, and once out ``eliminated`` and, when the place is fixed, ``rating``; a
+    player who left keeps only ``language``, ``eliminated`` and ``rating`` (they receive no
+    more of the tournament's messages). After the tournament ended: ``tournament_end`` and
+    ``rating``, in one resume only. No part ever holds the secret of a running duel (ruling 6).
+    """
 
     model_config = _CONFIG
 
+    language: LanguageInfo | None = Field(
+        default=None,
+        description="The game language of the lobby or tournament shown (tiles, keyboard, "
+        "direction); null when neither is.",
+    )
     lobby: LobbyEvent | None = Field(default=None, description="The lobby the player waits in.")
     round: RoundEvent | None = Field(
-        default=None, description="The current round of the tournament."
+        default=None,
+        description="The current round of the tournament (pairs, bye, intro deadline).",
     )
-    duel: DuelBoard | None = Field(default=None, description="The player's own duel this round.")
+    duel: DuelBoard | None = Field(
+        default=None,
+        description="The player's own duel this round; during the intro its next_player and "
+        "deadline_ms are null.",
+    )
     standings: StandingsEvent | None = Field(default=None, description="Current standings.")
     party: PartyEvent | None = Field(default=None, description="The player's party.")
     spectating: list[DuelBoard] = Field(
         default_factory=list,
-        description="Other duels of the round the player may watch (ruling 7).",
+        description="The round's other duels when the player spectates (ruling 7: their duel "
+        "is over, they have the bye, or they are out): rows and marks, the secret only once a "
+        "duel is over (ruling 6).",
+    )
+    statuses: list[PlayerStatusEvent] = Field(
+        default_factory=list,
+        description="Other players of the lobby or tournament shown who are disconnected now, "
+        "each as its latest player_status said (with the reconnect deadline, absolute UTC ms, "
+        "while one runs).",
+    )
+    eliminated: EliminatedEvent | None = Field(
+        default=None,
+        description="Set once the player is out of the tournament shown: the round, and the "
+        "reason (lives; or left, which also stands for a missed reconnect deadline).",
+    )
+    rating: RatingEvent | None = Field(
+        default=None,
+        description="The player's place and rating change in the tournament shown, once the "
+        "place is fixed (rulings 1 and 2), as its rating message said.",
+    )
+    tournament_end: TournamentEndEvent | None = Field(
+        default=None,
+        description="The final standings of the player's tournament that ended since: sent in "
+        "one resume only (the next one shows the player idle).",
     )
 
 
@@ -444,6 +522,10 @@ def _type_of(model: type[BaseModel]) -> str:
     (value,) = get_args(model.model_fields["type"].annotation)
     return str(value)
 
+
+# ``Snapshot`` names events defined after it (``from __future__ import annotations``).
+Snapshot.model_rebuild()
+SessionEvent.model_rebuild()
 
 EVENT_BY_TYPE: Final[dict[str, type[_Event]]] = {_type_of(m): m for m in _members()}
 """Event type → model, derived from ``OutboundEvent``."""

@@ -31,22 +31,8 @@ from shared.services.model import (
     Write,
 )
 from shared.services.presenter import party_event
-
-
-def _status(members: dict[str, Player]) -> str:
-    if any(m.status is PlayerStatus.PLAYING for m in members.values()):
-        return "playing"
-    if any(m.status is PlayerStatus.QUEUED for m in members.values()):
-        return "queued"
-    return "open"
-
-
-def party_snapshot(deps: Deps, party_id: str) -> out.PartyEvent | None:
-    rec = deps.store.get_party(party_id)
-    if rec is None:
-        return None
-    members = deps.store.get_players(rec.party.members)
-    return party_event(rec, members, _status(members))
+from shared.services.snapshot import party_snapshot as party_snapshot  # re-exported
+from shared.services.snapshot import party_status as _status
 
 
 def _broadcast(deps: Deps, rec: PartyRecord, box: Outbox, extra: Sequence[Player] = ()) -> None:

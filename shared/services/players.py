@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any
 
 from shared.domain.nicknames import generate_nickname, validate_nickname
 from shared.domain.rating import INITIAL_RATING
@@ -24,9 +23,10 @@ from shared.services.errors import (
     TryAgainError,
 )
 from shared.services.lobbies import leave_lobby
-from shared.services.model import Connection, Player, PlayerStatus
+from shared.services.model import Connection, Player, PlayerStatus, TournamentRecord
 from shared.services.ports import Timer, TimerKind
-from shared.services.presenter import board, lobby_event, player_view, round_event, standings_event
+from shared.services.presenter import player_view
+from shared.services.snapshot import finished_tournament, snapshot
 from shared.services.tournaments import leave_tournament, set_connection
 
 
@@ -130,30 +130,36 @@ def _bind(deps: Deps, conn: Connection) -> None:
 
 
 def _resume(deps: Deps, connection_id: str, token: str, request_id: str | None) -> None:
+    """Bind ``connection_id`` to the token's player and answer with the full snapshot
+    (``shared.services.snapshot``, ruling 15). A tournament that ended since is shown once:
+    the same player write clears ``tournament_id``, so the next resume finds the player idle."""
     player_id = deps.store.player_id_for_token(hash_token(token))
     if player_id is None:
         raise InvalidTokenError("unknown session token")
-    old_connection: list[str | None] = [None]
 
-    def attempt() -> Player:
+    def attempt() -> tuple[Player, str | None, TournamentRecord | None]:
         p = deps.store.get_player(player_id)
         assert p is not None
-        old_connection[0] = p.connection_id if p.connection_id != connection_id else None
+        old = p.connection_id if p.connection_id != connection_id else None
         p.connection_id = connection_id
         p.connected = True
         p.disconnect_seq += 1  # any pending reconnect deadline is now stale
         p.reconnect_deadline_ms = None
+        ended = finished_tournament(deps, p)
+        if ended is not None:
+            # its end is shown by this resume, once (ruling 15); from now on the player is idle
+            p.tournament_id = None
         deps.store.commit([p])
-        return p
+        return p, old, ended
 
-    player = retrying(deps, attempt)
+    player, old_connection, ended = retrying(deps, attempt)
     conn = Connection(connection_id, deps.clock.now_ms(), player_id)
     retrying(deps, lambda: _bind(deps, conn))
-    if old_connection[0]:
+    if old_connection:
         box = Outbox()
-        box.add([old_connection[0]], out.error_event(ErrorCode.SESSION_REPLACED))
+        box.add([old_connection], out.error_event(ErrorCode.SESSION_REPLACED))
         box.flush(deps)
-        deps.notifier.close(old_connection[0])
+        deps.notifier.close(old_connection)
     # tell the lobby / tournament where the player is now
     if player.status is PlayerStatus.QUEUED and player.lobby_id:
         _lobby_connection(deps, player, connection_id)
@@ -166,7 +172,7 @@ def _resume(deps: Deps, connection_id: str, token: str, request_id: str | None) 
             player=player_view(player),
             token=None,
             resumed=True,
-            snapshot=snapshot(deps, player),
+            snapshot=snapshot(deps, player, ended=ended),
             request_id=request_id,
         ),
     )
@@ -198,39 +204,6 @@ def _lobby_connection(deps: Deps, player: Player, connection_id: str | None) -> 
 
     retrying(deps, attempt)
     box.flush(deps)
-
-
-def snapshot(deps: Deps, player: Player) -> out.Snapshot:
-    """Everything a resuming client needs to redraw (issue 5: "resumes with a full snapshot"):
-    lobby, round, own duel board, standings, party, and the boards being watched.
-
-    Protocol models are frozen: the parts are gathered first, then the model is built once."""
-    parts: dict[str, Any] = {}
-    now = deps.clock.now_ms()
-    if player.status is PlayerStatus.QUEUED and player.lobby_id:
-        lobby = deps.store.get_lobby(player.lobby_id)
-        if lobby is not None:
-            parts["lobby"] = lobby_event(lobby, deps.lexicon.language(lobby.language))
-    if player.tournament_id:
-        rec = deps.store.get_tournament(player.tournament_id)
-        # A tournament that is over is history, not something to redraw: the client shows
-        # its home screen (the places were pushed when it ended and the rating is stored).
-        if rec is not None and not rec.tournament.over:
-            t = rec.tournament
-            parts["round"] = round_event(t)
-            parts["standings"] = standings_event(t)
-            own = t.duel_of(player.player_id)
-            if own is not None:
-                parts["duel"] = board(t, own, now)
-            if t.is_spectator(player.player_id):
-                parts["spectating"] = [
-                    board(t, d, now) for d in t.duels if player.player_id not in d.players
-                ]
-    if player.party_id:
-        from shared.services.parties import party_snapshot
-
-        parts["party"] = party_snapshot(deps, player.party_id)
-    return out.Snapshot(**parts)
 
 
 def nickname(deps: Deps, player_id: str, raw: str, request_id: str | None = None) -> None:

@@ -1,0 +1,201 @@
+"""Service layer (building block): the resume snapshot — a read model (DESIGN.md §3).
+
+``snapshot(deps, player)`` answers "what does this player's screen show now?" from the stored
+records, in the same protocol shapes as the live messages, so that a client which knows only
+its token can draw everything from nothing and play on (ruling 15): the game language with its
+tiles and keyboard, the lobby, the round (pairs, bye, intro deadline), the own duel's board and,
+for a spectator, the other duels' boards (ruling 7), deadlines (absolute UTC ms), lives and
+standings, places and rating changes already fixed, who is disconnected, the party.
+
+Secrets (ruling 6): boards come from ``presenter.board``, which carries a duel's word only once
+the duel is over, and ``DuelBoard`` itself refuses a word on a running duel.
+
+A building block, not a use case: it imports only ``base``, ``model`` and ``presenter``, and
+both use cases that need it (``players`` for a resume, ``tournaments`` for the party screen
+after a tournament) may import it. It reads; it never writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.domain.languages import Language
+from shared.domain.tournament import PlayerState, Tournament
+from shared.protocol import outbound as out
+from shared.services.base import Deps
+from shared.services.model import Lobby, Player, PlayerStatus, TournamentRecord
+from shared.services.presenter import (
+    board,
+    lobby_event,
+    party_event,
+    round_event,
+    standings,
+    standings_event,
+)
+
+__all__ = [
+    "finished_tournament",
+    "language_info",
+    "party_snapshot",
+    "party_status",
+    "rating_event",
+    "snapshot",
+]
+
+
+def snapshot(deps: Deps, player: Player, *, ended: TournamentRecord | None = None) -> out.Snapshot:
+    """The screen of ``player`` (as just saved by the resume) as one ``Snapshot``.
+
+    ``ended``: the player's tournament that is over and whose end this resume shows
+    (``finished_tournament``); its final standings go in ``tournament_end`` with the player's
+    own ``rating``. A tournament that is over is otherwise not shown: the player is idle.
+
+    Reads (strongly consistent): the lobby while queued (plus the profiles of its disconnected
+    seats, one batch, only when there are some); the tournament while in one; the party and
+    its members' profiles. Raises what the store raises (``BusyError``...).
+    """
+    parts: dict[str, Any] = {}
+    if player.status is PlayerStatus.QUEUED and player.lobby_id:
+        lobby = deps.store.get_lobby(player.lobby_id)
+        if lobby is not None and any(s.player_id == player.player_id for s in lobby.seats):
+            language = deps.lexicon.language(lobby.language)
+            parts["language"] = language_info(language)
+            parts["lobby"] = lobby_event(lobby, language)
+            parts["statuses"] = _lobby_statuses(deps, lobby, player.player_id)
+    if ended is not None:
+        parts.update(_ended(ended.tournament, player.player_id))
+    elif player.tournament_id:
+        rec = deps.store.get_tournament(player.tournament_id)
+        if rec is not None and not rec.tournament.over:
+            parts.update(_tournament(deps, rec.tournament, player.player_id))
+    if player.party_id:
+        parts["party"] = party_snapshot(deps, player.party_id)
+    return out.Snapshot(**parts)
+
+
+def finished_tournament(deps: Deps, player: Player) -> TournamentRecord | None:
+    """The player's tournament when it is over: its end is still to be shown to them once
+    (ruling 15), after which the resume clears ``player.tournament_id`` (the player is idle).
+    None when the player has no tournament, or it still runs. One read."""
+    if player.tournament_id is None:
+        return None
+    rec = deps.store.get_tournament(player.tournament_id)
+    return rec if rec is not None and rec.tournament.over else None
+
+
+def language_info(language: Language) -> out.LanguageInfo:
+    """The client's view of a game language (tiles, keyboard, direction)."""
+    return out.LanguageInfo(
+        code=language.code,
+        name=language.name,
+        native_name=language.native_name,
+        alphabet=list(language.alphabet),
+        keyboard=[list(row) for row in language.keyboard],
+        direction="rtl" if language.direction == "rtl" else "ltr",
+        multi_letter_tiles=[tile for tile in language.alphabet if len(tile) > 1],
+    )
+
+
+def rating_event(t: Tournament, p: PlayerState) -> out.RatingEvent | None:
+    """The ``rating`` message of a player whose place is fixed (rulings 1 and 2): place,
+    change, the previous rating (snapshotted at the start) and the new one; None while the
+    place is open."""
+    if p.place is None:
+        return None
+    change = p.rating_change or 0
+    return out.RatingEvent(
+        tournament_id=t.tournament_id,
+        place=p.place,
+        change=change,
+        rating=p.rating + change,
+        previous=p.rating,
+    )
+
+
+def party_status(members: dict[str, Player]) -> str:
+    """A party's status from its members' (ruling 10): playing while anyone is in a
+    tournament, queued while anyone waits in a lobby, else open."""
+    if any(m.status is PlayerStatus.PLAYING for m in members.values()):
+        return "playing"
+    if any(m.status is PlayerStatus.QUEUED for m in members.values()):
+        return "queued"
+    return "open"
+
+
+def party_snapshot(deps: Deps, party_id: str) -> out.PartyEvent | None:
+    """The party as its ``party`` message shows it now; None when it is gone. Reads the party
+    and its members' profiles."""
+    rec = deps.store.get_party(party_id)
+    if rec is None:
+        return None
+    members = deps.store.get_players(rec.party.members)
+    return party_event(rec, members, party_status(members))
+
+
+# ---------------------------------------------------------------------------- parts
+def _tournament(deps: Deps, t: Tournament, player_id: str) -> dict[str, Any]:
+    """A running tournament as ``player_id`` sees it. A player who left receives none of its
+    messages any more (ruling 3), so only their own result is drawn: ``eliminated`` and, once
+    the round fixed their place, ``rating``."""
+    me = t.player(player_id)
+    parts: dict[str, Any] = {"language": language_info(deps.lexicon.language(t.language))}
+    if not me.alive:
+        parts["eliminated"] = out.EliminatedEvent(
+            tournament_id=t.tournament_id,
+            round=me.out_round or t.round_no,
+            player_id=player_id,
+            reason="left" if me.left else "lives",
+        )
+    parts["rating"] = rating_event(t, me)
+    if me.left:
+        return parts
+    parts["round"] = round_event(t)
+    parts["standings"] = standings_event(t)
+    parts["statuses"] = [
+        out.PlayerStatusEvent(
+            tournament_id=t.tournament_id,
+            player_id=p.player_id,
+            status="disconnected",
+            reconnect_deadline_ms=p.reconnect_deadline_ms,
+        )
+        for p in t.players
+        if p.player_id != player_id and not p.connected and not p.left
+    ]
+    own = t.duel_of(player_id)
+    if own is not None:
+        parts["duel"] = board(t, own, deps.lexicon)
+    if t.is_spectator(player_id):
+        parts["spectating"] = [
+            board(t, d, deps.lexicon) for d in t.duels if player_id not in d.players
+        ]
+    return parts
+
+
+def _ended(t: Tournament, player_id: str) -> dict[str, Any]:
+    """A tournament that is over: the final standings as its ``tournament_end`` said, and
+    the player's own ``rating``."""
+    winners = sorted(p.player_id for p in t.players if p.place == 1)
+    return {
+        "tournament_end": out.TournamentEndEvent(
+            tournament_id=t.tournament_id, places=standings(t), winners=winners
+        ),
+        "rating": rating_event(t, t.player(player_id)),
+    }
+
+
+def _lobby_statuses(deps: Deps, lobby: Lobby, player_id: str) -> list[out.PlayerStatusEvent]:
+    """The lobby's other seats whose holder is disconnected (ruling 9), with the time their
+    seat is released (the holder's reconnect deadline, absolute UTC ms)."""
+    away = [pid for pid, cid in lobby.connections.items() if cid is None and pid != player_id]
+    if not away:
+        return []
+    profiles = deps.store.get_players(away)
+    return [
+        out.PlayerStatusEvent(
+            lobby_id=lobby.lobby_id,
+            player_id=pid,
+            status="disconnected",
+            reconnect_deadline_ms=profiles[pid].reconnect_deadline_ms if pid in profiles else None,
+        )
+        for pid in away
+    ]
