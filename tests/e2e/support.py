@@ -101,8 +101,19 @@ class WsPlayer:
     solver until a condition holds, so a scenario only scripts the interesting moment.
     """
 
-    def __init__(self, url: str, name: str, language: str = "en", seed: int = 0) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        language: str = "en",
+        seed: int = 0,
+        ping_every: float = PING_INTERVAL_SECONDS * 0.75,
+    ) -> None:
         self.url = url
+        self.ping_every = ping_every
+        """Seconds between ``ping`` messages (a conformant client: within 20 s)."""
+        self.close_code: int | None = None
+        """The close code of the last connection, once the server or the network closed it."""
         self.name = name
         self.language = language
         self.rng = random.Random(seed)
@@ -128,6 +139,7 @@ class WsPlayer:
     async def connect(self, timeout: float = 20) -> Message:
         """Open a socket and send ``session`` (with the token once we have one); the reply."""
         self.ws = await connect(self.url, open_timeout=15, max_size=2**20)
+        self.close_code = None
         self._queue = asyncio.Queue()
         self._reader = asyncio.create_task(self._read(self.ws))
         self._pinger = asyncio.create_task(self._ping(self.ws))
@@ -148,13 +160,14 @@ class WsPlayer:
         except ConnectionClosed:
             pass
         finally:
+            self.close_code = ws.close_code if ws.close_code is not None else 1006
             self._queue.put_nowait(None)
 
     async def _ping(self, ws: ClientConnection) -> None:
         """A conformant client's keep-alive: ``ping`` well within the interval (ruling 14)."""
         with contextlib.suppress(ConnectionClosed):
             while True:
-                await asyncio.sleep(PING_INTERVAL_SECONDS * 0.75)
+                await asyncio.sleep(self.ping_every)
                 if not self.silent:
                     await ws.send(json.dumps({"action": "ping"}))
 
