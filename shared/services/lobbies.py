@@ -4,7 +4,9 @@ the 8th seat fills (ruling 8; ruling 9 for disconnected seats; issue 4 "Matchmak
 Seat taking is atomic: the lobby item is saved on its ``version`` together with the player
 item on its ``version`` (status ``idle`` -> ``queued``) in one transaction, so no lobby ever holds
 9 players and no player sits in two lobbies, whatever the interleaving. The 8th seat's commit
-also creates the tournament and moves all 8 players to ``playing``.
+also creates the tournament and moves all 8 players to ``playing`` — unless a holder is absent
+at that moment (disconnected, or silent for the heartbeat timeout: rulings 9 and 14): their
+seats are released in that same commit and the lobby waits for more.
 """
 
 from __future__ import annotations

@@ -381,7 +381,8 @@ def start_tournament(
     deps: Deps, lobby: Lobby, players: dict[str, Player], now: int
 ) -> tuple[TournamentRecord, list[ev.Event]]:
     """Ruling 8: the lobby's 8th seat filled. Builds the tournament (ratings snapshotted,
-    ruling 1; disconnected seats keep their reconnect deadline, ruling 9)."""
+    ruling 1). Every seat's holder is connected and alive (``lobbies.seat_players`` released
+    the absent ones first, ruling 9)."""
     entrants = []
     for s in lobby.seats:
         p = players[s.player_id]
