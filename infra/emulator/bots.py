@@ -18,6 +18,15 @@ each a probability:
 * ``disconnect_rate`` per turn: drop the socket, reconnect with the token and resume from the
   ``session`` snapshot (ruling 9; the pause is far below the 60 s reconnect deadline).
 
+Liveness (ruling 14): a bot sends ``{"action": "ping"}`` every ``ping_every_s`` (15 s, under
+the 20 s of ``shared.protocol.limits.PING_INTERVAL_SECONDS``). Only messages count: the
+``websockets`` library's own ping control frames never reach an API Gateway backend and do not
+reset its idle timeout. When the server closes the socket (API Gateway's 10-minute idle timeout
+or 2-hour connection cap, 1001; a vanished connection, 1006; any other close) the bot
+reconnects at once and resumes with its token (``session``), as after a deliberate drop; the
+snapshot restores the lobby seat or the tournament, or, if the tournament ended meanwhile,
+its ``tournament_end`` and ``rating``.
+
 Library entry points: :func:`play_tournament` (one tournament, results for tests and benchmarks)
 and :func:`run_bot_pool` (keeps lobbies filled; ``python -m infra.emulator --bots N``).
 """
@@ -41,6 +50,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from infra.emulator.solver import DuelSolver
+from shared.protocol.limits import PING_INTERVAL_SECONDS
 
 __all__ = [
     "Bot",
@@ -60,6 +70,9 @@ INVALID_GUESS_CODES = frozenset({"not_in_word_list", "wrong_length", "invalid_le
 _SAFETY_MS = 250
 """Send a guess at least this long before the turn deadline (network, handler latency)."""
 
+PING_EVERY_SECONDS = PING_INTERVAL_SECONDS * 3 / 4
+"""How often a bot sends ``ping`` (15 s): a margin under the 20 s clients promise (ruling 14)."""
+
 
 @dataclass(frozen=True)
 class BotConfig:
@@ -78,6 +91,8 @@ class BotConfig:
     """How long a disconnected bot stays away before resuming (well under 60 s)."""
     leave_wait_s: float = 120.0
     """After leaving, wait at most this long for the ``rating`` event (sent at round end)."""
+    ping_every_s: float = PING_EVERY_SECONDS
+    """Seconds between two ``ping`` messages on a connection (the first goes at connect)."""
 
 
 @dataclass
@@ -168,6 +183,11 @@ class Bot:
         self._finished = asyncio.Event()
         self._leave_deadline: float | None = None
         self._round: int | None = None
+        self.connections = 0
+        """WebSocket connections opened so far (resumes after server closes included)."""
+        self.server_closes = 0
+        """Connections that ended without the bot hanging up (idle/duration limits, drops)."""
+        self._sessions = 0
 
     # -- running -----------------------------------------------------------------------------
 
@@ -177,25 +197,33 @@ class Bot:
         failures = 0
         while not self._done():
             self._dropping = False
+            sessions = self._sessions
             try:
                 await self._connection()
             except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError) as exc:
                 if self._done():
                     break
+                if self._sessions > sessions:  # it worked until the server went away
+                    failures = 0
+                    self.server_closes += 1
                 failures += 1
                 if failures > 8:
                     raise
-                log.warning("%s: connection lost (%s); retrying", self.name, exc)
+                log.warning("%s: connection lost (%s); resuming", self.name, exc)
                 await asyncio.sleep(min(0.2 * 2**failures, 5))
                 continue
             if self._dropping:  # we hung up on purpose: stay away a little, then resume
                 failures = 0
                 await asyncio.sleep(self.rng.uniform(*self.config.reconnect_pause_ms) / 1000)
             elif not self._done():
+                # closed by the server: API Gateway's idle timeout or 2-hour cap (1001), ...
+                if self._sessions > sessions:
+                    failures = 0
+                    self.server_closes += 1
                 failures += 1
                 if failures > 8:
                     raise ConnectionError(f"{self.url} keeps closing the connection")
-                log.warning("%s: the server closed the connection; resuming", self.name)
+                log.info("%s: the server closed the connection; resuming", self.name)
                 await asyncio.sleep(min(0.2 * 2**failures, 5))
         return self.results
 
@@ -203,23 +231,38 @@ class Bot:
         return self.games_left == 0 and self.state == "idle"
 
     async def _connection(self) -> None:
+        # ping_interval: the library's control frames only detect a dead TCP connection on our
+        # side; API Gateway does not count them as activity, hence the ``ping`` messages.
         async with connect(self.url, open_timeout=15, max_size=2**20, ping_interval=20) as ws:
             self._ws = ws
+            self.connections += 1
+            pinger: asyncio.Task[None] | None = None
             try:
                 await self._send({"action": "session", "token": self.token})
                 await self._ping()
+                pinger = asyncio.create_task(self._keep_pinging())
                 async for raw in ws:
                     message = json.loads(raw)
                     await self._handle(message)
                     if self._done():
                         return
             finally:
+                if pinger is not None:
+                    pinger.cancel()
                 self._ws = None
                 self._cancel_move()
                 for fut in self._pending.values():
                     if not fut.done():
                         fut.cancel()
                 self._pending.clear()
+                self._ping_sent.clear()
+
+    async def _keep_pinging(self) -> None:
+        """``ping`` every ``ping_every_s`` while the connection lasts (ruling 14)."""
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                await asyncio.sleep(self.config.ping_every_s)
+                await self._ping()
 
     async def _send(self, message: dict[str, Any]) -> str:
         request_id = message.get("request_id") or f"{message['action'][:2]}-{next(self._ids)}"
@@ -252,6 +295,7 @@ class Bot:
         self._check_leave_wait()
 
     async def _on_session(self, m: dict[str, Any]) -> None:
+        self._sessions += 1
         player = m["player"]
         if m.get("token"):
             self.token = m["token"]
@@ -282,8 +326,25 @@ class Bot:
 
     async def _apply_snapshot(self, snap: dict[str, Any]) -> None:
         lobby, rnd, duel = snap.get("lobby"), snap.get("round"), snap.get("duel")
-        if snap.get("standings") and self.current is not None:
-            self.current.standings = snap["standings"]
+        if self.current is not None:
+            if snap.get("standings"):
+                self.current.standings = snap["standings"]
+            if snap.get("eliminated") and snap["eliminated"].get("player_id") == self.player_id:
+                self.current.eliminated = snap["eliminated"]
+            if snap.get("rating"):
+                self.current.rating = snap["rating"]
+        if snap.get("rating"):
+            self.rating = snap["rating"]["rating"]
+        if snap.get("tournament_end") and self.state in ("playing", "queued"):
+            # it ended while we were away: the resume shows the end once (ruling 15)
+            if self.current is not None:
+                self.current.tournament_end = snap["tournament_end"]
+            log.info("%s %s: the tournament ended while away", self.name, self.nickname)
+            self._finish()
+            return
+        if snap.get("rating") and self.current is not None and self.current.left:
+            self._finish()  # left, and the place is fixed: what _on_rating would have done
+            return
         if lobby and lobby.get("status") == "waiting":
             self.state = "queued"
             return
@@ -303,8 +364,13 @@ class Bot:
                 if duel.get("next_player") == self.player_id and duel.get("deadline_ms"):
                     self._schedule_move(duel["duel_id"], duel["deadline_ms"])
             return
-        if self.state in ("playing", "queued"):
-            # The tournament ended (or we were dropped) while we were away.
+        if self.state == "queued":
+            # The seat was released while we were away (ruling 9): queue again, same game.
+            log.info("%s %s: no longer queued; joining again", self.name, self.nickname)
+            self.state = "idle"
+            self.current = None
+        elif self.state == "playing":
+            # The tournament ended (or we were dropped from it) while we were away.
             log.info("%s %s: nothing to resume", self.name, self.nickname)
             self._finish()
 

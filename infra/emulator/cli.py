@@ -3,6 +3,14 @@
 Parses the options, starts an :class:`~infra.emulator.emulator.Emulator`, prints the URLs and runs
 until Ctrl-C (SIGINT) or SIGTERM, then shuts down cleanly (sockets closed with 1001 and their
 ``$disconnect`` delivered, clock stopped, embedded DynamoDB stopped).
+
+API Gateway's limits and failure modes (defaults are AWS's; see :mod:`infra.emulator.gateway`):
+``--idle-timeout-seconds`` (600: a connection silent both ways that long is closed with 1001),
+``--max-connection-seconds`` (7200: every connection is closed with 1001 at that age),
+``--disconnect-loss`` (0: share of closes, 0..1, whose ``$disconnect`` never runs),
+``--half-open-seconds`` (0 = off: how long a vanished client's connection still accepts posts)
+and ``--gateway-seed`` (seeds the ``$disconnect`` losses). E.g. to watch clients reconnect and
+resume: ``python -m infra.emulator --bots 7 --max-connection-seconds 30 --disconnect-loss 0.3``.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import warnings
 from collections.abc import Sequence
 
 from infra.emulator.emulator import Emulator
+from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +50,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="reconnect deadline (default: RECONNECT_SECONDS or 60)",
     )
     parser.add_argument(
+        "--idle-timeout-seconds",
+        type=float,
+        default=IDLE_TIMEOUT_SECONDS,
+        metavar="S",
+        help="close a connection silent both ways for S seconds, 1001 (default %(default)s, AWS)",
+    )
+    parser.add_argument(
+        "--max-connection-seconds",
+        type=float,
+        default=MAX_CONNECTION_SECONDS,
+        metavar="S",
+        help="close every connection at this age, 1001 (default %(default)s, AWS: 2 hours)",
+    )
+    parser.add_argument(
+        "--disconnect-loss",
+        type=_share,
+        default=0.0,
+        metavar="P",
+        help="share of closes whose $disconnect never runs, 0..1 (default 0)",
+    )
+    parser.add_argument(
+        "--half-open-seconds",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="a dropped client's connection still accepts posts for S seconds (default 0: off)",
+    )
+    parser.add_argument(
+        "--gateway-seed", type=int, metavar="N", help="random seed of the $disconnect losses"
+    )
+    parser.add_argument(
         "--dynamodb-endpoint",
         metavar="URL",
         help="use this DynamoDB instead of the embedded moto server (e.g. a real endpoint)",
@@ -56,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be within 0..1, got {text}")
+    return value
+
+
 def emulator_from_args(args: argparse.Namespace) -> Emulator:
     return Emulator(
         host=args.host,
@@ -67,6 +114,11 @@ def emulator_from_args(args: argparse.Namespace) -> Emulator:
         dynamodb_endpoint=args.dynamodb_endpoint,
         table_name=args.table_name,
         log_level=args.log_level,
+        idle_timeout_seconds=args.idle_timeout_seconds,
+        max_connection_seconds=args.max_connection_seconds,
+        disconnect_loss=args.disconnect_loss,
+        half_open_seconds=args.half_open_seconds,
+        gateway_seed=args.gateway_seed,
     )
 
 
@@ -78,6 +130,9 @@ def banner(emu: Emulator) -> str:
             f"  WebSocket API   {emu.ws_url}",
             f"  @connections    {emu.callback_url}/@connections/{{connectionId}}",
             f"  DynamoDB        {emu.dynamodb_endpoint} (table {emu.table_name})",
+            f"  limits          idle timeout {emu.idle_timeout_seconds:g} s, connections closed"
+            f" at {emu.max_connection_seconds:g} s, $disconnect loss {emu.disconnect_loss:g},"
+            f" half-open {emu.half_open_seconds:g} s",
             "Press Ctrl-C to stop.",
         ]
     )

@@ -21,6 +21,20 @@ Wiring of the real handlers (nothing here imports ``functions/`` by name):
   sweeper, invoked
   every ``watchdog_seconds`` with an EventBridge "Scheduled Event", as the scheduled rule does.
 
+API Gateway's limits and failure modes (see :mod:`infra.emulator.gateway`; defaults are AWS's,
+from ``shared.protocol.limits``; seconds as floats):
+
+* ``idle_timeout_seconds`` (600): a connection with no message either way for that long is
+  closed with 1001 "Going away";
+* ``max_connection_seconds`` (7200): every connection is closed (1001) at that age;
+* ``disconnect_loss`` (0.0): share of closes whose ``$disconnect`` never runs, 0..1, drawn from
+  ``random.Random(gateway_seed)``;
+* ``half_open_seconds`` (0 = off): how long a connection whose client vanished without a close
+  frame (``emulator.gateway.drop(connection_id)``) still accepts ``PostToConnection`` (data
+  discarded) before it is gone (410) and ``$disconnect`` reports 1006.
+
+Frame (32 KB) and message (128 KB) sizes are always enforced.
+
 Clock injection: ``shared.runtime.bootstrap.set_clock(clock)`` if it exists, else
 ``shared.runtime.bootstrap.configure(clock=clock)``; on stop the same hook is called with
 ``None`` to restore the default.
@@ -50,6 +64,7 @@ from infra.emulator.lambda_context import (
     make_context,
 )
 from infra.emulator.states import LocalClock
+from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +201,9 @@ class Emulator:
     environment variables for the handlers.
     ``watchdog_seconds`` (None = never) paces the watchdog; ``watchdog_handler`` replaces it.
     ``bots`` > 0 runs ``infra.emulator.bots.run_bot_pool(ws_url, bots)`` when that exists.
-    ``create_tables=False`` skips the schema module.
+    ``create_tables=False`` skips the schema module. ``idle_timeout_seconds``,
+    ``max_connection_seconds``, ``disconnect_loss``, ``half_open_seconds`` and ``gateway_seed``
+    set the gateway's limits and failure modes (module docstring; defaults are AWS's).
 
     After :meth:`start`: :attr:`gateway`, :attr:`clock`, :attr:`dynamodb_endpoint`,
     :attr:`callback_url`, :attr:`env` (what was exported), :meth:`management_client`,
@@ -216,6 +233,11 @@ class Emulator:
         stage: str = "local",
         max_workers: int = 64,
         log_level: str | None = None,
+        idle_timeout_seconds: float = IDLE_TIMEOUT_SECONDS,
+        max_connection_seconds: float = MAX_CONNECTION_SECONDS,
+        disconnect_loss: float = 0.0,
+        half_open_seconds: float = 0.0,
+        gateway_seed: int | None = None,
     ) -> None:
         self.host = host
         self.requested_port = port
@@ -235,6 +257,11 @@ class Emulator:
         self.stage = stage
         self.max_workers = max_workers
         self.log_level = log_level
+        self.idle_timeout_seconds = idle_timeout_seconds
+        self.max_connection_seconds = max_connection_seconds
+        self.disconnect_loss = disconnect_loss
+        self.half_open_seconds = half_open_seconds
+        self.gateway_seed = gateway_seed
 
         self.env: dict[str, str] = {}
         """The environment variables this emulator exported (after :meth:`start`)."""
@@ -322,6 +349,11 @@ class Emulator:
             region=self.region,
             executor=self._executor,
             route_responses=self.route_responses,
+            idle_timeout_seconds=self.idle_timeout_seconds,
+            max_connection_seconds=self.max_connection_seconds,
+            disconnect_loss=self.disconnect_loss,
+            half_open_seconds=self.half_open_seconds,
+            seed=self.gateway_seed,
         )
         await self._gateway.start()
         self._clock.start()

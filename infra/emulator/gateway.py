@@ -23,14 +23,47 @@ Fidelity choices (AWS behaviour mirrored unless noted):
 * Messages of one connection are handled one at a time, in arrival order; ``$disconnect`` runs
   after the connection's last message. Different connections run concurrently. (AWS gives no
   ordering guarantee at all; this is the stricter, friendlier behaviour.)
-* An inbound frame larger than ``max_frame_bytes`` (32 KB) closes the socket with 1009
-  "Message too big", as API Gateway does; the handler never sees it and ``$disconnect``
-  reports 1009.
+* Sizes (API Gateway quotas, ``shared.protocol.limits``): an inbound frame larger than
+  ``max_frame_bytes`` (32 KB), or a message (the frames of one fragmented message, added up)
+  larger than ``max_message_bytes`` (128 KB), closes the socket with 1009 "Message too big"; the
+  handler never sees that message and ``$disconnect`` reports 1009. Messages up to 128 KB sent in
+  frames of at most 32 KB are reassembled and delivered as one event, as API Gateway does.
+  Frames are measured on the wire, before aiohttp reassembles them (:class:`FrameScanner`).
+  ``PostToConnection`` with ``Data`` over 128 KB answers 413 ``PayloadTooLargeException``.
+  The local gateway negotiates no ``permessage-deflate``, so sizes are uncompressed payload bytes
+  (API Gateway does negotiate it and does not document whether its quotas count compressed
+  bytes; counting uncompressed bytes is the stricter reading).
+* Idle timeout (``idle_timeout_seconds``, AWS 10 minutes): a connection with no message in
+  either direction for that long (inbound data frames and successful ``PostToConnection`` or
+  route responses count; WebSocket ping/pong control frames do not, and API Gateway never shows
+  them to the backend) is closed with 1001 "Going away" and ``$disconnect`` reports 1001.
+* Connection duration (``max_connection_seconds``, AWS 2 hours): at that age the connection is
+  closed with 1001 "Going away", however busy, and ``$disconnect`` reports 1001. (1001 is what
+  clients observe from API Gateway for both closes; its documentation names no code.)
+* Lost ``$disconnect`` (``disconnect_loss``, 0..1, default 0; draws from ``random.Random(seed)``):
+  that share of closed connections never runs the ``$disconnect`` handler ("$disconnect is a
+  best-effort event", API Gateway developer guide, the ``$connect`` and ``$disconnect`` routes
+  page).
+* Half-open peers (``half_open_seconds``, default 0 = off): :meth:`LocalGateway.drop` makes a
+  client's TCP connection vanish without a close frame (the transport is aborted; the client
+  sees 1006). For ``half_open_seconds`` the gateway does not notice, as with a dead TCP peer:
+  ``PostToConnection`` answers 200 (the data is discarded), ``GetConnection`` answers, no
+  ``$disconnect`` runs. Then (or at the idle or duration limit, or a DELETE, if sooner) the
+  connection is gone: 410 ``GoneException`` and ``$disconnect`` with 1006. With 0, a dropped
+  connection is gone at once (``$disconnect`` 1006).
+* ``GET @connections/{id}`` answers ``connectedAt``, ``identity`` and ``lastActiveAt``: the
+  time of the last inbound data frame or successful outbound message (AWS documents it only as
+  "the time in ISO 8601 format for when the connection was last active"; the backend does not
+  rely on its exact meaning).
 * A handler that raises: the client gets ``{"message": "Internal server error", "connectionId",
   "requestId"}``; no route and no ``$default``: ``{"message": "Forbidden", ...}`` (both as AWS).
 * A handler's return value is discarded, except for route keys listed in ``route_responses``
   (two-way routes), whose ``body`` is sent back to the caller.
 * DELETE closes with 1000 and ``$disconnect`` reports 1000 "Connection Closed Normally".
+
+Quotas: "Amazon API Gateway quotas for configuring and running a WebSocket API" (frame 32 KB,
+message 128 KB, idle connection timeout 10 minutes, connection duration 2 hours), as cited in
+``shared.protocol.limits``.
 """
 
 from __future__ import annotations
@@ -40,6 +73,7 @@ import base64
 import contextlib
 import json
 import logging
+import random
 import secrets
 import socket
 import string
@@ -55,6 +89,12 @@ from typing import Any
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from infra.emulator.lambda_context import DEFAULT_REGION, function_name_for, make_context
+from shared.protocol.limits import (
+    IDLE_TIMEOUT_SECONDS,
+    MAX_CONNECTION_SECONDS,
+    MAX_FRAME_BYTES,
+    MAX_MESSAGE_BYTES,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +102,6 @@ Handler = Callable[[dict[str, Any], Any], Any]
 """A Lambda handler: ``handler(event, context) -> response`` (synchronous)."""
 
 WEB_DIR = Path(__file__).parent / "web"
-MAX_FRAME_BYTES = 32 * 1024  # API Gateway WebSocket frame size quota
-MAX_POST_BYTES = 128 * 1024  # API Gateway message payload quota (PostToConnection Data max)
 _ALNUM = string.ascii_letters + string.digits
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _CLOSE_REASONS = {
@@ -116,9 +154,109 @@ def select_route(body: str | None, routes: Collection[str]) -> str:
     return "$default"
 
 
+class FrameScanner:
+    """Reads WebSocket frame headers off the raw inbound bytes, ahead of aiohttp's reader.
+
+    aiohttp hands over whole (reassembled) messages only, but API Gateway's quotas are per frame
+    (``max_frame_bytes``) and per message (``max_message_bytes``, the frames of one fragmented
+    message added up). This wrapper sits where aiohttp's ``WebSocketReader`` sits (the
+    connection's payload parser: ``feed_data(bytes) -> (eof, tail)``, ``feed_eof()``), follows
+    the frame headers (RFC 6455 §5.2: 2 bytes, 0/2/8 bytes of extended length, 4 bytes of mask)
+    and forwards the bytes unchanged. ``on_frame(opcode, fin, length)`` is called at each
+    complete header; when it returns False the frame is refused: the bytes from that header on
+    are never forwarded (nor is anything after them), so the handler never sees that message.
+    """
+
+    def __init__(self, parser: Any, on_frame: Callable[[int, bool, int], bool]) -> None:
+        self._parser = parser
+        self._on_frame = on_frame
+        self._head = bytearray()
+        self._remaining = 0  # payload bytes of the current frame still to come
+        self.refused = False
+
+    def _header_size(self) -> int:
+        """Bytes the current header needs (2 until the length byte is known)."""
+        if len(self._head) < 2:
+            return 2
+        length7 = self._head[1] & 0x7F
+        extended = 2 if length7 == 126 else 8 if length7 == 127 else 0
+        return 2 + extended + (4 if self._head[1] & 0x80 else 0)
+
+    def _frame(self) -> tuple[int, bool, int]:
+        head = self._head
+        length = head[1] & 0x7F
+        if length == 126:
+            length = int.from_bytes(head[2:4], "big")
+        elif length == 127:
+            length = int.from_bytes(head[2:10], "big")
+        return head[0] & 0x0F, bool(head[0] & 0x80), length
+
+    def feed_data(self, data: bytes | bytearray | memoryview) -> tuple[bool, bytes]:
+        if self.refused:
+            return False, b""
+        view = memoryview(data)
+        i, size = 0, len(view)
+        header_start = 0 if self._head else None  # None: no header under way in this chunk
+        while i < size:
+            if self._remaining:
+                step = min(self._remaining, size - i)
+                self._remaining -= step
+                i += step
+                continue
+            if not self._head:
+                header_start = i
+            need = self._header_size() - len(self._head)
+            self._head += view[i : i + need]
+            i += min(need, size - i)
+            if len(self._head) < self._header_size():
+                continue  # the length byte just arrived, or the header goes on in the next chunk
+            opcode, fin, length = self._frame()
+            self._head.clear()
+            if not self._on_frame(opcode, fin, length):
+                self.refused = True
+                keep = header_start or 0
+                if keep:
+                    return self._parser.feed_data(bytes(view[:keep]))  # type: ignore[no-any-return]
+                return False, b""
+            self._remaining = length
+        return self._parser.feed_data(data)  # type: ignore[no-any-return]
+
+    def feed_eof(self) -> None:
+        self._parser.feed_eof()
+
+
+class _ScannedWebSocketResponse(web.WebSocketResponse):
+    """aiohttp's server WebSocket with a :class:`FrameScanner` in front of its frame reader.
+
+    Uses two private attributes of aiohttp's ``RequestHandler`` (``_payload_parser``, set by
+    ``set_parser``, and ``_message_tail``, bytes that arrived with the upgrade); the gateway
+    tests break if a new aiohttp renames them.
+    """
+
+    def __init__(self, on_frame: Callable[[int, bool, int], bool], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._on_frame = on_frame
+
+    def _post_start(self, request: Any, protocol: Any, writer: Any) -> None:
+        handler = request.protocol
+        tail = getattr(handler, "_message_tail", b"")
+        if tail:
+            handler._message_tail = b""  # scanned below, not fed to the reader unseen
+        super()._post_start(request, protocol, writer)
+        scanner = FrameScanner(handler._payload_parser, self._on_frame)
+        handler._payload_parser = scanner
+        if tail:
+            scanner.feed_data(tail)
+
+
 @dataclass(eq=False)
 class Connection:
-    """One live WebSocket, as API Gateway would track it."""
+    """One WebSocket, as API Gateway would track it.
+
+    Times: ``*_ms`` are UTC epoch milliseconds (what the events and ``GetConnection`` report);
+    ``opened_at``, ``active_at`` and ``half_open_until`` are event-loop (monotonic) seconds for
+    the idle, duration and half-open limits.
+    """
 
     id: str
     ws: web.WebSocketResponse
@@ -127,10 +265,23 @@ class Connection:
     user_agent: str
     host: str
     last_active_ms: int
+    opened_at: float = 0.0
+    active_at: float = 0.0
     inbox: asyncio.Queue[tuple[str | None, bool] | None] = field(default_factory=asyncio.Queue)
     postable: bool = False
     close_code: int | None = None
     close_reason: str = ""
+    message_bytes: int = 0
+    """Payload bytes of the inbound message under way (its frames so far)."""
+    transport: asyncio.Transport | None = None
+    dropped: bool = False
+    """The client's TCP connection vanished (:meth:`LocalGateway.drop`): writes are discarded."""
+    half_open_until: float | None = None
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the gateway is done with the connection (closed, expired, deleted)."""
+    closing: bool = False
+    """The limits task is closing the socket (it must not be cancelled half way)."""
+    limits: asyncio.Task[None] | None = None
 
 
 class LocalGateway:
@@ -141,6 +292,13 @@ class LocalGateway:
     fresh :class:`~infra.emulator.lambda_context.LambdaContext` each. Bind either ``host`` and
     ``port`` (0 = a free port) or pass an already bound ``sock``. Use :meth:`start` / :meth:`stop`
     (or ``async with``); :attr:`url`, :attr:`ws_url` and :attr:`callback_url` are valid after start.
+
+    Limits and failure modes (the module docstring has the details; defaults are AWS's quotas
+    from ``shared.protocol.limits``): ``max_frame_bytes`` (32 KB) and ``max_message_bytes``
+    (128 KB, inbound messages and ``PostToConnection`` data), ``idle_timeout_seconds`` (600),
+    ``max_connection_seconds`` (7200), ``disconnect_loss`` (share of ``$disconnect`` events
+    never delivered, 0..1, default 0, seeded by ``seed``), ``half_open_seconds`` (how long a
+    :meth:`drop`-ped connection still looks alive, default 0). Times in seconds (floats).
     """
 
     def __init__(
@@ -157,17 +315,34 @@ class LocalGateway:
         web_dir: Path | None = WEB_DIR,
         route_responses: Collection[str] = (),
         max_frame_bytes: int = MAX_FRAME_BYTES,
-        max_post_bytes: int = MAX_POST_BYTES,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
         handler_timeout_seconds: float = 29.0,
+        idle_timeout_seconds: float = IDLE_TIMEOUT_SECONDS,
+        max_connection_seconds: float = MAX_CONNECTION_SECONDS,
+        disconnect_loss: float = 0.0,
+        half_open_seconds: float = 0.0,
+        seed: int | None = None,
     ) -> None:
+        if not 0.0 <= disconnect_loss <= 1.0:
+            raise ValueError(f"disconnect_loss must be within 0..1, got {disconnect_loss}")
+        if idle_timeout_seconds <= 0 or max_connection_seconds <= 0:
+            raise ValueError("idle_timeout_seconds and max_connection_seconds must be positive")
+        if half_open_seconds < 0:
+            raise ValueError(f"half_open_seconds must be >= 0, got {half_open_seconds}")
         self.routes: dict[str, Handler] = dict(routes or {})
         self.stage = stage
         self.api_id = api_id
         self.region = region
         self.route_responses = frozenset(route_responses)
         self.max_frame_bytes = max_frame_bytes
-        self.max_post_bytes = max_post_bytes
+        self.max_message_bytes = max_message_bytes
         self.handler_timeout_seconds = handler_timeout_seconds
+        self.idle_timeout_seconds = idle_timeout_seconds
+        self.max_connection_seconds = max_connection_seconds
+        self.disconnect_loss = disconnect_loss
+        self.half_open_seconds = half_open_seconds
+        self._rng = random.Random(seed)
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._host = host
         self._port = port
         self._sock = sock
@@ -205,7 +380,10 @@ class LocalGateway:
         return self
 
     async def stop(self) -> None:
-        """Close every socket (1001 "Going away"), deliver their ``$disconnect``, stop serving."""
+        """Close every socket (1001 "Going away"), deliver their ``$disconnect``, stop serving.
+
+        ``disconnect_loss`` applies here too; a half-open connection reports 1006.
+        """
         # concurrently: an unresponsive client may take aiohttp's close timeout (10 s)
         await asyncio.gather(
             *(self._close(c, WSCloseCode.GOING_AWAY, "Going away") for c in list(self._all)),
@@ -213,6 +391,8 @@ class LocalGateway:
         )
         if self._workers:
             await asyncio.gather(*self._workers, return_exceptions=True)
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -251,13 +431,41 @@ class LocalGateway:
         return self.url
 
     def connection_ids(self) -> list[str]:
-        """Ids of the connections that can currently be posted to."""
+        """Ids of the connections that can currently be posted to (half-open ones included)."""
         return list(self._connections)
+
+    def drop(self, connection_id: str) -> bool:
+        """Make the client's TCP connection vanish without a close frame; False if unknown.
+
+        The transport is aborted (the client sees an abnormal closure, 1006, and may reconnect),
+        but for ``half_open_seconds`` the gateway behaves as with a dead TCP peer it has not
+        noticed yet: ``PostToConnection`` answers 200 and discards the data, ``GetConnection``
+        answers, ``$disconnect`` waits. Then the connection is gone (410) and ``$disconnect``
+        reports 1006. With ``half_open_seconds`` 0 that happens at once.
+        """
+        conn = self._connections.get(connection_id)
+        if conn is None or conn.dropped or conn.closing:
+            return False
+        conn.dropped = True
+        if conn.close_code is None:
+            conn.close_code, conn.close_reason = 1006, _CLOSE_REASONS[1006]
+        loop = asyncio.get_running_loop()
+        if self.half_open_seconds > 0:
+            conn.half_open_until = loop.time() + self.half_open_seconds
+            self._start_limits(conn)  # the half-open period may end before the other limits
+        else:
+            conn.postable = False
+            self._connections.pop(conn.id, None)
+            conn.ended.set()
+        if conn.transport is not None:
+            conn.transport.abort()
+        log.info("connection %s dropped (half-open for %ss)", conn.id, self.half_open_seconds)
+        return True
 
     # -- app -------------------------------------------------------------------------------
 
     def _build_app(self) -> web.Application:
-        app = web.Application(client_max_size=self.max_post_bytes * 4)
+        app = web.Application(client_max_size=self.max_message_bytes * 4)
         app.router.add_get("/ws", self._websocket)
         app.router.add_route("*", "/@connections/{connection_id}", self._management)
         app.router.add_route("*", "/{stage}/@connections/{connection_id}", self._management)
@@ -370,9 +578,13 @@ class LocalGateway:
             # not an upgrade: refuse before $connect runs (no handler side effects)
             return web.json_response({"message": "Bad Request"}, status=400)
         now = _now_ms()
+
+        def on_frame(opcode: int, fin: bool, length: int) -> bool:
+            return self._on_frame(conn, opcode, fin, length)  # frames come after the upgrade
+
         conn = Connection(
             id=new_id(),
-            ws=web.WebSocketResponse(max_msg_size=max(self.max_frame_bytes * 4, 1 << 20)),
+            ws=self._new_socket(on_frame),
             connected_at_ms=now,
             source_ip=request.remote or "127.0.0.1",
             user_agent=request.headers.get("User-Agent", ""),
@@ -384,24 +596,116 @@ class LocalGateway:
             if refusal is not None:
                 return refusal
             if protocol:
-                conn.ws = web.WebSocketResponse(
-                    max_msg_size=max(self.max_frame_bytes * 4, 1 << 20), protocols=(protocol,)
-                )
+                conn.ws = self._new_socket(on_frame, protocol)
         await conn.ws.prepare(request)
+        conn.transport = request.transport
+        conn.opened_at = conn.active_at = asyncio.get_running_loop().time()
         conn.postable = True
         self._connections[conn.id] = conn
         self._all.add(conn)
         worker = asyncio.create_task(self._worker(conn), name=f"connection-{conn.id}")
         self._workers.add(worker)
         worker.add_done_callback(self._workers.discard)
+        self._start_limits(conn)
         try:
             await self._read(conn)
+            if conn.dropped:  # half-open: the gateway has not noticed yet
+                await conn.ended.wait()
         finally:
             conn.postable = False
             self._connections.pop(conn.id, None)
+            conn.ended.set()
+            await self._stop_limits(conn)
             conn.inbox.put_nowait(None)  # after the last message: $disconnect
         await asyncio.shield(worker)
         return conn.ws
+
+    def _new_socket(
+        self, on_frame: Callable[[int, bool, int], bool], protocol: str | None = None
+    ) -> _ScannedWebSocketResponse:
+        """A server socket whose frames go through ``on_frame`` (size quotas; no compression)."""
+        return _ScannedWebSocketResponse(
+            on_frame,
+            # the scanner enforces the quota; aiohttp's own check (a backstop) refuses a
+            # message of exactly max_msg_size bytes, hence + 1
+            max_msg_size=self.max_message_bytes + 1,
+            compress=False,
+            protocols=(protocol,) if protocol else (),
+        )
+
+    def _on_frame(self, conn: Connection, opcode: int, fin: bool, length: int) -> bool:
+        """An inbound frame header (see :class:`FrameScanner`); False refuses it (1009)."""
+        if opcode >= 0x8:  # close, ping, pong: not messages, not activity
+            return True
+        conn.message_bytes = length if opcode else conn.message_bytes + length
+        if length > self.max_frame_bytes or conn.message_bytes > self.max_message_bytes:
+            log.info(
+                "connection %s: frame of %d bytes (message %d bytes so far) is over the quota;"
+                " closing with 1009",
+                conn.id,
+                length,
+                conn.message_bytes,
+            )
+            self._spawn(self._close(conn, WSCloseCode.MESSAGE_TOO_BIG, "Message too big"))
+            return False
+        if fin:
+            conn.message_bytes = 0
+        self._touch(conn)
+        return True
+
+    def _touch(self, conn: Connection) -> None:
+        """Activity: ``LastActiveAt`` and the idle timer."""
+        conn.last_active_ms = _now_ms()
+        conn.active_at = asyncio.get_running_loop().time()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- limits: idle timeout, connection duration, half-open period ------------------------
+
+    def _start_limits(self, conn: Connection) -> None:
+        if conn.limits is not None and not conn.closing:
+            conn.limits.cancel()
+        conn.limits = asyncio.get_running_loop().create_task(
+            self._enforce_limits(conn), name=f"limits-{conn.id}"
+        )
+
+    async def _stop_limits(self, conn: Connection) -> None:
+        task = conn.limits
+        if task is None or task is asyncio.current_task():
+            return
+        if conn.closing:
+            await asyncio.gather(asyncio.shield(task), return_exceptions=True)
+        else:
+            task.cancel()
+
+    def _due(self, conn: Connection) -> float:
+        """Loop time at which a limit ends the connection (activity may push it later)."""
+        due = min(
+            conn.active_at + self.idle_timeout_seconds,
+            conn.opened_at + self.max_connection_seconds,
+        )
+        if conn.half_open_until is not None:
+            due = min(due, conn.half_open_until)
+        return due
+
+    async def _enforce_limits(self, conn: Connection) -> None:
+        loop = asyncio.get_running_loop()
+        while (wait := self._due(conn) - loop.time()) > 0:
+            await asyncio.sleep(wait)
+        conn.closing = True
+        if conn.dropped:
+            log.info("connection %s: half-open peer given up", conn.id)
+        else:
+            idle = loop.time() - conn.active_at >= self.idle_timeout_seconds
+            log.info(
+                "connection %s: %s; closing with 1001",
+                conn.id,
+                "idle timeout" if idle else "maximum connection duration",
+            )
+        await self._close(conn, WSCloseCode.GOING_AWAY, _CLOSE_REASONS[1001])
 
     async def _run_connect(
         self, conn: Connection, request: web.Request
@@ -430,11 +734,8 @@ class LocalGateway:
         while True:
             msg = await ws.receive()
             if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
-                raw = msg.data.encode() if msg.type is WSMsgType.TEXT else msg.data
-                if len(raw) > self.max_frame_bytes:
-                    await self._close(conn, WSCloseCode.MESSAGE_TOO_BIG, "Message too big")
-                    return
-                conn.last_active_ms = _now_ms()
+                if conn.dropped:  # read before the drop: a vanished peer's last bytes are lost
+                    continue
                 if msg.type is WSMsgType.TEXT:
                     conn.inbox.put_nowait((msg.data, False))
                 else:
@@ -452,11 +753,17 @@ class LocalGateway:
                 return
 
     async def _close(self, conn: Connection, code: int, reason: str) -> None:
-        """Close from the server side, recording what ``$disconnect`` will report."""
+        """Close from the server side, recording what ``$disconnect`` will report.
+
+        A half-open connection has no socket left to close: it just ends (1006 stays).
+        """
         conn.postable = False
         self._connections.pop(conn.id, None)
         if conn.close_code is None:
             conn.close_code, conn.close_reason = int(code), reason
+        if conn.dropped:
+            conn.ended.set()
+            return
         await conn.ws.close(code=code, message=reason.encode())
 
     async def _worker(self, conn: Connection) -> None:
@@ -466,7 +773,9 @@ class LocalGateway:
                 body, is_base64 = item
                 route = select_route(None if is_base64 else body, self.routes)
                 await self._dispatch(conn, route, body, is_base64)
-            if "$disconnect" in self.routes:
+            if "$disconnect" in self.routes and self._rng.random() < self.disconnect_loss:
+                log.info("$disconnect of %s lost (disconnect_loss)", conn.id)
+            elif "$disconnect" in self.routes:
                 try:
                     await self.invoke("$disconnect", self.disconnect_event(conn))
                 except Exception:  # the Lambda boundary: AWS just logs a failed $disconnect
@@ -494,8 +803,16 @@ class LocalGateway:
         await self._send(conn, json.dumps(payload).encode())
 
     async def _send(self, conn: Connection, data: bytes) -> bool:
-        """Send ``data`` as a text frame (binary if not UTF-8); False if the socket is gone."""
-        if not conn.postable or conn.ws.closed:
+        """Send ``data`` as a text frame (binary if not UTF-8); False if the socket is gone.
+
+        To a half-open connection (:meth:`drop`): True, and the data goes nowhere.
+        """
+        if not conn.postable:
+            return False
+        if conn.dropped:
+            self._touch(conn)
+            return True
+        if conn.ws.closed:
             return False
         try:
             text = data.decode("utf-8")
@@ -508,7 +825,7 @@ class LocalGateway:
                 await conn.ws.send_str(text)
         except (ConnectionError, RuntimeError):  # closed under us (aiohttp raises both)
             return False
-        conn.last_active_ms = _now_ms()
+        self._touch(conn)
         return True
 
     # -- Management API --------------------------------------------------------------------
@@ -529,7 +846,7 @@ class LocalGateway:
             return self._error(403, "ForbiddenException", "Forbidden")
         if method == "POST":
             data = await request.read()
-            if len(data) > self.max_post_bytes:
+            if len(data) > self.max_message_bytes:
                 return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
         conn = self._connections.get(connection_id)
         if conn is None or not conn.postable:

@@ -248,6 +248,16 @@ def test_cli_options_map_onto_the_emulator() -> None:
             "http://127.0.0.1:9",
             "--log-level",
             "debug",
+            "--idle-timeout-seconds",
+            "30",
+            "--max-connection-seconds",
+            "90.5",
+            "--disconnect-loss",
+            "0.25",
+            "--half-open-seconds",
+            "12",
+            "--gateway-seed",
+            "3",
         ]
     )
     emu = emulator_from_args(args)
@@ -255,8 +265,44 @@ def test_cli_options_map_onto_the_emulator() -> None:
     assert (emu.turn_seconds, emu.intro_seconds, emu.reconnect_seconds) == (1.5, 0.0, 4.0)
     assert emu.requested_dynamodb_endpoint == "http://127.0.0.1:9"
     assert emu.log_level == "DEBUG"
+    assert (emu.idle_timeout_seconds, emu.max_connection_seconds) == (30.0, 90.5)
+    assert (emu.disconnect_loss, emu.half_open_seconds, emu.gateway_seed) == (0.25, 12.0, 3)
     defaults = build_parser().parse_args([])
     assert (defaults.host, defaults.port, defaults.bots) == ("127.0.0.1", 8000, 0)
+    # API Gateway's quotas by default; no failure injected
+    default_emu = emulator_from_args(defaults)
+    assert (default_emu.idle_timeout_seconds, default_emu.max_connection_seconds) == (600, 7200)
+    assert (default_emu.disconnect_loss, default_emu.half_open_seconds) == (0.0, 0.0)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--disconnect-loss", "1.5"])
+
+
+@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+def test_the_gateway_limits_reach_the_gateway_and_apply() -> None:
+    app = EchoApp(use_env=True)
+
+    async def scenario() -> None:
+        emu = Emulator(
+            routes=app.routes(),
+            create_tables=False,
+            idle_timeout_seconds=0.5,
+            max_connection_seconds=30,
+            disconnect_loss=1.0,
+            half_open_seconds=2,
+            gateway_seed=4,
+        )
+        async with emu:
+            gw = emu.gateway
+            assert (gw.idle_timeout_seconds, gw.max_connection_seconds) == (0.5, 30)
+            assert (gw.disconnect_loss, gw.half_open_seconds) == (1.0, 2)
+            async with websockets.connect(emu.ws_url) as ws:
+                with pytest.raises(websockets.ConnectionClosed) as closed:
+                    await asyncio.wait_for(ws.recv(), 10)  # idle: closed after 0.5 s
+                assert closed.value.rcvd is not None
+                assert closed.value.rcvd.code == 1001
+        assert app.recorder.events("$disconnect") == []  # every $disconnect lost
+
+    run(scenario)
 
 
 @pytest.mark.slow

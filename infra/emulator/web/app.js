@@ -6,7 +6,7 @@ const LS = { token: "wt.token", ui: "wt.ui", cb: "wt.cb", lang: "wt.lang" };
 const INVALID_GUESS = new Set(["wrong_length", "not_in_word_list", "invalid_letters"]);
 
 const S = {
-  ws: null, open: false, replaced: false, retries: 0,
+  ws: null, open: false, replaced: false, retries: 0, connects: 0, heardAt: 0,
   ui: pickUiLanguage(localStorage.getItem(LS.ui), navigator.languages || [navigator.language]),
   token: localStorage.getItem(LS.token),
   me: null, offset: 0, pingSent: {},
@@ -44,6 +44,15 @@ function h(tag, attrs, ...children) {
 }
 
 // ---- connection ------------------------------------------------------------------------------
+// Liveness (DESIGN.md ruling 14): a `ping` message at least every 20 s (every PING_MS). API
+// Gateway counts only messages as activity (the browser's own WebSocket ping frames, if any, are
+// invisible to it), closes a connection idle for 10 minutes and every connection at 2 hours
+// (1001): whatever closes the socket, onclose reconnects and `session` with the token resumes.
+// A socket that hears nothing for SILENT_PINGS pings (no pong) is dead without a close (a
+// half-open TCP connection): it is abandoned and a new one resumes.
+
+const PING_MS = window.WT_PING_MS || 15000;  // WT_PING_MS: tests only
+const SILENT_PINGS = 3;
 
 function wsUrl() {
   return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
@@ -54,11 +63,12 @@ function connect() {
   const ws = new WebSocket(wsUrl());
   S.ws = ws;
   ws.onopen = () => {
-    S.open = true; S.retries = 0;
+    S.open = true; S.retries = 0; S.connects++; S.heardAt = Date.now();
     send({ action: "session", token: S.token || undefined });
     ping();
   };
   ws.onmessage = (e) => {
+    S.heardAt = Date.now();
     let m;
     try { m = JSON.parse(e.data); } catch { return; }
     handle(m);
@@ -73,6 +83,15 @@ function connect() {
   };
 }
 
+function abandon() {
+  const ws = S.ws;
+  ws.onopen = ws.onmessage = ws.onclose = null;  // its late close must not reconnect twice
+  try { ws.close(); } catch { /* already closing */ }
+  S.open = false;
+  setStatus(t("offline"));
+  connect();
+}
+
 function send(msg) {
   const request_id = msg.request_id || `${msg.action}-${++seq}`;
   if (!S.ws || S.ws.readyState !== WebSocket.OPEN) return null;
@@ -84,7 +103,11 @@ function ping() {
   const id = send({ action: "ping" });
   if (id) S.pingSent[id] = Date.now();
 }
-setInterval(() => { if (S.open) ping(); }, 15000);
+setInterval(() => {
+  if (!S.open) return;
+  if (Date.now() - S.heardAt > SILENT_PINGS * PING_MS) { abandon(); return; }
+  ping();
+}, PING_MS);
 
 const serverNow = () => Date.now() + S.offset;
 
