@@ -7,7 +7,7 @@ final standings and the rating items are then checked as in every e2e tournament
 - resume (ruling 9): drop mid-duel, come back with the token inside the reconnect window: a
   ``session`` with ``resumed: true`` and a snapshot holding the duel board; play on to the end;
 - vanish: drop at the first duel and never return: after ``reconnect_seconds`` the player is out
-  (``eliminated`` reason ``timeout``), the opponent wins the duel (``left``), last place;
+  (``eliminated`` reason ``timeout``), the opponent wins the duel (``timeout``), last place;
 - leave (ruling 3): ``leave`` mid-duel: the opponent wins (``left``), the leaver is eliminated
   (``left``) and placed below everybody eliminated in that round.
 """
@@ -162,11 +162,11 @@ def test_a_player_who_never_comes_back_is_out_after_the_reconnect_window() -> No
         opponent = start["opponent"]
         if opponent == watcher.id:
             [end] = [m for m in watcher.seen("duel_end") if m["duel_id"] == start["duel_id"]]
-            assert (end["reason"], end["winner"]) == ("left", watcher.id)
+            assert (end["reason"], end["winner"]) == ("timeout", watcher.id)
         else:
             duel = first_duel_of(results, opponent)
             assert duel.duel_id == start["duel_id"]
-            assert (duel.reason, duel.result) == ("left", "win")
+            assert (duel.reason, duel.result) == ("timeout", "win")
 
         mine = next(s for s in places if s["player_id"] == ghost.id)
         assert mine["left"]
