@@ -262,6 +262,8 @@ function duel(id, players, length) {
 }
 
 function applySnapshot(snap) {
+  // the game language first: a reload mid-tournament has no lobby message to take it from
+  if (snap.language) { S.alphabet = snap.language.alphabet; S.keyboard = snap.language.keyboard; }
   if (snap.party) applyParty(snap.party);
   if (snap.lobby) applyLobby(snap.lobby);
   if (snap.round) applyRound(snap.round);
@@ -275,6 +277,9 @@ function applySnapshot(snap) {
   if (snap.duel && snap.duel.players.includes(meId())) { S.myDuel = snap.duel.duel_id; S.view = S.myDuel; }
   const mine = S.standings.find((s) => s.player_id === meId());
   if (mine && mine.eliminated) S.eliminated = true;
+  if (snap.eliminated) HANDLERS.eliminated(snap.eliminated);
+  if (snap.rating) HANDLERS.rating(snap.rating);
+  if (snap.tournament_end) { HANDLERS.tournament_end(snap.tournament_end); return; }
   if (!snap.lobby && !snap.round && (S.screen === "lobby" || S.screen === "tournament")) S.screen = "home";
 }
 
