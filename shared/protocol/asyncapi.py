@@ -1,15 +1,25 @@
-"""Protocol layer: the AsyncAPI 3.0 document of the WebSocket API, generated from the models.
+"""Protocol layer: the AsyncAPI 3.0 document of the WebSocket API and its client guide, both
+generated from the code.
 
 The document is the published client contract. It is committed as ``shared/protocol/asyncapi.json``
-and a unit test fails when that file differs from what the models generate. Regenerate with::
+beside ``shared/protocol/README.md`` (the client guide: the same text as the document's
+``info.description``, plus an index of the messages), and a unit test fails when either file
+differs from what the code generates. Regenerate both with::
 
-    python -m shared.protocol.asyncapi            # rewrite the committed file
-    python -m shared.protocol.asyncapi --check    # exit 1 if it is out of date
+    python -m shared.protocol.asyncapi            # rewrite the committed files
+    python -m shared.protocol.asyncapi --check    # exit 1 if one is out of date
 
 Shape: one channel (the connection, API Gateway routes on ``$request.body.action``); one message
 per inbound action (the server *receives* it) and per outbound event type (the server *sends*
-it); one operation per message. Payload schemas come from pydantic (inbound in validation mode,
-outbound in serialization mode, where every key is required because ``dump_event`` sends nulls).
+it); one operation per message. Payload schemas come from pydantic (JSON Schema Draft 2020-12;
+inbound in validation mode, outbound in serialization mode, where every key is required because
+``dump_event`` sends nulls).
+
+Sources of the guide, so that it cannot drift from the code: the numbers are the constants of
+``shared.protocol.limits`` (rulings 9, 13-15; API Gateway quotas); the error table lists every
+member of ``ErrorCode`` in order with its ``describe()`` text and when it is sent
+(``_ERROR_WHEN``, which must cover every code: the build raises ``KeyError`` otherwise); the
+message index takes each model's docstring.
 """
 
 from __future__ import annotations
@@ -23,15 +33,40 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from shared.protocol.errors import PARSE_CODES, ErrorCode, describe
 from shared.protocol.examples import INBOUND_EXAMPLES, OUTBOUND_EXAMPLES
-from shared.protocol.inbound import MODEL_BY_ACTION
+from shared.protocol.inbound import MAX_REQUEST_ID, MODEL_BY_ACTION
+from shared.protocol.limits import (
+    HEARTBEAT_TIMEOUT_SECONDS,
+    IDLE_TIMEOUT_SECONDS,
+    MAX_CONNECTION_SECONDS,
+    MAX_FRAME_BYTES,
+    MAX_MESSAGE_BYTES,
+    PING_INTERVAL_SECONDS,
+    RATE_LIMIT_BURST,
+    RATE_LIMIT_PER_SECOND,
+    RECONNECT_SECONDS,
+)
 from shared.protocol.outbound import EVENT_BY_TYPE
 from shared.protocol.version import PROTOCOL_VERSION
 
-__all__ = ["ASYNCAPI_PATH", "REGENERATE_COMMAND", "build_asyncapi", "main", "render"]
+__all__ = [
+    "ASYNCAPI_PATH",
+    "README_PATH",
+    "REGENERATE_COMMAND",
+    "build_asyncapi",
+    "client_guide",
+    "error_table",
+    "main",
+    "render",
+    "render_readme",
+]
 
 ASYNCAPI_PATH: Final = Path(__file__).with_name("asyncapi.json")
+README_PATH: Final = Path(__file__).with_name("README.md")
 REGENERATE_COMMAND: Final = "python -m shared.protocol.asyncapi"
+CONFORMANCE_COMMAND: Final = "python -m tests.conformance.record"
+"""Re-records the conformance kit (``shared/protocol/conformance/``); named in the guide."""
 
 CHANNEL: Final = "game"
 _REF_TEMPLATE: Final = "#/components/schemas/{model}"
@@ -39,24 +74,255 @@ _REF_TEMPLATE: Final = "#/components/schemas/{model}"
 # Request → reply pairs the services guarantee (any request may also get an ``error``).
 _REPLIES: Final[dict[str, str]] = {"session": "session", "nickname": "player", "ping": "pong"}
 
-_DESCRIPTION: Final = """\
+
+def _duration(seconds: int) -> str:
+    """``60`` -> ``"60 s"``, ``600`` -> ``"10 minutes"``, ``7200`` -> ``"2 hours"``."""
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds // 3600} hours"
+    if seconds >= 600 and seconds % 60 == 0:
+        return f"{seconds // 60} minutes"
+    return f"{seconds} s"
+
+
+def _kb(size: int) -> str:
+    return f"{size // 1024} KB"
+
+
+_RATE: Final = (
+    f"{RATE_LIMIT_PER_SECOND:g} messages per second sustained, bursts of up to {RATE_LIMIT_BURST}"
+)
+
+_ERROR_WHEN: Final[dict[ErrorCode, str]] = {
+    ErrorCode.RULE_VIOLATION: "Any action refused by a game rule that has no more specific "
+    "code (a fallback).",
+    ErrorCode.UNKNOWN_LANGUAGE: "`join` or `party_start` with a code that is not a game language.",
+    ErrorCode.WRONG_LENGTH: "`guess` whose word does not have the duel's length; the turn and "
+    "its clock keep running.",
+    ErrorCode.INVALID_LETTERS: "`guess` with letters outside the game language's alphabet; the "
+    "turn keeps running.",
+    ErrorCode.NOT_IN_WORD_LIST: "`guess` of a word that is not in the language's word list; "
+    "the turn keeps running.",
+    ErrorCode.NOT_YOUR_TURN: "`guess` while it is the opponent's turn.",
+    ErrorCode.TURN_OVER: "`guess` that API Gateway received at or after the turn's "
+    "`deadline_ms`, or after the turn was skipped. The skip follows shortly after the deadline "
+    "as a `turn` with a skipped row.",
+    ErrorCode.NOT_IN_DUEL: "`guess` for a duel of the current round that is not the player's.",
+    ErrorCode.DUEL_OVER: "`guess` in a duel that has ended.",
+    ErrorCode.DUEL_NOT_STARTED: "`guess` during the round intro, before `intro_deadline_ms`.",
+    ErrorCode.STALE_DEADLINE: "Not sent to clients: a deadline that fired for a turn, round or "
+    "reconnect that has moved on is ignored by the server.",
+    ErrorCode.NOT_IN_TOURNAMENT: "`guess` for a tournament the player is not in.",
+    ErrorCode.ELIMINATED: "`guess` by a player who is out of the tournament.",
+    ErrorCode.TOURNAMENT_OVER: "`guess` after the tournament ended.",
+    ErrorCode.LOBBY_FULL: "Not sent by this server version: `join` takes a seat only in a "
+    "lobby that has one, else opens a new lobby.",
+    ErrorCode.RATING_WINDOW: "Not sent by this server version: `join` takes a seat only in a "
+    "lobby whose rating window admits the player, else opens a new lobby.",
+    ErrorCode.ALREADY_QUEUED: "`join` while already waiting in a lobby.",
+    ErrorCode.ALREADY_PLAYING: "`join` while in a running tournament; `party_join` while in a "
+    "lobby or tournament; `leave` sent to a lobby that started meanwhile (send `leave` again to "
+    "leave the tournament).",
+    ErrorCode.NOT_QUEUED: "`leave` while neither waiting in a lobby, playing nor watching a "
+    "tournament.",
+    ErrorCode.PARTY_FULL: "`party_join` when the party has no room left.",
+    ErrorCode.NOT_PARTY_LEADER: "`party_start` by a member who is not the leader.",
+    ErrorCode.NOT_IN_PARTY: "`party_leave` or `party_start` without a party.",
+    ErrorCode.ALREADY_IN_PARTY: "`party_create` or `party_join` while in a party; `join` by a "
+    "party member (the leader starts the whole party with `party_start`).",
+    ErrorCode.PARTY_MEMBER_PLAYING: "`party_start` while a member is still in a lobby or "
+    "tournament; `party_join` while the party is in a game.",
+    ErrorCode.PARTY_MEMBER_OFFLINE: "`party_start` while a member is not connected.",
+    ErrorCode.UNKNOWN_INVITE: "`party_join` with an invite no party has (or a malformed one).",
+    ErrorCode.INVALID_NICKNAME: "`nickname` that breaks the nickname rules.",
+    ErrorCode.MESSAGE_TOO_LARGE: f"Any message over {_kb(MAX_FRAME_BYTES)} (sent in several "
+    f"frames: a single frame over {_kb(MAX_FRAME_BYTES)} never arrives, API Gateway closes the "
+    "connection with 1009).",
+    ErrorCode.INVALID_JSON: "Any frame that is not JSON text (UTF-8).",
+    ErrorCode.NOT_AN_OBJECT: "Any frame whose JSON is not an object.",
+    ErrorCode.UNKNOWN_ACTION: "Any message whose `action` is missing, not a string or not an "
+    "action of the protocol.",
+    ErrorCode.MISSING_FIELD: "Any message without a field its action requires.",
+    ErrorCode.UNKNOWN_FIELD: "Any message with a field its action does not take (client "
+    "messages are strict).",
+    ErrorCode.WRONG_TYPE: "Any message with a field of the wrong JSON type.",
+    ErrorCode.FIELD_TOO_LONG: "Any message with a string longer than its field allows (e.g. "
+    f"`request_id` over {MAX_REQUEST_ID} characters).",
+    ErrorCode.INVALID_VALUE: "Any message with a field value out of range, or a string that is "
+    "not valid Unicode.",
+    ErrorCode.NO_SESSION: "Any action but `session` and `ping` on a connection that has no "
+    "session, or whose session moved to a newer connection, or closed meanwhile: send "
+    "`session` (with the token) again.",
+    ErrorCode.INVALID_TOKEN: "`session` with a token the server does not know: start over "
+    "with a `session` without a token (a new player).",
+    ErrorCode.SESSION_REPLACED: "Pushed, unasked, to a connection whose player sent `session` "
+    "with the token on a newer connection; the server then closes this one. Do not reconnect "
+    "from it automatically: the player is playing elsewhere.",
+    ErrorCode.RATE_LIMITED: f"Any message beyond the connection's rate ({_RATE}): it was "
+    "dropped unread; slow down, then resend.",
+    ErrorCode.TRY_AGAIN: "The change could not be saved because of contention or throttling; "
+    "nothing was saved: send the same message again after a short pause.",
+    ErrorCode.INTERNAL_ERROR: "An unexpected server failure. If the state is in doubt, resume "
+    "with `session` (the snapshot tells what is true).",
+    ErrorCode.NOT_FOUND: "`guess` naming a duel whose tournament does not exist (any more).",
+}
+"""When each code is sent. Every member of ``ErrorCode`` must have an entry (the guide's error
+table raises KeyError otherwise, and a unit test builds it)."""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def error_table() -> str:
+    """The Markdown table of every error code, in ``ErrorCode`` order: code, when it is sent
+    (``_ERROR_WHEN``) and the default English message (``describe``). Raises KeyError for a
+    code without a when-text."""
+    lines = ["| code | sent when | default `message` |", "| --- | --- | --- |"]
+    for code in ErrorCode:
+        kind = " (parse)" if code in PARSE_CODES else ""
+        lines.append(
+            f"| `{code.value}`{kind} | {_cell(_ERROR_WHEN[code])} | {_cell(describe(code))} |"
+        )
+    return "\n".join(lines)
+
+
+def _unwrap(markdown: str) -> str:
+    """Source-wrapped Markdown with one line per paragraph and per list item (headings and
+    tables kept), so the text reads the same wherever it is rendered or re-wrapped."""
+    blocks = []
+    for block in markdown.strip().split("\n\n"):
+        lines = block.splitlines()
+        if lines[0].startswith(("#", "|")):
+            blocks.append(block)
+            continue
+        items: list[str] = []
+        for line in lines:
+            if line.startswith("- ") or not items:
+                items.append(line.strip())
+            else:
+                items[-1] += " " + line.strip()
+        blocks.append("\n".join(items))
+    return "\n\n".join(blocks) + "\n"
+
+
+def client_guide() -> str:
+    """The client guide (Markdown): connecting, resuming, liveness, time, limits, errors and
+    the conformance kit. Every number comes from ``shared.protocol.limits``. It is the AsyncAPI
+    document's ``info.description`` and the body of ``shared/protocol/README.md``."""
+    return _unwrap(f"""\
 Real-time API of Wordle Tournament: 8 players, 3 lives each, rounds of parallel 1v1 Wordle duels.
+
+## Connecting
 
 One WebSocket per player carries JSON text frames. Client messages are objects with an `action`
 (API Gateway routes on `$request.body.action`); server messages are objects with a `type`.
-Every client message may carry a `request_id` (at most 64 characters), echoed in the reply and
-in `error` events. The first message on a connection must be `session`; the secret token it
-returns is sent in later `session` messages, never in the URL. Frames are at most 32 KB.
+Every client message may carry a `request_id` (at most {MAX_REQUEST_ID} characters), echoed in
+the reply and in `error` events. The first message on a connection must be `session` (only
+`ping` works without one). Unknown fields in server messages may be added in later versions of
+the same protocol: ignore them. Unknown fields in client messages are refused
+(`unknown_field`). A frame without a `type` (API Gateway's own `{{"message": "Internal server
+error"}}` or `"Forbidden"`) is not a protocol message: ignore it.
 
-Deadlines (`*_ms`) are absolute UTC milliseconds; clients count down from them. Error codes are
-stable; branch on `code`, never on `message`. Unknown fields in server messages may be added in
-later versions of the same protocol; unknown fields in client messages are refused.
-"""
+## Sessions and resuming
+
+- **First visit:** send `session` without a token. The reply `session` carries `player` and a
+  secret `token`, sent only this once: store it (it is the player's identity; never put it in
+  a URL).
+- **Resume:** whenever the connection is lost, open a new WebSocket and send `session` with the
+  token. The reply has `resumed: true` and a `snapshot` (lobby, round, own duel, standings,
+  party, the duels to watch): redraw everything from it and drop the screen state you had.
+  Messages sent while you were away are not replayed.
+- **One connection per player:** when a player resumes on a new connection, an older one still
+  open gets an `error` with code `session_replaced` and is closed by the server. Do not
+  reconnect automatically from a replaced connection (the player is playing elsewhere).
+- **API Gateway closes every connection** after {_duration(IDLE_TIMEOUT_SECONDS)} without
+  messages and at {_duration(MAX_CONNECTION_SECONDS)} of age, whatever happens: reconnect and
+  resume.
+- **Reconnect window:** a player in a lobby or tournament who is disconnected has
+  {_duration(RECONNECT_SECONDS)} to resume; the others get `player_status` `disconnected` with
+  the `reconnect_deadline_ms`. Meanwhile a duelist's turns run out and are skipped. Past the
+  deadline, a lobby seat is released, and a player in a tournament is out: `eliminated` with
+  reason `timeout`, and their duel ends (`duel_end` reason `timeout`, the opponent wins). A
+  resume in time sends `player_status` `connected` to the others. A lobby never starts with an
+  offline player: when its last seat fills, the seats of disconnected players are released
+  and the lobby waits for more (on resume, the snapshot shows no lobby: join again).
+
+## Liveness
+
+- Send a message at least every {_duration(PING_INTERVAL_SECONDS)}; `ping` does (it is answered
+  by `pong` with `server_time_ms`, and needs no session).
+- A player in a lobby or tournament not heard from for {_duration(HEARTBEAT_TIMEOUT_SECONDS)}
+  (the heartbeat timeout) is treated as disconnected from then on: their turns are skipped, the
+  {_duration(RECONNECT_SECONDS)} reconnect window runs, then they count as left. The server
+  closes that connection; the client reconnects and resumes.
+
+## Time and deadlines
+
+- Every `*_ms` field is an absolute UTC time in milliseconds. Show countdowns from the
+  deadlines themselves (`intro_deadline_ms`, `deadline_ms`, `reconnect_deadline_ms`),
+  corrected by the offset between your clock and `pong.server_time_ms`.
+- A guess counts if API Gateway received it before the turn's `deadline_ms`. One received at
+  or after the deadline gets an `error` `turn_over`; shortly after the deadline the server skips
+  the turn (a `turn` whose row is `skipped`) and the next deadline runs.
+- Duels start at the round's `intro_deadline_ms` (`duel_start`); a guess before gets
+  `duel_not_started`.
+
+## Limits
+
+- **Rate:** per connection, {_RATE}. Beyond that a message is answered `rate_limited` and
+  dropped unread.
+- **Size:** an inbound frame is at most {_kb(MAX_FRAME_BYTES)}: API Gateway closes the connection
+  with status 1009 ("Message too big") on a larger one. A message, in either direction, is at
+  most {_kb(MAX_MESSAGE_BYTES)}; the server reads client messages of up to
+  {_kb(MAX_FRAME_BYTES)} (`message_too_large` beyond).
+
+## Errors
+
+A refused or failed request is answered with an `error` event to the sender only: `code` (stable:
+branch on it), `message` (English, for people, may change) and the request's `request_id`.
+Nothing changed. The one unasked `error` is `session_replaced`, pushed to a connection that a
+newer one replaced. Codes marked (parse) concern the message's form and can answer any action.
+
+{error_table()}
+
+## Conformance kit
+
+`shared/protocol/conformance/` holds recorded message sequences of the main scenarios (join,
+play a whole tournament, a skipped turn, leaving, disconnect and resume, parties, refusals):
+per connection, what the client sent and received, in order, as JSON. Every recorded message
+validates against this document, and the recordings are re-made and compared in CI. Backend
+developers re-record them after a protocol change with `{CONFORMANCE_COMMAND}`.
+""")
+
+
+def _operation_notes() -> dict[str, str]:
+    """Per-operation client notes (the operation's ``description``), by operation name."""
+    return {
+        "receiveSession": "First message on every connection. Without `token`: a new player, whose "
+        "token is in the reply (sent once). With `token`: resume; the reply's `snapshot` redraws "
+        "everything, and an older open connection of the player gets `session_replaced` and is "
+        "closed. API Gateway closes idle connections after "
+        f"{_duration(IDLE_TIMEOUT_SECONDS)} and every connection at "
+        f"{_duration(MAX_CONNECTION_SECONDS)}: reconnect and resume.",
+        "receivePing": f"Send a message at least every {_duration(PING_INTERVAL_SECONDS)} (`ping` "
+        "does). A player in a lobby or tournament not heard from for "
+        f"{_duration(HEARTBEAT_TIMEOUT_SECONDS)} is treated as disconnected (turns skip, the "
+        f"{_duration(RECONNECT_SECONDS)} reconnect window runs, then left) and the connection is "
+        "closed.",
+        "receiveGuess": "Counts if API Gateway received it before the turn's `deadline_ms` "
+        "(absolute UTC ms); at or after it the reply is `error` `turn_over`.",
+        "sendPlayerStatus": f"`disconnected` starts the {_duration(RECONNECT_SECONDS)} reconnect "
+        "window (`reconnect_deadline_ms`); past it a lobby seat is released and a tournament "
+        "player is out (`eliminated` reason `timeout`).",
+        "sendError": "Sent to the requester only, and nothing changed (except `session_replaced`, "
+        "pushed to a replaced connection). Codes and when each is sent:\n\n" + error_table(),
+    }
 
 
 def _summary(model: type[BaseModel], fallback: str) -> str:
-    # First docstring line, with reST ``literals`` turned into Markdown `literals`.
-    return (model.__doc__ or fallback).strip().splitlines()[0].replace("``", "`")
+    # The docstring's first paragraph on one line, reST ``literals`` as Markdown `literals`.
+    paragraph = (model.__doc__ or fallback).strip().split("\n\n")[0]
+    return " ".join(paragraph.split()).replace("``", "`")
 
 
 def _camel(name: str) -> str:
@@ -136,12 +402,15 @@ def build_asyncapi() -> dict[str, Any]:
             "messages": [_channel_message_ref(out_model.__name__)],
         }
 
+    for name, note in _operation_notes().items():
+        operations[name]["description"] = note
+
     return {
         "asyncapi": "3.0.0",
         "info": {
             "title": "Wordle Tournament WebSocket API",
             "version": str(PROTOCOL_VERSION),
-            "description": _DESCRIPTION,
+            "description": client_guide(),
         },
         "defaultContentType": "application/json",
         "servers": {
@@ -182,22 +451,64 @@ def render(document: dict[str, Any] | None = None) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+def _index_rows(models: dict[str, type[BaseModel]], column: str) -> list[str]:
+    rows = [f"| {column} | what |", "| --- | --- |"]
+    rows += [f"| `{name}` | {_cell(_summary(model, name))} |" for name, model in models.items()]
+    return rows
+
+
+def render_readme(document: dict[str, Any] | None = None) -> str:
+    """``shared/protocol/README.md``: the client guide (the document's ``info.description``,
+    verbatim) and an index of the messages (each model's first docstring line)."""
+    doc = build_asyncapi() if document is None else document
+    lines = [
+        f"# {doc['info']['title']} (protocol {doc['info']['version']}): client guide",
+        "",
+        f"Generated by `{REGENERATE_COMMAND}` from `shared/protocol/` together with the AsyncAPI "
+        "3.0 document [`asyncapi.json`](asyncapi.json), whose `info.description` is the same "
+        "text; do not edit by hand. The recorded scenarios are in "
+        "[`conformance/`](conformance/README.md).",
+        "",
+        doc["info"]["description"].rstrip("\n"),
+        "",
+        "## Messages",
+        "",
+        "Client to server (payload schemas: `components.schemas` of `asyncapi.json`):",
+        "",
+        *_index_rows(dict(MODEL_BY_ACTION), "action"),
+        "",
+        "Server to client:",
+        "",
+        *_index_rows(dict(EVENT_BY_TYPE), "type"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """CLI: write ``ASYNCAPI_PATH`` (or ``--output``); with ``--check`` only compare (exit 1)."""
+    """CLI: write ``ASYNCAPI_PATH`` and ``README_PATH`` (or ``--output`` and ``--readme``);
+    with ``--check`` only compare (exit 1 when one is out of date)."""
     parser = argparse.ArgumentParser(prog=REGENERATE_COMMAND, description=__doc__)
-    parser.add_argument("--check", action="store_true", help="fail if the file is out of date")
+    parser.add_argument("--check", action="store_true", help="fail if a file is out of date")
     parser.add_argument("--output", type=Path, default=ASYNCAPI_PATH)
+    parser.add_argument("--readme", type=Path, default=README_PATH)
     args = parser.parse_args(argv)
-    path: Path = args.output
-    text = render()
+    document = build_asyncapi()
+    targets: list[tuple[Path, str]] = [
+        (args.output, render(document)),
+        (args.readme, render_readme(document)),
+    ]
     if args.check:
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
-        if current != text:
+        stale = [
+            path
+            for path, text in targets
+            if (path.read_text(encoding="utf-8") if path.exists() else "") != text
+        ]
+        for path in stale:
             print(f"{path} is out of date; run: {REGENERATE_COMMAND}", file=sys.stderr)
-            return 1
-        return 0
-    path.write_text(text, encoding="utf-8")
-    print(f"wrote {path}")
+        return 1 if stale else 0
+    for path, text in targets:
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Unit tests: the generated AsyncAPI 3.0 document (shared/protocol/asyncapi.py)."""
+"""Unit tests: the generated AsyncAPI 3.0 document and client guide (shared/protocol/asyncapi.py,
+asyncapi.json, README.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,19 @@ from typing import Any
 
 import pytest
 
-from shared.protocol.asyncapi import ASYNCAPI_PATH, REGENERATE_COMMAND, build_asyncapi, main, render
+from shared.protocol import asyncapi, limits
+from shared.protocol.asyncapi import (
+    ASYNCAPI_PATH,
+    README_PATH,
+    REGENERATE_COMMAND,
+    build_asyncapi,
+    client_guide,
+    error_table,
+    main,
+    render,
+    render_readme,
+)
+from shared.protocol.errors import ErrorCode, describe
 from shared.protocol.inbound import ACTIONS, MODEL_BY_ACTION
 from shared.protocol.outbound import EVENT_BY_TYPE, TYPES
 
@@ -44,11 +57,89 @@ def test_committed_asyncapi_is_up_to_date() -> None:
     )
 
 
+def test_committed_client_guide_is_up_to_date() -> None:
+    committed = README_PATH.read_text(encoding="utf-8") if README_PATH.exists() else ""
+    assert committed == render_readme(), (
+        f"{README_PATH.name} is out of date with the protocol code; "
+        f"regenerate it with: {REGENERATE_COMMAND}"
+    )
+
+
 def test_check_mode_reports_a_stale_file(tmp_path: Path) -> None:
-    target = tmp_path / "asyncapi.json"
-    assert main(["--output", str(target), "--check"]) == 1
-    assert main(["--output", str(target)]) == 0
-    assert main(["--output", str(target), "--check"]) == 0
+    files = ["--output", str(tmp_path / "asyncapi.json"), "--readme", str(tmp_path / "README.md")]
+    assert main([*files, "--check"]) == 1
+    assert main(files) == 0
+    assert main([*files, "--check"]) == 0
+    (tmp_path / "README.md").write_text("edited by hand\n", encoding="utf-8")
+    assert main([*files, "--check"]) == 1
+
+
+def test_readme_carries_the_documents_description_verbatim(doc: dict[str, Any]) -> None:
+    assert doc["info"]["description"] == client_guide()
+    assert doc["info"]["description"] in render_readme(doc)
+
+
+def test_the_guide_takes_its_numbers_from_the_limits_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    guide = client_guide()
+    for needle in (
+        f"every {limits.PING_INTERVAL_SECONDS} s",
+        f"for {limits.HEARTBEAT_TIMEOUT_SECONDS} s",
+        f"has {limits.RECONNECT_SECONDS} s to resume",
+        f"{limits.MAX_FRAME_BYTES // 1024} KB",
+        f"{limits.MAX_MESSAGE_BYTES // 1024} KB",
+        f"after {limits.IDLE_TIMEOUT_SECONDS // 60} minutes",
+        f"at {limits.MAX_CONNECTION_SECONDS // 3600} hours",
+        f"{limits.RATE_LIMIT_PER_SECOND:g} messages per second",
+        f"bursts of up to {limits.RATE_LIMIT_BURST}",
+    ):
+        assert needle in guide, needle
+    # Change a constant: the guide follows (nothing repeats the number by hand).
+    monkeypatch.setattr(asyncapi, "PING_INTERVAL_SECONDS", 17)
+    monkeypatch.setattr(asyncapi, "IDLE_TIMEOUT_SECONDS", 15 * 60)
+    changed = client_guide()
+    assert "every 17 s" in changed
+    assert "after 15 minutes" in changed
+
+
+def test_the_guide_states_resume_deadlines_and_turn_over() -> None:
+    guide = client_guide()
+    for needle in (
+        "`session` with the token",
+        "`snapshot`",
+        "`session_replaced`",
+        "absolute UTC time in milliseconds",
+        "at or after the deadline gets an `error` `turn_over`",
+        "status 1009",
+        "`rate_limited`",
+    ):
+        assert needle in guide, needle
+
+
+def test_error_table_lists_every_code_in_order_with_its_description() -> None:
+    rows = error_table().splitlines()[2:]
+    assert len(rows) == len(ErrorCode)
+    for row, code in zip(rows, ErrorCode, strict=True):
+        cells = [cell.strip() for cell in row.strip("|").split(" | ")]
+        assert cells[0].split()[0] == f"`{code.value}`"
+        assert cells[1], f"no 'sent when' text for {code.value}"
+        assert cells[2] == describe(code).replace("|", "\\|")
+
+
+def test_every_error_code_says_when_it_is_sent() -> None:
+    # A new code cannot ship undocumented: the guide's table needs a when-text for it.
+    assert set(asyncapi._ERROR_WHEN) == set(ErrorCode)
+
+
+def test_operations_carry_the_client_notes(doc: dict[str, Any]) -> None:
+    operations = doc["operations"]
+    assert "`snapshot`" in operations["receiveSession"]["description"]
+    assert f"{limits.PING_INTERVAL_SECONDS} s" in operations["receivePing"]["description"]
+    assert "`turn_over`" in operations["receiveGuess"]["description"]
+    assert "reconnect" in operations["sendPlayerStatus"]["description"]
+    for code in ErrorCode:
+        assert f"`{code.value}`" in operations["sendError"]["description"]
 
 
 def test_document_is_asyncapi_3(doc: dict[str, Any]) -> None:

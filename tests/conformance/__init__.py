@@ -1,0 +1,1 @@
+"""Tests support: the recorder of the protocol's conformance kit (shared/protocol/conformance)."""
