@@ -44,6 +44,8 @@ CODE_EXCLUDE = [
     "*.pyc",
     "tests/",
     "/wordlists/build.py",  # regenerates the lists offline; needs packages we never ship
+    "/shared/protocol/conformance/",  # the client authors' kit (recorded JSON), not code
+    "/shared/protocol/*.md",
 ]
 """gitignore-style patterns (``IgnoreMode.GIT``): exclude everything, then re-include the
 packages; caches, tests, ``.venv``, ``node_modules`` and ``cdk.out`` are never in the asset."""

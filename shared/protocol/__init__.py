@@ -10,7 +10,13 @@ Deliberately light to import (no pydantic here): import what you need from the s
 - ``shared.protocol.outbound``: server → client events, discriminated by ``type``;
   ``dump_event``, ``parse_outbound``, ``TYPES``.
 - ``shared.protocol.asyncapi``: the AsyncAPI 3.0 document built from the models;
-  ``python -m shared.protocol.asyncapi`` rewrites the committed ``asyncapi.json``.
+  ``python -m shared.protocol.asyncapi`` rewrites the committed ``asyncapi.json`` and the
+  client guide ``README.md`` (ping interval, heartbeat, resume, rate and size limits, every
+  error code).
+- ``shared.protocol.limits``: the numbers a client must respect (liveness, sizes, rates).
+- ``conformance/``: recorded message sequences of the main scenarios for client authors
+  (``python -m tests.conformance.record`` re-records them; CI validates them against the
+  AsyncAPI schemas).
 """
 
 from __future__ import annotations
