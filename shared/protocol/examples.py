@@ -180,6 +180,7 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "reason": "solved",
         "word": "slate",
         "display": None,
+        "spectating": [],
     },
     "standings": _STANDINGS_EVENT,
     "eliminated": {

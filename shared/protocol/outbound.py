@@ -417,6 +417,13 @@ class DuelEndEvent(_Event):
     display: str | None = Field(
         default=None, description="The secret word as it should be displayed, when it differs."
     )
+    spectating: list[DuelBoard] = Field(
+        default_factory=list,
+        description="For this duel's duelists, who now spectate (ruling 7): the round's other "
+        "duels as they stand, rows and marks (a secret only for a duel that is over, ruling 6); "
+        "later rows arrive as turn messages, a row already on a board is not repeated. Empty "
+        "for everyone else, and when this duel closed the round.",
+    )
 
     @model_validator(mode="after")
     def _winner_matches_result(self) -> Self:

@@ -34,7 +34,8 @@ from shared.services.model import (
     TournamentRecord,
     Write,
 )
-from shared.services.presenter import lobby_event, present
+from shared.services.presenter import lobby_event, party_event, present
+from shared.services.snapshot import lobby_statuses
 from shared.services.tournaments import change_tournament, leave_tournament, start_tournament
 
 
@@ -75,6 +76,10 @@ def seat_players(
     language = deps.lexicon.language(lobby.language)
     if len(lobby.seats) < mm.LOBBY_SEATS:
         box.add(lobby.connections.values(), lobby_event(lobby, language))
+        for p in newcomers:
+            # who is away in the lobby, as the others were told when it happened (ruling 9)
+            for status in lobby_statuses(deps, lobby, p.player_id):
+                box.add([lobby.connections.get(p.player_id)], status)
         return writes
     # The 8th seat: start (ruling 8). Everyone seated becomes a tournament player.
     seated_ids = [s.player_id for s in lobby.seats]
@@ -192,6 +197,8 @@ def join(deps: Deps, player_id: str, language_code: str) -> None:
         watched = player.tournament_id
         player.tournament_id = None  # stops spectating an earlier tournament
         seat = seat_players(deps, lobby, [player], box, actor_id=player_id)
+        if lobby.party_id is not None and lobby.status is LobbyStatus.STARTED:
+            _party_plays(deps, lobby.party_id, seat, box)
         deps.store.commit([*seat, *opener])
         watching.clear()
         if watched:
@@ -203,6 +210,18 @@ def join(deps: Deps, player_id: str, language_code: str) -> None:
     if watching:
         # a spectator of an earlier tournament stops receiving its messages
         stop_watching(deps, player_id, watching[0])
+
+
+def _party_plays(deps: Deps, party_id: str, writes: list[Write], box: Outbox) -> None:
+    """A solo player's seat started the party's lobby: the party now plays (ruling 10), and
+    its members' party screens say so (``party_start`` told them ``queued``). One read."""
+    rec = deps.store.get_party(party_id)
+    if rec is None:
+        return
+    seated = {w.player_id: w for w in writes if isinstance(w, Player)}
+    members = {m: seated[m] for m in rec.party.members if m in seated}
+    event = party_event(rec, members, "playing")
+    box.add([p.connection_id for p in members.values()], event)
 
 
 def stop_watching(deps: Deps, player_id: str, tournament_id: str) -> None:

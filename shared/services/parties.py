@@ -31,7 +31,6 @@ from shared.services.model import (
     Write,
 )
 from shared.services.presenter import party_event
-from shared.services.snapshot import party_snapshot as party_snapshot  # re-exported
 from shared.services.snapshot import party_status as _status
 
 

@@ -209,18 +209,24 @@ def present(
                 ),
             )
         elif isinstance(e, ev.DuelEnded):
-            box.add(
-                _watchers_of(rec, e.duel_id),
-                out.DuelEndEvent(
-                    tournament_id=tid,
-                    duel_id=e.duel_id,
-                    result=e.result.value,
-                    winner=e.winner,
-                    reason=e.reason.value,
-                    word=e.word,
-                    display=lexicon.display(t.language, e.word),
-                ),
+            end = out.DuelEndEvent(
+                tournament_id=tid,
+                duel_id=e.duel_id,
+                result=e.result.value,
+                winner=e.winner,
+                reason=e.reason.value,
+                word=e.word,
+                display=lexicon.display(t.language, e.word),
             )
+            same_round = any(d.duel_id == e.duel_id for d in t.duels)
+            # its duelists spectate from now on (ruling 7): they get the other boards whole
+            duelists = [conns.get(p) for p in e.players] if same_round else []
+            boards = [board(t, d, lexicon) for d in t.duels if d.duel_id != e.duel_id]
+            box.add(duelists, end.model_copy(update={"spectating": boards}))
+            box.add([c for c in _watchers_of(rec, e.duel_id) if c not in duelists], end)
+            if same_round:
+                # lives changed: everyone's standings (a round-closing end sends them anyway)
+                box.add(everyone(rec), standings_event(t))
         elif isinstance(e, ev.PlayerEliminated):
             box.add(
                 [*everyone(rec), mine(e.player_id)],

@@ -10,9 +10,10 @@ standings, places and rating changes already fixed, who is disconnected, the par
 Secrets (ruling 6): boards come from ``presenter.board``, which carries a duel's word only once
 the duel is over, and ``DuelBoard`` itself refuses a word on a running duel.
 
-A building block, not a use case: it imports only ``base``, ``model`` and ``presenter``, and
-both use cases that need it (``players`` for a resume, ``tournaments`` for the party screen
-after a tournament) may import it. It reads; it never writes.
+A building block, not a use case: it imports only ``base``, ``model`` and ``presenter``, so
+every use case may import it — ``players`` for a resume, ``tournaments`` for the party screen
+when a member's place is fixed, ``lobbies`` for who is away when a newcomer sits down. It reads;
+it never writes.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from shared.services.presenter import (
 __all__ = [
     "finished_tournament",
     "language_info",
+    "lobby_statuses",
     "party_snapshot",
     "party_status",
     "rating_event",
@@ -61,7 +63,7 @@ def snapshot(deps: Deps, player: Player, *, ended: TournamentRecord | None = Non
             language = deps.lexicon.language(lobby.language)
             parts["language"] = language_info(language)
             parts["lobby"] = lobby_event(lobby, language)
-            parts["statuses"] = _lobby_statuses(deps, lobby, player.player_id)
+            parts["statuses"] = lobby_statuses(deps, lobby, player.player_id)
     if ended is not None:
         parts.update(_ended(ended.tournament, player.player_id))
     elif player.tournament_id:
@@ -183,7 +185,7 @@ def _ended(t: Tournament, player_id: str) -> dict[str, Any]:
     }
 
 
-def _lobby_statuses(deps: Deps, lobby: Lobby, player_id: str) -> list[out.PlayerStatusEvent]:
+def lobby_statuses(deps: Deps, lobby: Lobby, player_id: str) -> list[out.PlayerStatusEvent]:
     """The lobby's other seats whose holder is disconnected (ruling 9), with the time their
     seat is released (the holder's reconnect deadline, absolute UTC ms)."""
     away = [pid for pid, cid in lobby.connections.items() if cid is None and pid != player_id]

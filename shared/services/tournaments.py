@@ -38,6 +38,7 @@ from shared.services.model import (
     Write,
 )
 from shared.services.presenter import present
+from shared.services.snapshot import party_snapshot
 
 Decision = Callable[[TournamentRecord, int, Dealer], tuple[Tournament, list[ev.Event]]]
 
@@ -105,15 +106,17 @@ def change_tournament(
         deps.store.commit(writes)
         present(rec, events, box, deps.lexicon, own)
         committed[:] = events
-        ended[:] = [own] if any(isinstance(e, ev.TournamentEnded) for e in events) else []
+        parties[:] = _parties_placed(rec, events)
+        ended[:] = [own] if parties else []
         return rec
 
     ended: list[dict[str, str | None]] = []
+    parties: list[str] = []
     committed: list[ev.Event] = []
     rec = retrying(deps, attempt)
     _count(deps, committed)
     if rec is not None and ended:
-        _back_to_parties(deps, rec, ended[0], box)
+        _back_to_parties(deps, rec, ended[0], box, parties)
     box.flush(deps)
     if refusal:
         raise refusal[0]
@@ -135,14 +138,28 @@ def _count(deps: Deps, events: list[ev.Event]) -> None:
             deps.metric("Eliminations", 1)
 
 
+def _parties_placed(rec: TournamentRecord, events: list[ev.Event]) -> list[str]:
+    """The parties with a member whose place (and rating) the events fixed."""
+    placed = [
+        p.player_id
+        for e in events
+        if isinstance(e, ev.RoundEnded | ev.TournamentEnded)
+        for p in e.placed
+    ]
+    return sorted({rec.party_ids[pid] for pid in placed if pid in rec.party_ids})
+
+
 def _back_to_parties(
-    deps: Deps, rec: TournamentRecord, personal: dict[str, str | None], box: Outbox
+    deps: Deps,
+    rec: TournamentRecord,
+    personal: dict[str, str | None],
+    box: Outbox,
+    party_ids: list[str],
 ) -> None:
     """Ruling 10: after the tournament the members are back in their party — each party's
-    members get its ``party`` message (status ``open`` now that nobody plays)."""
-    from shared.services.parties import party_snapshot  # parties -> lobbies -> this module
-
-    for party_id in sorted(set(rec.party_ids.values())):
+    members get its ``party`` message (status ``open`` now that nobody plays). Earlier, when a
+    round fixes a member's place, the party's message carries that member's new rating."""
+    for party_id in party_ids:
         event = party_snapshot(deps, party_id)
         if event is None:
             continue
