@@ -229,9 +229,16 @@ error"}}` or `"Forbidden"`) is not a protocol message: ignore it.
   secret `token`, sent only this once: store it (it is the player's identity; never put it in
   a URL).
 - **Resume:** whenever the connection is lost, open a new WebSocket and send `session` with the
-  token. The reply has `resumed: true` and a `snapshot` (lobby, round, own duel, standings,
-  party, the duels to watch): redraw everything from it and drop the screen state you had.
-  Messages sent while you were away are not replayed.
+  token. The reply has `resumed: true` and a `snapshot` with everything a screen shows: the game
+  language (alphabet, keyboard, multi-letter tiles), the lobby, the round, the own duel's board,
+  the duels to watch, standings, who is disconnected, the own elimination and rating, the
+  party. Each part reads like the latest message of its kind: redraw everything from it and
+  drop the screen state you had. Messages sent while you were away are not replayed. A
+  tournament that ended meanwhile is shown once (`tournament_end` in the snapshot); the next
+  resume finds the player idle.
+- **Spectating:** when your own duel ends while others still run, its `duel_end` brings their
+  boards whole (`spectating`); their next rows come as `turn` messages (skip a row number you
+  already have). `standings` follow every duel end.
 - **One connection per player:** when a player resumes on a new connection, an older one still
   open gets an `error` with code `session_replaced` and is closed by the server. Do not
   reconnect automatically from a replaced connection (the player is playing elsewhere).
