@@ -1,8 +1,10 @@
 """Flows: a complete resume (ruling 15) — a fresh client that resumes at any point of a scripted
 tournament derives the same screen as a client that was connected all along.
 
-A whole tournament runs through the real handlers (moto, manual clock): a party and solo
-players fill a lobby, then guesses, solves, invalid words, skips (time passing), a leaver, a
+A whole tournament runs through the real handlers (moto, manual clock), per seed in another
+game language (English; Uzbek with multi-letter tiles; German): a party and solo players fill
+a lobby (one seat holder drops and comes back), then guesses, solves, invalid words, skips
+(time passing), draws, a leaver mid-duel and one during an intro, a drop and return, a
 disconnect that runs past the 60 s reconnect deadline (ruling 9: treated as leaving), byes,
 eliminations, to the end. Every player has an always-connected reference client
 (``tests.client_state.ScreenState`` folding its connection's messages). After every step some
@@ -27,9 +29,16 @@ from infra.emulator.testing import Backend, ScriptedPlayer, running_backend
 from tests.client_state import Screen, ScreenState
 
 
-@pytest.fixture(params=[7, 11, 23], ids=lambda s: f"seed{s}")
-def seed(request: pytest.FixtureRequest) -> int:
-    return int(request.param)
+@pytest.fixture(params=[(7, "en"), (11, "uz"), (23, "de")], ids=lambda p: f"seed{p[0]}-{p[1]}")
+def game(request: pytest.FixtureRequest) -> tuple[int, str]:
+    """A seed and a game language (Uzbek: multi-letter tiles; German: display forms)."""
+    seed, language = request.param
+    return int(seed), str(language)
+
+
+@pytest.fixture
+def seed(game: tuple[int, str]) -> int:
+    return game[0]
 
 
 @pytest.fixture
@@ -58,8 +67,9 @@ class Client:
 class Table:
     """The scripted tournament and its clients."""
 
-    def __init__(self, backend: Backend, seed: int) -> None:
+    def __init__(self, backend: Backend, seed: int, language: str = "en") -> None:
         self.backend = backend
+        self.language = language
         self.rng = random.Random(seed)
         self.clients: dict[str, Client] = {}
         self.away: set[str] = set()
@@ -67,6 +77,7 @@ class Table:
         self.resumes = 0
         self.party: list[str] = []
         self.dropped: list[str] = []
+        self.left_in_intro: list[str] = []
         self.phases: Counter[str] = Counter()
         """Phases of the screens compared, for the coverage check."""
 
@@ -149,12 +160,12 @@ def _fill_lobby(table: Table) -> list[ScriptedPlayer]:
     mate.send("party_join", invite=lead.last("party")["invite"])
     table.party = [lead.id, mate.id]
     table.resume_and_compare(mate.id, "party formed")
-    lead.send("party_start", language="en")
+    lead.send("party_start", language=table.language)
     table.resume_and_compare(lead.id, "party lobby opened")
     solos = []
     for i in range(6):
         solo = table.add(f"solo{i}")
-        solo.join("en")
+        solo.join(table.language)
         solos.append(solo)
         if i == 1:
             table.drop(solo.id)  # a seat holder away: the others see its reconnect deadline
@@ -171,6 +182,14 @@ def _step(table: Table, n: int) -> str:
     backend = table.backend
     t = table.tournament()
     if t.phase.value == "intro":
+        if t.round_no >= 2 and not table.left_in_intro:
+            # a duelist leaves during the intro: their duel ends before it starts (ruling 3)
+            duelists = [pid for d in t.duels for pid in d.players if pid not in table.party]
+            if duelists:
+                who = table.rng.choice(duelists)
+                table.left_in_intro.append(who)
+                table.clients[who].player.send("leave")
+                return f"{table.clients[who].player.name} left during the intro"
         backend.end_intro()
         return "intro ended"
     by_id = {pid: c.player for pid, c in table.clients.items()}
@@ -219,9 +238,9 @@ def _step(table: Table, n: int) -> str:
 
 
 def test_a_resume_at_any_step_shows_what_the_connected_client_shows(
-    seeded: Backend, seed: int
+    seeded: Backend, game: tuple[int, str]
 ) -> None:
-    table = Table(seeded, seed)
+    table = Table(seeded, *game)
     players = _fill_lobby(table)
     for n in range(1, 400):
         if table.tournament().over:
@@ -266,6 +285,7 @@ def test_a_resume_at_any_step_shows_what_the_connected_client_shows(
     reasons = {m["reason"] for m in sent if m["type"] == "eliminated"}
     assert {"lives", "left", "timeout"} <= reasons
     assert any(m["bye"] for m in sent if m["type"] == "round"), "no bye"
+    assert table.left_in_intro, "nobody left during an intro"
     assert any(m["result"] == "draw" for m in sent if m["type"] == "duel_end"), "no draw"
 
 
