@@ -253,10 +253,18 @@ async def play(page: Page, me: str, bots: list[Bot], checked: list[str]) -> None
     assert_keyboard(after, enabled=True)
     word = DuelSolver("en", after["length"]).choose(0.0, rng)
     await type_and_enter(page, word)
-    await page.wait_for(
-        f"document.querySelectorAll('.board .brow.me:not(.input)').length > {own_rows(after)}",
-        TURN_SECONDS,
-    )
+    try:
+        await page.wait_for(
+            f"document.querySelectorAll('.board .brow.me:not(.input)').length > {own_rows(after)}",
+            TURN_SECONDS,
+        )
+    except AssertionError:
+        shown = await page.eval("document.querySelector('#message').textContent")
+        raise AssertionError(
+            f"the guess {''.join(word)!r} typed after the reload made no row; the page said"
+            f" {shown!r} (seen: 'not_in_tournament', likely the old socket's $disconnect"
+            " clearing the tournament's connection after the new socket had resumed)"
+        ) from None
     state = await page.eval(READ_SCREEN)
     mine = [r for r in state["rows"] if r["me"]]
     assert mine[-1].get("tiles") == list(word), "the typed word is the new row"
