@@ -110,6 +110,8 @@ class PlayerState:
     """The round in which the player went out (lives or leaving), None while alive."""
     left: bool = False
     """Went out by leaving or by missing the reconnect deadline (ruling 3)."""
+    timed_out: bool = False
+    """Of those, went out by missing the reconnect deadline (rulings 3, 9 and 14)."""
     place: int | None = None
     """Fixed when the player's round ends, or at the end for the winner (ruling 2)."""
     rating_change: int | None = None
@@ -301,7 +303,14 @@ class Tournament:
             return self, []
         events: list[Event] = []
         t = self._replace_player(
-            replace(p, lives=0, out_round=self.round_no, left=True, connected=p.connected)
+            replace(
+                p,
+                lives=0,
+                out_round=self.round_no,
+                left=True,
+                timed_out=reason == "timeout",
+                connected=p.connected,
+            )
         )
         events.append(PlayerEliminated(player_id, self.round_no, reason))
         duel = t.duel_of(player_id)

@@ -325,8 +325,8 @@ class Snapshot(BaseModel):
     )
     eliminated: EliminatedEvent | None = Field(
         default=None,
-        description="Set once the player is out of the tournament shown: the round, and the "
-        "reason (lives; or left, which also stands for a missed reconnect deadline).",
+        description="Set once the player is out of the tournament shown: the round and the "
+        "reason (lives, left or timeout), as the eliminated message said.",
     )
     rating: RatingEvent | None = Field(
         default=None,

@@ -1,5 +1,15 @@
 """Service layer: connections and sessions — ``$connect``, ``session`` (new or resumed),
-``nickname``, ``$disconnect`` and the reconnect deadline (rulings 9 and 11).
+``nickname``, ``$disconnect``, liveness and the reconnect deadline (rulings 9, 11 and 14).
+
+Liveness (ruling 14): ``$disconnect`` is best effort, so it is not the only way to learn of a
+drop. Every ``ping`` stamps its receipt on the connection item (``heard``: one UpdateItem,
+no read); the stamp is read only when silence matters — a turn of the player's ran out
+(``check_heard``, from the clock) or a lobby's 8th seat fills (``lobbies.seat_players``) — and
+a player silent for the heartbeat timeout is then treated as disconnected from the moment it
+passed, and their connection closed. (API Gateway's own ``LastActiveAt`` is not used: its
+documentation — "the time ... when the connection was last active", GetConnection in the API
+Gateway Management API reference — does not say whether the server's own posts count, and
+during a tournament the server posts to everyone every few seconds.)
 
 Identity (ruling 11): the first ``session`` creates an anonymous player and returns a secret
 token (256 bits from ``secrets``) that is stored only as its SHA-256; a later ``session`` with
@@ -179,7 +189,11 @@ def _resume(deps: Deps, connection_id: str, token: str, request_id: str | None) 
     box.flush(deps)
 
 
-def _lobby_connection(deps: Deps, player: Player, connection_id: str | None) -> None:
+def _lobby_connection(
+    deps: Deps, player: Player, connection_id: str | None, *, closed: str | None = None
+) -> None:
+    """Record the player's connection in their lobby and tell the others. ``closed``: as in
+    ``tournaments.set_connection`` (a disconnect changes nothing once a resume replaced it)."""
     box = Outbox()
 
     def attempt() -> None:
@@ -188,6 +202,8 @@ def _lobby_connection(deps: Deps, player: Player, connection_id: str | None) -> 
             return
         lobby = deps.store.get_lobby(player.lobby_id)
         if lobby is None or player.player_id not in lobby.connections:
+            return
+        if closed is not None and lobby.connections.get(player.player_id) != closed:
             return
         lobby.connections[player.player_id] = connection_id
         deps.store.commit([lobby])
@@ -259,7 +275,7 @@ def disconnect(
     if player is None:
         return
     if player.status is PlayerStatus.IDLE and player.tournament_id:
-        set_connection(deps, player, None, None)  # a spectator stops watching
+        set_connection(deps, player, None, None, closed=connection_id)  # a spectator stops
         return
     if player.reconnect_deadline_ms is None:
         return
@@ -273,9 +289,9 @@ def disconnect(
     )
     try:
         if player.status is PlayerStatus.QUEUED:
-            _lobby_connection(deps, player, None)
+            _lobby_connection(deps, player, None, closed=connection_id)
         elif player.status is PlayerStatus.PLAYING:
-            set_connection(deps, player, None, player.reconnect_deadline_ms)
+            set_connection(deps, player, None, player.reconnect_deadline_ms, closed=connection_id)
     except TryAgainError:
         # The player item and the reconnect deadline are saved: ruling 9 holds. Only the
         # others' "disconnected" badge is lost to contention; the deadline settles the rest.

@@ -146,7 +146,7 @@ def _tournament(deps: Deps, t: Tournament, player_id: str) -> dict[str, Any]:
             tournament_id=t.tournament_id,
             round=me.out_round or t.round_no,
             player_id=player_id,
-            reason="left" if me.left else "lives",
+            reason="timeout" if me.timed_out else "left" if me.left else "lives",
         )
     parts["rating"] = rating_event(t, me)
     if me.left:

@@ -369,9 +369,18 @@ def leave_tournament(
 
 
 def set_connection(
-    deps: Deps, player: Player, connection_id: str | None, reconnect_deadline_ms: int | None
+    deps: Deps,
+    player: Player,
+    connection_id: str | None,
+    reconnect_deadline_ms: int | None,
+    *,
+    closed: str | None = None,
 ) -> None:
-    """Record a player's connection in their tournament (disconnect, or resume)."""
+    """Record a player's connection in their tournament (disconnect, or resume).
+
+    ``closed``: for a disconnect (``connection_id`` None), the connection that closed —
+    nothing changes unless the tournament still holds that one (a resume may have bound a new
+    connection between the disconnect's player write and this one)."""
     tid = player.tournament_id
     if tid is None:
         return
@@ -385,6 +394,8 @@ def set_connection(
             # nothing left to push: the 8 disconnects that follow a tournament's end need not
             # contend for its item
             return t, []
+        if closed is not None and rec.connections.get(player.player_id) != closed:
+            return t, []  # already replaced by a resume: the player is here
         rec.connections[player.player_id] = connection_id
         return t.set_connected(player.player_id, connection_id is not None, reconnect_deadline_ms)
 

@@ -171,3 +171,36 @@ def test_notifier_close_ignores_gone_connections():
         ApiGatewayNotifier(client).close("gone=")
         ApiGatewayNotifier(client).close("other=")
         stub.assert_no_pending_responses()
+
+
+def test_a_resume_between_the_disconnects_two_writes_keeps_the_new_connection(backend, monkeypatch):
+    """Interleaving: ``$disconnect`` of the old socket saved the player as away; before it
+    records that in the tournament, the player resumes on a new socket. The disconnect's
+    second write must not clear the new connection (found by a browser reload test: the
+    resumed player's guesses were refused ``not_in_tournament``)."""
+    from shared.services import players as players_module
+
+    players = backend.fill_lobby("en")
+    backend.end_intro()
+    p = backend.to_move()[0]
+    original = players_module.set_connection
+    resumed: list[str] = []
+
+    def interleaved(deps, player, connection_id, deadline, **kw):
+        if connection_id is None and not resumed:
+            resumed.append("yes")
+            p.resume()  # the new socket binds first
+        return original(deps, player, connection_id, deadline, **kw)
+
+    monkeypatch.setattr(players_module, "set_connection", interleaved)
+    p.disconnect()
+    assert resumed == ["yes"]
+
+    rec = backend.tournament(p.tournament_id())
+    assert rec.connections[p.id] == p.connection_id
+    assert rec.tournament.player(p.id).connected
+    p.guess()
+    assert p.last("turn")["row"]["player"] == p.id
+    other = next(x for x in players if x is not p)
+    told = [m["status"] for m in other.all("player_status") if m["player_id"] == p.id]
+    assert told[-1:] in ([], ["connected"]), "the others never end up seeing them away"

@@ -286,8 +286,9 @@ def test_disconnect_past_sixty_seconds_counts_as_leaving(backend):
         d = t.duel(duel.duel_id)
         assert d.over
         assert d.winner == opponent
-        assert d.reason.value == "left"
+        assert d.reason.value == "timeout"
     assert p.left
+    assert p.timed_out
     assert p.out_round == 1
     game.play(solve_on(3))
     check_final(game)
