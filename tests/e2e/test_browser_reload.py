@@ -300,7 +300,7 @@ async def play(page: Page, me: str, bots: list[Bot], checked: list[str]) -> None
         if await page.eval(MY_TURN):
             state = await page.eval(READ_SCREEN)
             key = (await page.eval("S.myDuel"), len(state["rows"]))
-            if key != last:
+            if key != last and state["length"]:  # the board's length may not be drawn yet
                 for _ in range(len(state["typed"] or "")):
                     await page.press("Backspace")
                 blind = DuelSolver("en", state["length"]).choose(0.0, rng)

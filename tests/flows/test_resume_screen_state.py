@@ -17,6 +17,7 @@ checks the live stream against a resumed start.
 
 from __future__ import annotations
 
+import os
 import random
 from collections import Counter
 from collections.abc import Iterator
@@ -28,8 +29,14 @@ import pytest
 from infra.emulator.testing import Backend, ScriptedPlayer, running_backend
 from tests.client_state import Screen, ScreenState
 
+GAMES = [(11, "uz")]
+"""CI plays one seed (Uzbek: multi-letter tiles); ``WT_HARDENING_NIGHTLY=1`` adds English and
+German (display forms) — each whole run costs about 45 s of one core."""
+if os.environ.get("WT_HARDENING_NIGHTLY"):
+    GAMES += [(7, "en"), (23, "de")]
 
-@pytest.fixture(params=[(7, "en"), (11, "uz"), (23, "de")], ids=lambda p: f"seed{p[0]}-{p[1]}")
+
+@pytest.fixture(params=GAMES, ids=lambda p: f"seed{p[0]}-{p[1]}")
 def game(request: pytest.FixtureRequest) -> tuple[int, str]:
     """A seed and a game language (Uzbek: multi-letter tiles; German: display forms)."""
     seed, language = request.param
