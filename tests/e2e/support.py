@@ -26,7 +26,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from infra.emulator import Emulator
-from infra.emulator.bots import play_tournament
+from infra.emulator.bots import BotConfig, BotResult, play_tournament
 from infra.emulator.solver import DuelSolver
 from shared.protocol.limits import PING_INTERVAL_SECONDS
 
@@ -74,6 +74,22 @@ class EmulatorThread:
 
 
 # -- bots in their own process ------------------------------------------------------------
+
+
+FAST_STRONG = BotConfig(strength=1.0, think_ms=(0, 10))
+"""Bots that play the solver's best word at once: scenarios finish fast."""
+
+
+def bot_pool(emu: Emulator, n: int, seed: int) -> asyncio.Task[list[BotResult]]:
+    """``n`` fast, strong bots joining an English lobby and playing to the end (150 s cap)."""
+    return asyncio.create_task(
+        play_tournament(emu.ws_url, n, "en", config=FAST_STRONG, seed=seed, timeout=150)
+    )
+
+
+def run_scenario(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run one scenario on a fresh event loop, bounded at 240 s."""
+    return asyncio.run(asyncio.wait_for(coro, 240))
 
 
 def bot_process() -> ProcessPoolExecutor:

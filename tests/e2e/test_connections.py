@@ -17,35 +17,28 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine
-from typing import Any
 
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.bots import BotConfig, BotResult, play_tournament
-from tests.e2e.support import EmulatorThread, Message, WsPlayer, check_final_standings
+from infra.emulator.bots import BotResult
+from tests.e2e.support import (
+    EmulatorThread,
+    Message,
+    WsPlayer,
+    bot_pool,
+    check_final_standings,
+    run_scenario,
+)
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
-
-FAST_STRONG = BotConfig(strength=1.0, think_ms=(0, 10))
-
-
-def bots(emu: Emulator, n: int, seed: int) -> asyncio.Task[list[BotResult]]:
-    return asyncio.create_task(
-        play_tournament(emu.ws_url, n, "en", config=FAST_STRONG, seed=seed, timeout=150)
-    )
-
-
-def run(coro: Coroutine[Any, Any, Any]) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 240))
 
 
 def test_a_silent_player_is_disconnected_after_the_heartbeat_timeout_then_out() -> None:
     heartbeat, window = 6.0, 3.0
 
     async def scenario(emu: Emulator) -> tuple[WsPlayer, float, float, list[BotResult]]:
-        pool = bots(emu, 7, seed=21)
+        pool = bot_pool(emu, 7, seed=21)
         human = WsPlayer(emu.ws_url, "quiet", seed=2, ping_every=0.5)
         await human.connect()
         await human.join()
@@ -64,7 +57,7 @@ def test_a_silent_player_is_disconnected_after_the_heartbeat_timeout_then_out() 
         reconnect_seconds=window,
         env={"HEARTBEAT_TIMEOUT_SECONDS": str(heartbeat)},
     ) as emu:
-        human, closed_after, _, results = run(scenario(emu))
+        human, closed_after, _, results = run_scenario(scenario(emu))
 
     # closed by the server (DeleteConnection: 1000), not before the heartbeat timeout
     assert human.close_code == 1000
@@ -82,7 +75,7 @@ def test_an_offline_holder_is_not_seated_when_the_eighth_seat_fills() -> None:
         await away.connect()
         await away.join()
         await away.drop()  # closed the tab: the seat is held for the reconnect window ...
-        pool = bots(emu, 7, seed=22)  # ... but the 7 bots fill the lobby: away is released
+        pool = bot_pool(emu, 7, seed=22)  # ... but the 7 bots fill the lobby: away is released
         await asyncio.sleep(1.0)
         eighth = WsPlayer(emu.ws_url, "eighth", seed=4)
         await eighth.connect()
@@ -95,7 +88,7 @@ def test_an_offline_holder_is_not_seated_when_the_eighth_seat_fills() -> None:
         return away, eighth, {"end": end, "session": session}, results
 
     with EmulatorThread(turn_seconds=2, intro_seconds=0.1, reconnect_seconds=30) as emu:
-        away, eighth, seen, results = run(scenario(emu))
+        away, eighth, seen, results = run_scenario(scenario(emu))
 
     ids = {s["player_id"] for s in seen["end"]["places"]}
     assert away.id not in ids
@@ -107,7 +100,7 @@ def test_an_offline_holder_is_not_seated_when_the_eighth_seat_fills() -> None:
 
 def test_a_leaver_who_stays_connected_sees_how_the_tournament_ended() -> None:
     async def scenario(emu: Emulator) -> tuple[WsPlayer, list[BotResult]]:
-        pool = bots(emu, 7, seed=23)
+        pool = bot_pool(emu, 7, seed=23)
         leaver = WsPlayer(emu.ws_url, "leaver", seed=5)
         await leaver.connect()
         await leaver.join()
@@ -120,7 +113,7 @@ def test_a_leaver_who_stays_connected_sees_how_the_tournament_ended() -> None:
         return leaver, results
 
     with EmulatorThread(turn_seconds=2, intro_seconds=0.1, reconnect_seconds=10) as emu:
-        leaver, results = run(scenario(emu))
+        leaver, results = run_scenario(scenario(emu))
     [end] = leaver.seen("tournament_end")
     bot_end = next(r.tournament_end for r in results if r.tournament_end is not None)
     assert end["places"] == bot_end["places"]
@@ -148,7 +141,7 @@ def test_a_socket_closed_by_api_gateways_limits_resumes_in_the_lobby(
         return code, session
 
     with EmulatorThread(turn_seconds=2, intro_seconds=0.1, reconnect_seconds=30, **option) as emu:
-        code, session = run(scenario(emu))
+        code, session = run_scenario(scenario(emu))
     assert code == 1001  # "Going away", as API Gateway closes them
     assert session["resumed"] is True
     assert session["snapshot"]["lobby"] is not None, "still queued after coming back"

@@ -15,35 +15,23 @@ final standings and the rating items are then checked as in every e2e tournament
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import Any
 
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.bots import BotConfig, BotResult, DuelRecord, play_tournament
+from infra.emulator.bots import BotResult, DuelRecord
 from tests.e2e.support import (
     EmulatorThread,
     Message,
     WsPlayer,
+    bot_pool,
     check_final_standings,
     check_rating_items,
     rating_records,
+    run_scenario,
 )
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
-
-FAST_STRONG = BotConfig(strength=1.0, think_ms=(0, 10))
-
-
-def bots(emu: Emulator, n: int, seed: int) -> asyncio.Task[list[BotResult]]:
-    return asyncio.create_task(
-        play_tournament(emu.ws_url, n, "en", config=FAST_STRONG, seed=seed, timeout=150)
-    )
-
-
-def run(coro: Coroutine[Any, Any, Any]) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 240))
 
 
 def check_bots_finished(results: list[BotResult]) -> None:
@@ -61,7 +49,7 @@ def test_a_player_who_drops_mid_duel_resumes_with_the_board_and_plays_on() -> No
     async def scenario(
         emu: Emulator,
     ) -> tuple[WsPlayer, Message, list[Message], str, list[BotResult]]:
-        pool = bots(emu, 7, seed=11)
+        pool = bot_pool(emu, 7, seed=11)
         human = WsPlayer(emu.ws_url, "human", seed=1)
         try:
             await human.connect()
@@ -87,7 +75,7 @@ def test_a_player_who_drops_mid_duel_resumes_with_the_board_and_plays_on() -> No
         return human, session, rows_seen, duel_id, await pool
 
     with EmulatorThread(turn_seconds=2, intro_seconds=0.1, reconnect_seconds=10) as emu:
-        human, session, rows_seen, duel_id, results = run(scenario(emu))
+        human, session, rows_seen, duel_id, results = run_scenario(scenario(emu))
 
         assert session["resumed"] is True
         assert session["player"]["id"] == human.id
@@ -117,7 +105,7 @@ def test_a_player_who_never_comes_back_is_out_after_the_reconnect_window() -> No
     async def scenario(
         emu: Emulator,
     ) -> tuple[WsPlayer, WsPlayer, Message, list[BotResult], Message]:
-        pool = bots(emu, 6, seed=12)
+        pool = bot_pool(emu, 6, seed=12)
         ghost = WsPlayer(emu.ws_url, "ghost", seed=2)
         watcher = WsPlayer(emu.ws_url, "watcher", seed=3)
         try:
@@ -140,7 +128,7 @@ def test_a_player_who_never_comes_back_is_out_after_the_reconnect_window() -> No
         return ghost, watcher, start, results, after
 
     with EmulatorThread(turn_seconds=3, intro_seconds=0.1, reconnect_seconds=1) as emu:
-        ghost, watcher, start, results, after = run(scenario(emu))
+        ghost, watcher, start, results, after = run_scenario(scenario(emu))
 
         check_bots_finished(results)
         ends = [r.tournament_end for r in results] + watcher.seen("tournament_end")
@@ -189,7 +177,7 @@ def test_a_player_who_never_comes_back_is_out_after_the_reconnect_window() -> No
 
 def test_leaving_mid_duel_gives_the_opponent_the_win_and_the_leaver_last_place() -> None:
     async def scenario(emu: Emulator) -> tuple[WsPlayer, str, dict[str, Message], list[BotResult]]:
-        pool = bots(emu, 7, seed=13)
+        pool = bot_pool(emu, 7, seed=13)
         leaver = WsPlayer(emu.ws_url, "leaver", seed=4)
         try:
             await leaver.connect()
@@ -224,7 +212,7 @@ def test_leaving_mid_duel_gives_the_opponent_the_win_and_the_leaver_last_place()
         return leaver, duel_id, got, results
 
     with EmulatorThread(turn_seconds=2, intro_seconds=0.1, reconnect_seconds=10) as emu:
-        leaver, duel_id, got, results = run(scenario(emu))
+        leaver, duel_id, got, results = run_scenario(scenario(emu))
 
         duel_start = next(m for m in leaver.seen("duel_start") if m["duel_id"] == duel_id)
         opponent = duel_start["opponent"]

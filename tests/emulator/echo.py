@@ -11,10 +11,14 @@ import asyncio
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import boto3
+from websockets.asyncio.client import ClientConnection
+
+from infra.emulator.gateway import LocalGateway
 
 Event = dict[str, Any]
 
@@ -28,6 +32,40 @@ def session() -> boto3.session.Session:
 
 def management_client(endpoint_url: str) -> Any:
     return session().client("apigatewaymanagementapi", endpoint_url=endpoint_url)
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    """Run an async scenario to its end, bounded at 60 s."""
+
+    async def bounded() -> None:
+        await asyncio.wait_for(scenario(), timeout=60)
+
+    asyncio.run(bounded())
+
+
+@asynccontextmanager
+async def gateway(routes: dict[str, Any], **kwargs: Any) -> AsyncIterator[LocalGateway]:
+    """A started ``LocalGateway`` on a free port, stopped afterwards."""
+    gw = LocalGateway(routes, port=0, **kwargs)
+    await gw.start()
+    try:
+        yield gw
+    finally:
+        await gw.stop()
+
+
+async def recv_json(ws: ClientConnection) -> dict[str, Any]:
+    raw = await asyncio.wait_for(ws.recv(), timeout=10)
+    result: dict[str, Any] = json.loads(raw)
+    return result
+
+
+async def my_connection_id(ws: ClientConnection) -> str:
+    """Ask the echo route who we are: the connection id API Gateway gave this socket."""
+    await ws.send(json.dumps({"action": "echo", "seq": "whoami"}))
+    reply = await recv_json(ws)
+    connection_id: str = reply["connectionId"]
+    return connection_id
 
 
 class Recorder:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
@@ -23,46 +21,15 @@ from aws_lambda_powertools.utilities.parser.models import (
     APIGatewayWebSocketMessageEventModel,
 )
 from botocore.exceptions import ClientError
-from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from infra.emulator.gateway import LocalGateway, select_route
 
-from .echo import EchoApp, management_client
+from .echo import EchoApp, gateway, management_client, my_connection_id, recv_json, run
 
 pytestmark = pytest.mark.enable_socket
 
 CONNECTION_ID = re.compile(r"^[A-Za-z0-9]{15}=$")
-
-
-def run(scenario: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        await asyncio.wait_for(scenario(), timeout=60)
-
-    asyncio.run(bounded())
-
-
-@asynccontextmanager
-async def gateway(routes: dict[str, Any], **kwargs: Any) -> AsyncIterator[LocalGateway]:
-    gw = LocalGateway(routes, port=0, **kwargs)
-    await gw.start()
-    try:
-        yield gw
-    finally:
-        await gw.stop()
-
-
-async def recv_json(ws: ClientConnection) -> dict[str, Any]:
-    raw = await asyncio.wait_for(ws.recv(), timeout=10)
-    result: dict[str, Any] = json.loads(raw)
-    return result
-
-
-async def my_connection_id(ws: ClientConnection) -> str:
-    await ws.send(json.dumps({"action": "echo", "seq": "whoami"}))
-    reply = await recv_json(ws)
-    connection_id: str = reply["connectionId"]
-    return connection_id
 
 
 def test_connect_event_is_api_gateway_shaped_with_headers_and_query() -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -24,33 +22,10 @@ from websockets.exceptions import ConnectionClosed
 from infra.emulator.gateway import FrameScanner, LocalGateway
 from shared.protocol.limits import MAX_FRAME_BYTES, MAX_MESSAGE_BYTES
 
-from .echo import EchoApp, management_client
+from .echo import EchoApp, gateway, management_client, run
+from .echo import my_connection_id as whoami
 
 pytestmark = pytest.mark.enable_socket
-
-
-def run(scenario: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        await asyncio.wait_for(scenario(), timeout=60)
-
-    asyncio.run(bounded())
-
-
-@asynccontextmanager
-async def gateway(routes: dict[str, Any], **kwargs: Any) -> AsyncIterator[LocalGateway]:
-    gw = LocalGateway(routes, port=0, **kwargs)
-    await gw.start()
-    try:
-        yield gw
-    finally:
-        await gw.stop()
-
-
-async def whoami(ws: ClientConnection) -> str:
-    await ws.send(json.dumps({"action": "echo", "seq": "whoami"}))
-    reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
-    connection_id: str = reply["connectionId"]
-    return connection_id
 
 
 async def closed_by_server(ws: ClientConnection) -> tuple[int, str]:
