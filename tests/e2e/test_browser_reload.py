@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
 
 FAST = BotConfig(strength=1.0, think_ms=(50, 200))
 SLOW = BotConfig(strength=1.0, think_ms=(3500, 3500))  # one opponent turn, to reload in
-TURN_SECONDS = 6.0
+TURN_SECONDS = 15.0  # room for a reload, a resume and typing on 2 busy cores (CI)
 INTRO_SECONDS = 2.5
 
 # Everything the screen shows that a resume must restore, read from the DOM.
