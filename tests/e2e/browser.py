@@ -149,6 +149,17 @@ class Page:
         await self.call("Input.dispatchKeyEvent", **down)
         await self.call("Input.dispatchKeyEvent", type="keyUp", key=key)
 
+    async def open_home(self, url: str) -> str:
+        """Open the web client at ``url`` and wait until its session is open and Join can be
+        pressed; the player id the page was given. The page's first steps in every test."""
+        await self.call("Page.navigate", url=url)
+        await self.wait_for(
+            "(() => { const b = document.querySelector('#join'); return !!b && !b.disabled; })()"
+        )
+        me = await self.eval("S.me && S.me.id")
+        assert me, "the page opened a session"
+        return str(me)
+
     async def screenshot(self, path: Path) -> Path:
         data = await self.call("Page.captureScreenshot", format="png")
         path.write_bytes(base64.b64decode(data["data"]))

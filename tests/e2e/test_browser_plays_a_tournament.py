@@ -118,13 +118,7 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
 
     async def scenario(emu: Emulator) -> dict[str, Any]:
         async with chromium_page(tmp_path) as page:
-            await page.call("Page.navigate", url=emu.url)
-            await page.wait_for(
-                "(() => { const b = document.querySelector('#join');"
-                " return !!b && !b.disabled; })()"
-            )
-            me = await page.eval("S.me && S.me.id")
-            assert me, "the page opened a session"
+            me = await page.open_home(emu.url)
             await page.click("document.querySelector('#join')")
             # generous: on 2 busy cores (CI runs the suite on both) the first join can be slow
             await page.wait_for("!!document.querySelector('#lobby-h')", timeout=60)

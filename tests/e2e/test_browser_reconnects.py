@@ -41,13 +41,7 @@ def browse(
             await page.call(
                 "Page.addScriptToEvaluateOnNewDocument", source=f"window.WT_PING_MS = {ping_ms};"
             )
-            await page.call("Page.navigate", url=emu.url)
-            await page.wait_for(
-                "(() => { const b = document.querySelector('#join');"
-                " return !!b && !b.disabled; })()"
-            )
-            me = await page.eval("S.me && S.me.id")
-            assert me, "the page opened a session"
+            me = await page.open_home(emu.url)
             await page.click("document.querySelector('#join')")
             await page.wait_for(IN_LOBBY)
             out = await steps(page)

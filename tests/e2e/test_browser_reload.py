@@ -174,13 +174,7 @@ def test_a_reload_at_every_phase_resumes_the_same_screen_and_a_usable_keyboard(
 
     async def scenario(emu: Emulator) -> dict[str, Any]:
         async with chromium_page(tmp_path) as page:
-            await page.call("Page.navigate", url=emu.url)
-            await page.wait_for(
-                "(() => { const b = document.querySelector('#join');"
-                " return !!b && !b.disabled; })()"
-            )
-            me = await page.eval("S.me && S.me.id")
-            assert me, "the page opened a session"
+            me = await page.open_home(emu.url)
 
             # -- lobby -------------------------------------------------------------------------
             await page.click("document.querySelector('#join')")
