@@ -43,7 +43,7 @@ def browse(
             )
             me = await page.open_home(emu.url)
             await page.click("document.querySelector('#join')")
-            await page.wait_for(IN_LOBBY)
+            await page.wait_for(IN_LOBBY, 60)  # the first join can be slow on busy CI cores
             out = await steps(page)
             out["me"] = me
             out["exceptions"] = list(page.exceptions)
