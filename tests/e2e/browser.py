@@ -160,6 +160,20 @@ class Page:
         assert me, "the page opened a session"
         return str(me)
 
+    async def join_lobby(self, in_lobby: str = "!!document.querySelector('#lobby-h')") -> None:
+        """Press Join until the lobby shows (``in_lobby``), at most 3 presses of 20 s each.
+        Known issue (for the web client's issue): on busy cores a first press sometimes shows
+        no lobby; a player presses again, and so does the test."""
+        for attempt in range(3):
+            if await self.eval("!!document.querySelector('#join')"):
+                await self.click("document.querySelector('#join')")
+            try:
+                await self.wait_for(in_lobby, 20)
+                return
+            except AssertionError:
+                if attempt == 2:
+                    raise
+
     async def screenshot(self, path: Path) -> Path:
         data = await self.call("Page.captureScreenshot", format="png")
         path.write_bytes(base64.b64decode(data["data"]))

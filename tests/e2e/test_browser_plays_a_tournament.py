@@ -119,9 +119,7 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
     async def scenario(emu: Emulator) -> dict[str, Any]:
         async with chromium_page(tmp_path) as page:
             me = await page.open_home(emu.url)
-            await page.click("document.querySelector('#join')")
-            # generous: on 2 busy cores (CI runs the suite on both) the first join can be slow
-            await page.wait_for("!!document.querySelector('#lobby-h')", timeout=60)
+            await page.join_lobby()
             bots = asyncio.create_task(
                 play_tournament(
                     emu.ws_url,

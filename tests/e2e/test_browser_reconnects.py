@@ -42,8 +42,7 @@ def browse(
                 "Page.addScriptToEvaluateOnNewDocument", source=f"window.WT_PING_MS = {ping_ms};"
             )
             me = await page.open_home(emu.url)
-            await page.click("document.querySelector('#join')")
-            await page.wait_for(IN_LOBBY, 60)  # the first join can be slow on busy CI cores
+            await page.join_lobby(IN_LOBBY)
             out = await steps(page)
             out["me"] = me
             out["exceptions"] = list(page.exceptions)

@@ -177,8 +177,7 @@ def test_a_reload_at_every_phase_resumes_the_same_screen_and_a_usable_keyboard(
             me = await page.open_home(emu.url)
 
             # -- lobby -------------------------------------------------------------------------
-            await page.click("document.querySelector('#join')")
-            await page.wait_for("!!document.querySelector('#lobby-h')", 60)  # busy CI cores
+            await page.join_lobby()
             before = await page.eval(READ_SCREEN)
             after = await reload(
                 page, "S.screen === 'lobby' && !!document.querySelector('#lobby-h')"
