@@ -15,16 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from functions._entry import Entrypoint
 from shared.adapters.step_functions import loop_state
-from shared.runtime.bootstrap import get_deps
 from shared.runtime.observability import logger, metrics
-from shared.services.base import Deps
 from shared.services.deadlines import fire_round
+from shared.services.deps import Deps
 from shared.services.ports import Timer
 
 
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     """One wake: apply what is due, answer the loop's next state (see the module docstring)."""
+    logger.append_keys(timer_kind=event.get("kind"), ref=event.get("ref"), seq=event.get("seq"))
     timer = Timer.from_event(event)
     late_ms = deps.clock.now_ms() - timer.due_ms
     metrics.add_metric(name="TimerLateMs", unit="Milliseconds", value=max(0, late_ms))
@@ -37,8 +38,4 @@ def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     return {**state, "applied": fired.applied, "name": timer.name}
 
 
-@metrics.log_metrics
-@logger.inject_lambda_context(clear_state=True)
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    logger.append_keys(timer_kind=event.get("kind"), ref=event.get("ref"), seq=event.get("seq"))
-    return handle(event, get_deps())
+handler = Entrypoint(handle)

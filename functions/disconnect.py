@@ -1,4 +1,4 @@
-"""Entrypoint: `$disconnect` — starts the disconnect flow (ruling 9, reconnect deadline)."""
+"""Entrypoint: ``$disconnect`` — starts the disconnect flow (ruling 9, reconnect deadline)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,20 @@ from aws_lambda_powertools.utilities.parser.models import (
     APIGatewayWebSocketDisconnectEventModel,
 )
 
-from shared.runtime.bootstrap import get_deps
-from shared.runtime.observability import logger, metrics
-from shared.services.players import disconnect
+from functions._entry import Entrypoint
+from shared.runtime.observability import metrics
+from shared.services import sessions
+from shared.services.deps import Deps
 
 
-@metrics.log_metrics
-@logger.inject_lambda_context(clear_state=True)
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     request = parse(event=event, model=APIGatewayWebSocketDisconnectEventModel)
+    connection_id = request.request_context.connection_id
     metrics.add_metric(name="Disconnects", unit="Count", value=1)
-    disconnect(get_deps(), request.request_context.connection_id)
+    if deps.limiter is not None:
+        deps.limiter.forget(connection_id)
+    sessions.disconnect(deps, connection_id)
     return {"statusCode": 200}
+
+
+handler = Entrypoint(handle)

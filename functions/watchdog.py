@@ -1,19 +1,20 @@
-"""Entrypoint: the watchdog — a scheduled rule applies deadlines whose timer never started
-or failed, found through the due-time index (issue 5 item 5)."""
+"""Entrypoint: the watchdog — a scheduled rule applies deadlines whose timer never started or
+failed, found through the due-time index (``shared.services.deadlines.watchdog``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from shared.runtime.bootstrap import get_deps
-from shared.runtime.observability import logger, metrics
-from shared.runtime.settings import get_settings
+from functions._entry import Entrypoint
+from shared.runtime.observability import metrics
 from shared.services.deadlines import watchdog
+from shared.services.deps import Deps
 
 
-@metrics.log_metrics
-@logger.inject_lambda_context(clear_state=True)
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    handled = watchdog(get_deps(), round(get_settings().watchdog_grace_seconds * 1000))
+def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
+    handled = watchdog(deps, deps.watchdog_grace_ms)
     metrics.add_metric(name="OverdueDeadlines", unit="Count", value=handled)
     return {"handled": handled}
+
+
+handler = Entrypoint(handle)

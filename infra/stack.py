@@ -156,7 +156,6 @@ class WordleTournamentStack(Stack):
             "table_name": table_name,
             "callback_url": callback_url,
             "state_machine_arn": machine_arn,
-            "clock_backend": "stepfunctions",
             "turn_seconds": str(defaults.turn_seconds),
             "intro_seconds": str(defaults.intro_seconds),
             "reconnect_seconds": str(defaults.reconnect_seconds),

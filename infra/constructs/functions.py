@@ -20,7 +20,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from functions.routes import ROUTES, TIMERS
+from functions.routes import MESSAGE_FUNCTIONS, ROUTES, TIMERS, function_name
 from infra.constructs.nag import acknowledge, wildcard_resource_finding
 from infra.runtime_version import LAMBDA_PYTHON_VERSION
 from shared.adapters.dynamo import schema
@@ -84,6 +84,10 @@ class FunctionSpec:
 
     @property
     def handler(self) -> str:
+        """The Lambda ``handler`` setting: ``functions.messages.<name>`` for a message route
+        group, else ``functions.<module>.handler``."""
+        if self.module in MESSAGE_FUNCTIONS:
+            return f"functions.messages.{self.module}"
         return f"functions.{self.module}.handler"
 
     def needed_settings(self) -> frozenset[str]:
@@ -94,7 +98,6 @@ class FunctionSpec:
         if self.schedules:
             names |= {
                 "state_machine_arn",
-                "clock_backend",
                 "turn_seconds",
                 "intro_seconds",
                 "reconnect_seconds",
@@ -105,7 +108,7 @@ class FunctionSpec:
 
 
 _MESSAGE = ("max_message_bytes",)
-"""Every WebSocket message handler checks the frame size (``functions._handler``)."""
+"""Every WebSocket message handler checks the frame size (``functions.messages``)."""
 
 SPECS: dict[str, FunctionSpec] = {
     s.module: s
@@ -164,12 +167,9 @@ SPECS: dict[str, FunctionSpec] = {
 
 
 def handler_modules() -> list[str]:
-    """The handler modules named by ``ROUTES`` and ``TIMERS`` (each becomes one function)."""
-    modules = dict.fromkeys(
-        target.split(":")[0].removeprefix("functions.")
-        for target in [*ROUTES.values(), *TIMERS.values()]
-    )
-    return list(modules)
+    """The functions named by ``ROUTES`` and ``TIMERS`` (``functions.routes.function_name``;
+    each becomes one Lambda function)."""
+    return list(dict.fromkeys(function_name(t) for t in [*ROUTES.values(), *TIMERS.values()]))
 
 
 def settings_environment(values: dict[str, str], names: frozenset[str]) -> dict[str, str]:
@@ -225,7 +225,7 @@ class Functions(Construct):
 
     def for_target(self, target: str) -> lambda_.Function:
         """The function for a ``ROUTES`` / ``TIMERS`` target (``"functions.guess:handler"``)."""
-        return self.by_module[target.split(":")[0].removeprefix("functions.")]
+        return self.by_module[function_name(target)]
 
     def _build_code(self, code_root: Path) -> lambda_.Code:
         return lambda_.Code.from_asset(

@@ -8,18 +8,17 @@
 
 Start-up order (each step needs the previous one): thread pool -> DynamoDB (embedded moto unless
 ``dynamodb_endpoint``) -> bind the port -> environment (settings names, DESIGN.md §5) -> tables
--> LocalClock injected through ``shared.runtime.bootstrap`` -> handlers imported -> gateway
-serving -> clock firing -> bots. :meth:`Emulator.stop` undoes it in reverse and restores the
-environment, so tests can start one emulator after another in one process (never two at once:
-the environment, the bootstrap hook and moto's data are process-global).
+-> the handlers' ``Deps`` built (``shared.runtime.bootstrap.build`` from the exported settings,
+with the LocalClock) -> handlers imported -> gateway serving -> clock firing -> bots.
+:meth:`Emulator.stop` undoes it in reverse and restores the environment, so tests can start one
+emulator after another in one process (never two at once: the environment and moto's data are
+process-global).
 
-Wiring of the real handlers (nothing here imports ``functions/`` by name):
-
-* ``functions.routes.ROUTES: dict[str, str]`` — route key -> ``"module:attr"``;
-* ``functions.routes.TIMERS: dict[str, str]`` — ``"clock"``: the clock function the LocalClock
-  invokes (else ``functions.apply_deadlines:handler`` if it exists); ``"watchdog"``: the
-  sweeper, invoked
-  every ``watchdog_seconds`` with an EventBridge "Scheduled Event", as the scheduled rule does.
+Wiring of the real handlers: ``functions.routes.ROUTES`` (route key -> ``"module:attr"``) and
+``functions.routes.TIMERS`` (``"clock"``: the clock function the LocalClock invokes;
+``"watchdog"``: the sweeper, invoked every ``watchdog_seconds`` with an EventBridge "Scheduled
+Event", as the scheduled rule does). Each is a ``functions._entry.Entrypoint``, called through
+its Lambda wrapper with this emulator's ``Deps`` (``Entrypoint.invoke``).
 
 API Gateway's limits and failure modes (see :mod:`infra.emulator.gateway`; defaults are AWS's,
 from ``shared.protocol.limits``; seconds as floats):
@@ -34,10 +33,6 @@ from ``shared.protocol.limits``; seconds as floats):
   discarded) before it is gone (410) and ``$disconnect`` reports 1006.
 
 Frame (32 KB) and message (128 KB) sizes are always enforced.
-
-Clock injection: ``shared.runtime.bootstrap.set_clock(clock)`` if it exists, else
-``shared.runtime.bootstrap.configure(clock=clock)``; on stop the same hook is called with
-``None`` to restore the default.
 """
 
 from __future__ import annotations
@@ -65,27 +60,14 @@ from infra.emulator.lambda_context import (
 )
 from infra.emulator.states import LocalClock
 from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
+from shared.services.deps import Deps
 
 log = logging.getLogger(__name__)
 
-ROUTES_MODULE = "functions.routes"
-DEFAULT_CLOCK_HANDLER = "functions.apply_deadlines:handler"
-BOOTSTRAP_MODULE = "shared.runtime.bootstrap"
 BOTS_MODULE = "infra.emulator.bots"
 
 HandlerSpec = Handler | str
 """A handler, or ``"module:attr"`` to import once the environment is set."""
-
-
-def _import_optional(name: str) -> Any | None:
-    """Import ``name``; None if it (or a parent package) does not exist. Other errors raise."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        parts = name.split(".")
-        if exc.name in {".".join(parts[:i]) for i in range(1, len(parts) + 1)}:
-            return None
-        raise
 
 
 def resolve(spec: HandlerSpec) -> Handler:
@@ -103,40 +85,11 @@ def resolve(spec: HandlerSpec) -> Handler:
     return target  # type: ignore[no-any-return]
 
 
-def load_routes() -> dict[str, Handler]:
-    """The real routes from ``functions.routes.ROUTES`` ({} with a warning if absent)."""
-    module = _import_optional(ROUTES_MODULE)
-    if module is None or not hasattr(module, "ROUTES"):
-        log.warning("%s.ROUTES not found: the gateway has no routes", ROUTES_MODULE)
-        return {}
-    return {key: resolve(spec) for key, spec in module.ROUTES.items()}
-
-
-def _timer_spec(name: str) -> str | None:
-    module = _import_optional(ROUTES_MODULE)
-    timers = getattr(module, "TIMERS", None) if module is not None else None
-    spec = timers.get(name) if isinstance(timers, Mapping) else None
-    return spec if isinstance(spec, str) else None
-
-
-def load_clock_handler() -> Handler | None:
-    """``functions.routes.TIMERS["clock"]``, else ``functions.apply_deadlines:handler``, else
-    None."""
-    spec = _timer_spec("clock")
-    if spec is not None:
-        return resolve(spec)
-    module_name, _, attr = DEFAULT_CLOCK_HANDLER.partition(":")
-    clock_module = _import_optional(module_name)
-    if clock_module is None or not hasattr(clock_module, attr):
-        log.warning("no clock handler (%s): timers will be dropped", DEFAULT_CLOCK_HANDLER)
-        return None
-    return resolve(DEFAULT_CLOCK_HANDLER)
-
-
-def load_watchdog_handler() -> Handler | None:
-    """``functions.routes.TIMERS["watchdog"]``, else None."""
-    spec = _timer_spec("watchdog")
-    return resolve(spec) if spec is not None else None
+def bind(spec: str, deps: Deps) -> Handler:
+    """A real entrypoint (``"module:attr"`` of ``functions.routes``) as a gateway or clock
+    handler that runs its Lambda wrapper with ``deps``."""
+    entrypoint: Any = resolve(spec)
+    return lambda event, context: entrypoint.invoke(event, context, deps)
 
 
 def scheduled_event(region: str, rule: str = "wordle-tournament-watchdog") -> dict[str, Any]:
@@ -153,27 +106,6 @@ def scheduled_event(region: str, rule: str = "wordle-tournament-watchdog") -> di
         "resources": [f"arn:aws:events:{region}:{ACCOUNT_ID}:rule/{rule}"],
         "detail": {},
     }
-
-
-def inject_clock(clock: LocalClock | None) -> bool:
-    """Hand ``clock`` to ``shared.runtime.bootstrap`` (``set_clock`` or ``configure(clock=)``).
-
-    Returns False, with a warning, when there is no such hook yet.
-    """
-    bootstrap = _import_optional(BOOTSTRAP_MODULE)
-    if bootstrap is not None and callable(getattr(bootstrap, "set_clock", None)):
-        bootstrap.set_clock(clock)
-        return True
-    if bootstrap is not None and callable(getattr(bootstrap, "configure", None)):
-        bootstrap.configure(clock=clock)
-        return True
-    if clock is not None:
-        log.warning(
-            "%s.set_clock(clock) / .configure(clock=...) not found: the handlers will not use "
-            "the local clock",
-            BOOTSTRAP_MODULE,
-        )
-    return False
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -271,7 +203,8 @@ class Emulator:
         self._dynamodb_endpoint: str | None = None
         self._gateway: LocalGateway | None = None
         self._clock: LocalClock | None = None
-        self._clock_injected = False
+        self.deps: Deps | None = None
+        """The handlers' dependencies (after :meth:`start`, with the real wiring)."""
         self._bots_task: asyncio.Task[Any] | None = None
         self._watchdog_task: asyncio.Task[None] | None = None
         self._watchdog: Handler | None = None
@@ -328,19 +261,24 @@ class Emulator:
             )
 
         self._clock = LocalClock(executor=self._executor, region=self.region)
-        self._clock_injected = inject_clock(self._clock)
         real_wiring = self.routes_override is None
+        if real_wiring:
+            from functions.routes import ROUTES, TIMERS
+            from shared.runtime.bootstrap import build
+            from shared.runtime.settings import Settings
+
+            self.deps = build(Settings.from_env(), clock=self._clock)
         clock_handler = (
             resolve(self.clock_handler_override)
             if self.clock_handler_override is not None
-            else (load_clock_handler() if real_wiring else None)
+            else (bind(TIMERS["clock"], self.deps) if self.deps is not None else None)
         )
         self._clock.set_handler(clock_handler)
 
         routes = (
             {key: resolve(spec) for key, spec in self.routes_override.items()}
             if self.routes_override is not None
-            else load_routes()
+            else {key: bind(spec, self.deps) for key, spec in ROUTES.items() if self.deps}
         )
         self._gateway = LocalGateway(
             routes,
@@ -360,7 +298,7 @@ class Emulator:
         self._watchdog = (
             resolve(self.watchdog_handler_override)
             if self.watchdog_handler_override is not None
-            else (load_watchdog_handler() if real_wiring else None)
+            else (bind(TIMERS["watchdog"], self.deps) if self.deps is not None else None)
         )
         if self._watchdog is not None and self.watchdog_seconds:
             self._watchdog_task = asyncio.create_task(self._watchdog_loop(self.watchdog_seconds))
@@ -392,9 +330,7 @@ class Emulator:
             if self._clock is not None:
                 await asyncio.get_running_loop().run_in_executor(None, self._clock.stop)
                 self._clock = None
-                if self._clock_injected:
-                    inject_clock(None)
-                    self._clock_injected = False
+                self.deps = None
             if self._dynamo is not None:
                 self._dynamo.stop()
                 self._dynamo = None
@@ -416,7 +352,6 @@ class Emulator:
         env: dict[str, str] = {
             "CALLBACK_URL": f"http://{self.host}:{port}",
             "DYNAMODB_ENDPOINT": str(self._dynamodb_endpoint),
-            "CLOCK_BACKEND": "local",
         }
         if self.requested_table_name:
             env["TABLE_NAME"] = self.requested_table_name
@@ -454,7 +389,6 @@ class Emulator:
             self._saved_env.setdefault(name, os.environ.get(name))
             os.environ[name] = value
         self.env = env
-        self._clear_settings_cache()
 
     def _restore_env(self) -> None:
         for name, value in self._saved_env.items():
@@ -463,15 +397,6 @@ class Emulator:
             else:
                 os.environ[name] = value
         self._saved_env.clear()
-        self._clear_settings_cache()
-
-    @staticmethod
-    def _clear_settings_cache() -> None:
-        """Settings are cached per process; the handlers must see this emulator's values."""
-        settings = _import_optional("shared.runtime.settings")
-        cache_clear = getattr(getattr(settings, "get_settings", None), "cache_clear", None)
-        if cache_clear is not None:
-            cache_clear()
 
     # -- watchdog --------------------------------------------------------------------------
 
@@ -497,11 +422,7 @@ class Emulator:
     # -- bots ------------------------------------------------------------------------------
 
     def _start_bots(self) -> None:
-        bots = _import_optional(BOTS_MODULE)
-        run_bot_pool = getattr(bots, "run_bot_pool", None) if bots is not None else None
-        if run_bot_pool is None:
-            log.warning("--bots %d ignored: %s.run_bot_pool not found", self.bots, BOTS_MODULE)
-            return
+        run_bot_pool = importlib.import_module(BOTS_MODULE).run_bot_pool
         result = run_bot_pool(self.ws_url, self.bots)
         if inspect.isawaitable(result):
             self._bots_task = asyncio.ensure_future(result)
@@ -519,7 +440,7 @@ class Emulator:
 
     @property
     def clock(self) -> LocalClock:
-        """The LocalClock the handlers were given (see :func:`inject_clock`)."""
+        """The LocalClock the handlers' ``Deps`` were built with."""
         assert self._clock is not None, "start() first"
         return self._clock
 

@@ -40,8 +40,16 @@ from typing import Any
 import pytest
 
 from infra.emulator.states import ManualClock
+from shared.services.deps import Deps
 
-__all__ = ["Backend", "ManualClock", "RecordingNotifier", "ScriptedPlayer", "ws_event"]
+__all__ = [
+    "Backend",
+    "LambdaContext",
+    "ManualClock",
+    "RecordingNotifier",
+    "ScriptedPlayer",
+    "ws_event",
+]
 
 
 class RecordingNotifier:
@@ -70,7 +78,9 @@ class RecordingNotifier:
 
 
 @dataclass
-class _Context:
+class LambdaContext:
+    """A Lambda context object as the Python runtime passes it (the fields Powertools reads)."""
+
     function_name: str = "local"
     function_version: str = "$LATEST"
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:local"
@@ -141,7 +151,7 @@ class Backend:
         from functions.routes import ROUTES, TIMERS
         from shared.adapters.dynamo.schema import create_tables
         from shared.adapters.dynamo.store import DynamoStore
-        from shared.runtime import bootstrap
+        from shared.runtime.bootstrap import build
         from shared.runtime.settings import Settings
 
         self.clock = ManualClock()
@@ -158,20 +168,21 @@ class Backend:
             rate_limit_burst=rate_limit_burst,
             heartbeat_timeout_seconds=heartbeat_timeout_seconds,
         )
-        bootstrap.configure(
-            settings=settings,
+        rng = random.Random(seed)
+        counter = itertools.count(1)
+        self.deps: Deps = build(
+            settings,
             store=self.store,
             notifier=self.notifier,
             clock=self.clock,
-            **({"lexicon": lexicon} if lexicon else {}),
+            lexicon=lexicon,
+            rng=lambda: random.Random(rng.random()),
+            ids=lambda: f"id{next(counter):04d}",
         )
-        self.deps = bootstrap.get_deps()
-        rng = random.Random(seed)
-        self.deps.rng_factory = lambda: random.Random(rng.random())
-        counter = itertools.count(1)
-        self.deps.new_id = lambda: f"id{next(counter):04d}"
-        self._handlers = {k: _load(v) for k, v in {**ROUTES, **TIMERS}.items()}
-        self.clock.fire = lambda state: self._handlers["clock"](state, _Context())
+        """The dependencies every handler call gets (``dataclasses.replace`` it to vary one)."""
+        self.entrypoints = {k: _load(v) for k, v in {**ROUTES, **TIMERS}.items()}
+        """Route key or timer name (``functions.routes``) -> its ``Entrypoint``."""
+        self.clock.fire = lambda state: self.call("clock", state)
         self._ids = itertools.count(1)
         self.players: list[ScriptedPlayer] = []
 
@@ -186,11 +197,15 @@ class Backend:
         """Call the route's handler now. ``received_ms``: when API Gateway received the
         message (``requestTimeEpoch``; default now) — earlier than now for a message whose
         handler runs late."""
-        handler = self._handlers.get(route, self._handlers["$default"])
         event = ws_event(route, connection_id, body, self.clock.now)
         if received_ms is not None:
             event["requestContext"]["requestTimeEpoch"] = received_ms
-        return handler(event, _Context())
+        return self.call(route if route in self.entrypoints else "$default", event)
+
+    def call(self, name: str, event: dict[str, Any]) -> Any:
+        """Run the entrypoint of route key or timer ``name`` on ``event`` now, with
+        ``self.deps``, through the same Lambda wrapper as deployed (``Entrypoint.invoke``)."""
+        return self.entrypoints[name].invoke(event, LambdaContext(), self.deps)
 
     def send_raw(self, connection_id: str, body: str, *, received_ms: int | None = None) -> None:
         """Route ``body`` like API Gateway (``$request.body.action``; else ``$default``)."""
@@ -198,7 +213,7 @@ class Backend:
             action = json.loads(body).get("action")
         except (ValueError, AttributeError):
             action = None
-        route = action if isinstance(action, str) and action in self._handlers else "$default"
+        route = action if isinstance(action, str) and action in self.entrypoints else "$default"
         self.invoke(route, connection_id, body, received_ms=received_ms)
 
     def player(self, name: str | None = None, *, session: bool = True) -> ScriptedPlayer:
@@ -220,13 +235,13 @@ class Backend:
 
     def items(self) -> list[dict[str, Any]]:
         """Every item of the table as plain Python values, sorted by key (a Scan)."""
-        from shared.adapters.dynamo.store import _from_av
+        from shared.adapters.dynamo.store import from_av
 
         found: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {"TableName": self.table_name, "ConsistentRead": True}
         while True:
             resp = self.client.scan(**kwargs)
-            found += [_from_av(i) for i in resp.get("Items", [])]
+            found += [from_av(i) for i in resp.get("Items", [])]
             if "LastEvaluatedKey" not in resp:
                 break
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
@@ -238,10 +253,10 @@ class Backend:
 
     def item(self, key: dict[str, str]) -> dict[str, Any] | None:
         """One raw item by key (e.g. ``schema.player_key(pid)``), as plain Python values."""
-        from shared.adapters.dynamo.store import _from_av, _to_av
+        from shared.adapters.dynamo.store import from_av, to_av
 
-        resp = self.client.get_item(TableName=self.table_name, Key=_to_av(key), ConsistentRead=True)
-        return _from_av(resp["Item"]) if "Item" in resp else None
+        resp = self.client.get_item(TableName=self.table_name, Key=to_av(key), ConsistentRead=True)
+        return from_av(resp["Item"]) if "Item" in resp else None
 
     def tournament(self, tournament_id: str) -> Any:
         return self.store.get_tournament(tournament_id)
@@ -405,12 +420,10 @@ class ScriptedPlayer:
 
 
 def running_backend(monkeypatch: pytest.MonkeyPatch, **options: Any) -> Iterator[Backend]:
-    """A ``Backend(**options)`` inside moto's ``mock_aws`` with dummy AWS credentials; resets
-    the composition root afterwards. The body of the ``backend`` fixture, for fixtures that
-    need other options (e.g. the production rate limit)."""
+    """A ``Backend(**options)`` inside moto's ``mock_aws`` with dummy AWS credentials. The
+    body of the ``backend`` fixture, for fixtures that need other options (e.g. the
+    production rate limit)."""
     from moto import mock_aws
-
-    from shared.runtime import bootstrap
 
     for key, value in {
         "AWS_ACCESS_KEY_ID": "testing",
@@ -422,7 +435,6 @@ def running_backend(monkeypatch: pytest.MonkeyPatch, **options: Any) -> Iterator
         monkeypatch.setenv(key, value)
     with mock_aws():
         yield Backend(**options)
-    bootstrap.reset()
 
 
 @pytest.fixture

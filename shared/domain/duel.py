@@ -11,17 +11,52 @@ Times are absolute UTC integer milliseconds. Every transition returns a new ``Du
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from shared.domain.errors import (
+    DomainError,
     DuelNotStartedError,
     DuelOverError,
     NotInDuelError,
     NotYourTurnError,
+    TurnOverError,
     WrongLengthError,
 )
 from shared.domain.scoring import Mark, is_solved, score
+
+WordCheck = Callable[[str, int], tuple[str, tuple[str, ...]]]
+"""``(raw, length) -> (word, tiles)``: normalise a typed guess and check it for a secret of
+``length`` tiles (``shared.domain.words.check_guess`` with a language and its word list);
+raises InvalidLettersError, WrongLengthError or NotInWordListError."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class DuelId:
+    """A duel's id, ``{tournament_id}.{round}.{index}`` (round and index from 1, the index in
+    board order): what players send with a guess, and how a guess finds its tournament item."""
+
+    tournament_id: str
+    round_no: int
+    index: int
+
+    def __str__(self) -> str:
+        return f"{self.tournament_id}.{self.round_no}.{self.index}"
+
+    @classmethod
+    def parse(cls, text: str) -> DuelId:
+        """The id printed by ``str``. Raises NotInDuelError for anything else (a forged or
+        malformed id names no duel)."""
+        parts = text.split(".")
+        if (
+            len(parts) != 3
+            or not parts[0]
+            or not all(p.isascii() and p.isdecimal() for p in parts[1:])
+        ):
+            raise NotInDuelError("no such duel")
+        return cls(parts[0], int(parts[1]), int(parts[2]))
+
 
 TURNS_PER_PLAYER = 6
 """Each duelist has up to 6 turns (rules page), so a board holds up to 12 rows."""
@@ -140,29 +175,54 @@ class Duel:
         """True once the intro is over (``now_ms >= starts_ms``)."""
         return now_ms >= self.starts_ms
 
-    def guess(
-        self, player: str, word: str, tiles: tuple[str, ...], now_ms: int, turn_ms: int
-    ) -> Duel:
-        """Play a valid guess (already checked against the word list by the caller).
+    def refusal(self, player: str, received_ms: int) -> DomainError | None:
+        """Why ``player`` may not guess now, most telling first, or None (rules page "Turns
+        and the clock"; ruling 5): not a duelist (NotInDuelError), the duel is over
+        (DuelOverError), the intro still runs (DuelNotStartedError), the player's turn ran out
+        — received at or after its deadline, or already skipped — (TurnOverError), it is the
+        opponent's turn (NotYourTurnError). ``received_ms``: when the guess was received."""
+        if player not in self.players:
+            return NotInDuelError("this is not your duel")
+        if self.over:
+            return DuelOverError("the duel is over")
+        if not self.started(received_ms):
+            return DuelNotStartedError("the round intro is still running")
+        if self.next_player == player and received_ms >= self.turn_deadline_ms:
+            return TurnOverError("your time for this turn ran out")
+        if self.next_player != player:
+            if self.rows and self.rows[-1].player == player and self.rows[-1].skipped:
+                return TurnOverError("your turn was skipped: the time ran out")
+            return NotYourTurnError("it is your opponent's turn")
+        return None
 
-        Call ``expire`` first so that a guess after the deadline meets the skip instead.
+    def play(
+        self,
+        player: str,
+        raw: str,
+        check: WordCheck,
+        *,
+        received_ms: int,
+        now_ms: int,
+        turn_ms: int,
+    ) -> Duel:
+        """Play the typed guess ``raw`` received at ``received_ms`` and applied at ``now_ms``.
+
+        The checks run once, in order: the duel's ``refusal``, then the word (``check``: its
+        letters, its length, the word list), so an out-of-turn player learns that rather than
+        "not a word". Call ``expire`` first so that a guess after the deadline meets the skip.
 
         Returns:
             the duel with the new row; over (SOLVED) if the guess is the secret, over
             (TURNS_USED, a draw) if it was the 12th row, else the turn passes with the deadline
-            ``now_ms + turn_ms``.
+            ``now_ms + turn_ms`` (the opponent's 30 s start when they can see the row).
 
         Raises:
-            NotInDuelError, DuelOverError, DuelNotStartedError, NotYourTurnError,
-            WrongLengthError (ruling 5: all leave the duel unchanged).
+            the ``refusal`` and the word check's errors (ruling 5: all leave the duel as it is).
         """
-        self.opponent_of(player)
-        if self.over:
-            raise DuelOverError(f"duel {self.duel_id} is over")
-        if not self.started(now_ms):
-            raise DuelNotStartedError("the round intro is still running")
-        if self.next_player != player:
-            raise NotYourTurnError("it is your opponent's turn")
+        err = self.refusal(player, received_ms)
+        if err is not None:
+            raise err
+        word, tiles = check(raw, self.length)
         if len(tiles) != self.length:
             raise WrongLengthError(f"the word has {self.length} letters")
         marks = score(tiles, self.answer)
@@ -173,6 +233,25 @@ class Duel:
         if len(duel.rows) >= 2 * TURNS_PER_PLAYER:
             return duel._end(DuelResult.DRAW, None, EndReason.TURNS_USED, now_ms)
         return replace(duel, turn_deadline_ms=now_ms + turn_ms)
+
+    def guess(
+        self, player: str, word: str, tiles: tuple[str, ...], now_ms: int, turn_ms: int
+    ) -> Duel:
+        """Play a guess already normalised and checked against the word list, received and
+        applied at ``now_ms`` (``play`` with a check that only compares the length).
+
+        Raises:
+            NotInDuelError, DuelOverError, DuelNotStartedError, TurnOverError,
+            NotYourTurnError, WrongLengthError (ruling 5: all leave the duel unchanged).
+        """
+        return self.play(
+            player,
+            word,
+            lambda _raw, _n: (word, tiles),
+            received_ms=now_ms,
+            now_ms=now_ms,
+            turn_ms=turn_ms,
+        )
 
     def skip(self, turn_ms: int) -> Duel:
         """Apply the current turn's deadline: the turn is used up (a skip) and passes on.

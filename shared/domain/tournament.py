@@ -19,9 +19,11 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol
 
-from shared.domain.duel import Duel, DuelResult, EndReason
+from shared.domain.duel import Duel, DuelId, DuelResult, EndReason, WordCheck
 from shared.domain.errors import (
     AlreadyEliminatedError,
+    DomainError,
+    DuelNotStartedError,
     DuelOverError,
     NotInDuelError,
     NotInTournamentError,
@@ -84,6 +86,18 @@ class Dealer:
     """How long after a turn deadline its skip becomes due (ms; DESIGN.md §3 Clocks): a guess
     the gateway received before the deadline may still be in flight, and lands first. The
     intro deadline has no grace (nothing races it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a player's action came to (python-chess's ``Outcome`` style: a value, not an
+    exception): the ``tournament`` after it, its ``events`` in order, and the ``refusal`` when
+    the action itself was refused — the tournament may still have moved on then (deadlines
+    that were due, applied first), and those events are to be committed all the same."""
+
+    tournament: Tournament
+    events: tuple[Event, ...]
+    refusal: DomainError | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +272,50 @@ class Tournament:
             after = duel.skip(dealer.turn_ms)
             t = t._after_turn(duel, after, events, dealer)
 
+    def play(
+        self,
+        player_id: str,
+        duel_id: str,
+        raw: str,
+        check: WordCheck,
+        *,
+        received_ms: int,
+        now_ms: int,
+        dealer: Dealer,
+    ) -> Outcome:
+        """A duelist's typed guess ``raw``, received at ``received_ms`` (when API Gateway
+        received it) and handled at ``now_ms`` (rules page "Turns and the clock"; ruling 5).
+
+        First what was due when the guess arrived is applied — deadlines up to ``received_ms
+        + dealer.skip_grace_ms`` (at most ``now_ms``): a skip waits that long for a guess
+        received in time. Then the checks, once, most telling first: the tournament is over
+        (TournamentOverError), the player is not in it (NotInTournamentError) or is out
+        (AlreadyEliminatedError), the duel is not this round's (NotInDuelError), then the
+        duel's own (``Duel.refusal``: not theirs, over, not started, turn over, not their
+        turn), then the word (``check``). The next turn's deadline starts at ``now_ms``.
+
+        Returns an ``Outcome``: refused, it carries the refusal with the deadlines applied
+        meanwhile (possibly none: then ``tournament`` is ``self``); else the new state and
+        every event. Never raises a refusal.
+        """
+        received = min(received_ms, now_ms)
+        t, events = self.expire(min(now_ms, received + dealer.skip_grace_ms), dealer)
+        try:
+            if t.over:
+                raise TournamentOverError("the tournament is over")
+            if not t.player(player_id).alive:
+                raise AlreadyEliminatedError("you are out of this tournament")
+            duel = t.duel(duel_id)
+            if t.phase is Phase.INTRO and player_id in duel.players:
+                raise DuelNotStartedError("the round intro is still running")
+            after = duel.play(
+                player_id, raw, check, received_ms=received, now_ms=now_ms, turn_ms=dealer.turn_ms
+            )
+        except DomainError as refusal:
+            return Outcome(t, tuple(events), refusal)
+        t2 = t._after_turn(duel, after, events, dealer)
+        return Outcome(t2, tuple(events))
+
     def guess(
         self,
         player_id: str,
@@ -267,26 +325,24 @@ class Tournament:
         now_ms: int,
         dealer: Dealer,
     ) -> tuple[Tournament, list[Event]]:
-        """Play a guess already checked against the word list; call ``expire(now_ms)`` first.
+        """Play a guess already checked against the word list, received and applied at
+        ``now_ms`` (``play``, for callers that checked the word themselves).
 
-        Raises:
-            TournamentOverError, NotInTournamentError, AlreadyEliminatedError,
-            NotInDuelError (not this round's duel, or not the player's),
-            and the duel's own refusals (DuelOverError, DuelNotStartedError,
-            NotYourTurnError, WrongLengthError).
+        Raises the refusal of ``play`` (nothing changes then), after applying nothing: call
+        ``expire(now_ms)`` first.
         """
-        if self.over:
-            raise TournamentOverError("the tournament is over")
-        p = self.player(player_id)
-        if not p.alive:
-            raise AlreadyEliminatedError("you are out of this tournament")
-        duel = self.duel(duel_id)
-        if player_id not in duel.players:
-            raise NotInDuelError("this is not your duel")
-        after = duel.guess(player_id, word, tiles, now_ms, dealer.turn_ms)
-        events: list[Event] = []
-        t = self._after_turn(duel, after, events, dealer)
-        return t, events
+        outcome = self.play(
+            player_id,
+            duel_id,
+            word,
+            lambda _raw, _length: (word, tiles),
+            received_ms=now_ms,
+            now_ms=now_ms,
+            dealer=dealer,
+        )
+        if outcome.refusal is not None:
+            raise outcome.refusal
+        return outcome.tournament, list(outcome.events)
 
     def leave(
         self, player_id: str, now_ms: int, dealer: Dealer, *, reason: str = "left"
@@ -464,7 +520,7 @@ class Tournament:
             first = dealer.rng.choice((a, b))
             duels.append(
                 Duel(
-                    duel_id=f"{self.tournament_id}.{round_no}.{i}",
+                    duel_id=str(DuelId(self.tournament_id, round_no, i)),
                     players=(a, b),
                     first=first,
                     word=word,

@@ -1,31 +1,34 @@
-"""Runtime layer: the composition root. ``get_deps()`` builds the adapters from settings on
-first use (never at import time) and caches them per process; the local runtime and tests
-inject their own ports with ``configure(...)`` / ``set_clock(...)``.
+"""Runtime layer: the composition root — ``build(settings, ...)`` makes the one ``Deps`` a
+process uses, from the settings and whatever ports the caller brings (the local runtime its
+clock, tests their fakes). Nothing here is cached: the Lambda container keeps the ``Deps`` it
+built (``functions._entry``); everyone else passes theirs explicitly.
 """
 
 from __future__ import annotations
 
-import threading
+import random
+from collections.abc import Callable
 from typing import Any
 
-from shared.runtime.settings import Settings, get_settings
-from shared.services.base import Deps, RateLimiter, Timing
-from shared.services.ports import Clock, Notifier, Store
-
-_lock = threading.Lock()
-_deps: Deps | None = None
-_overrides: dict[str, Any] = {}
+from shared.runtime.rate_limit import RateLimiter
+from shared.runtime.settings import Settings
+from shared.services.deps import Deps, Timing, new_id, new_secret
+from shared.services.ports import Clock, Lexicon, Limiter, Notifier, Store
 
 
-def _client(service: str, settings: Settings, endpoint: str | None = None) -> Any:
+def client(service: str, settings: Settings, endpoint: str | None = None) -> Any:
+    """A boto3 client as every function builds it.
+
+    Standard retry mode: throttling, 5xx and transport errors retried with jittered exponential
+    backoff. ``total_max_attempts`` counts the first try (botocore's ``max_attempts`` counts
+    retries: 4 meant 5 tries and up to 1+2+4+8 s of throttling backoff per call, past a message
+    function's timeout). 3 tries keep it under 3 s; a use case then retries as a whole
+    (``shared.services.change.run``) within its time budget. (botocore, "Retries": standard
+    mode; https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html)
+    """
     import boto3
     from botocore.config import Config
 
-    # Standard retry mode: throttling, 5xx and transport errors retried with jittered
-    # exponential backoff. ``total_max_attempts`` counts the first try (botocore's
-    # ``max_attempts`` counts retries: 4 meant 5 tries and up to 1+2+4+8 s of throttling
-    # backoff per call, past a message function's timeout). 3 tries keep it under 3 s; a
-    # use case then retries as a whole (``services.base.retrying``) within its time budget.
     config = Config(
         retries={"mode": "standard", "total_max_attempts": 3},
         connect_timeout=2,
@@ -38,84 +41,84 @@ def _client(service: str, settings: Settings, endpoint: str | None = None) -> An
     )
 
 
+def timing(settings: Settings) -> Timing:
+    """The clock durations of ``settings`` in milliseconds."""
+    return Timing(
+        settings.turn_ms,
+        settings.intro_ms,
+        settings.reconnect_ms,
+        settings.skip_grace_ms,
+        settings.heartbeat_ms,
+    )
+
+
+def powertools_metric(name: str, value: float) -> None:
+    """Count ``name`` in the Powertools Metrics of this invocation (flushed as EMF)."""
+    from shared.runtime.observability import metrics
+
+    metrics.add_metric(name=name, unit="Count", value=value)
+
+
 def build(
-    settings: Settings | None = None,
+    settings: Settings,
     *,
     store: Store | None = None,
     notifier: Notifier | None = None,
     clock: Clock | None = None,
-    lexicon: Any = None,
+    lexicon: Lexicon | None = None,
+    rng: Callable[[], random.Random] = random.SystemRandom,
+    ids: Callable[[], str] = new_id,
+    secrets: Callable[[], str] = new_secret,
+    sleep: Callable[[float], None] | None = None,
+    metrics: Callable[[str, float], None] = powertools_metric,
+    limiter: Limiter | None = None,
 ) -> Deps:
-    """Build the dependencies: DynamoStore, ApiGatewayNotifier, StepFunctionsClock (or the
-    given ports) and the word lists."""
-    s = settings or get_settings()
+    """The dependencies for ``settings``: the given ports, else the adapters — DynamoStore,
+    ApiGatewayNotifier, StepFunctionsClock (boto3 clients built here, imported lazily so that
+    a cold start pays for them only when it builds them) and the word lists; the rate limiter
+    from the settings. Immutable once built."""
     if clock is None:
         from shared.adapters.step_functions import StepFunctionsClock
 
-        clock = StepFunctionsClock(_client("stepfunctions", s), s.state_machine_arn or "")
+        clock = StepFunctionsClock(
+            client("stepfunctions", settings), settings.state_machine_arn or ""
+        )
     if store is None:
         from shared.adapters.dynamo.store import DynamoStore
 
-        store = DynamoStore(_client("dynamodb", s, s.dynamodb_endpoint), s.table_name, clock.now_ms)
+        store = DynamoStore(
+            client("dynamodb", settings, settings.dynamodb_endpoint),
+            settings.table_name,
+            clock.now_ms,
+        )
     if notifier is None:
         from shared.adapters.notifier import ApiGatewayNotifier
 
-        notifier = ApiGatewayNotifier(_client("apigatewaymanagementapi", s, s.callback_url))
+        notifier = ApiGatewayNotifier(
+            client("apigatewaymanagementapi", settings, settings.callback_url)
+        )
     if lexicon is None:
         from shared.adapters.lexicon import WordListLexicon
 
         lexicon = WordListLexicon()
-    deps = Deps(
+    if limiter is None:
+        limiter = RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst)
+    if sleep is None:
+        import time
+
+        sleep = time.sleep
+    return Deps(
         store=store,
         notifier=notifier,
         clock=clock,
         lexicon=lexicon,
-        timing=Timing(s.turn_ms, s.intro_ms, s.reconnect_ms, s.skip_grace_ms, s.heartbeat_ms),
-        limiter=RateLimiter(s.rate_limit_per_second, s.rate_limit_burst),
+        timing=timing(settings),
+        rng=rng,
+        ids=ids,
+        secrets=secrets,
+        sleep=sleep,
+        metrics=metrics,
+        limiter=limiter,
+        max_message_bytes=settings.max_message_bytes,
+        watchdog_grace_ms=round(settings.watchdog_grace_seconds * 1000),
     )
-
-    def on_gone(connection_id: str) -> None:
-        from shared.services.players import disconnect
-
-        disconnect(deps, connection_id)
-
-    deps.on_gone = on_gone
-
-    def metric(name: str, value: float) -> None:
-        from shared.runtime.observability import metrics
-
-        metrics.add_metric(name=name, unit="Count", value=value)
-
-    deps.metric = metric
-    return deps
-
-
-def get_deps() -> Deps:
-    """The process-wide dependencies (built on first use)."""
-    global _deps
-    if _deps is None:
-        with _lock:
-            if _deps is None:
-                _deps = build(**_overrides)
-    return _deps
-
-
-def configure(**overrides: Any) -> None:
-    """Inject ports (``store=``, ``notifier=``, ``clock=``, ``lexicon=``, ``settings=``) for
-    the next ``get_deps()``; resets the cached dependencies."""
-    global _deps
-    with _lock:
-        _overrides.clear()
-        _overrides.update(overrides)
-        _deps = None
-
-
-def set_clock(clock: Clock | None) -> None:
-    """The local runtime's hook: use ``clock`` instead of Step Functions."""
-    configure(**{**_overrides, "clock": clock})
-
-
-def reset() -> None:
-    """Forget cached dependencies and overrides (tests)."""
-    configure()
-    get_settings.cache_clear()

@@ -10,7 +10,6 @@ everything on the wire and in storage is integer milliseconds.
 from __future__ import annotations
 
 import os
-from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,7 +26,6 @@ class Settings(BaseModel):
         description="API Gateway Management API endpoint (https://{api}.execute-api.../{stage})",
     )
     state_machine_arn: str | None = Field(None, description="Deadline state machine (clock)")
-    clock_backend: str = Field("stepfunctions", description="stepfunctions | local (emulator)")
     aws_region: str = Field("us-east-1")
     turn_seconds: float = Field(30.0, gt=0, description="Turn clock, rules page: 30 s")
     intro_seconds: float = Field(6.0, ge=0, description="Round intro, rules page: 6 s")
@@ -88,9 +86,3 @@ class Settings(BaseModel):
         if "aws_region" not in values and env.get("AWS_DEFAULT_REGION"):
             values["aws_region"] = env["AWS_DEFAULT_REGION"]
         return cls.model_validate(values)
-
-
-@cache
-def get_settings() -> Settings:
-    """The process-wide settings, read from the environment on first use."""
-    return Settings.from_env()

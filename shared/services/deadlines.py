@@ -1,5 +1,5 @@
-"""Service layer: deadlines — what the clock function does at each wake of a round's clock
-loop, and the watchdog (DESIGN.md §3 Clocks).
+"""Use cases: deadlines — what the clock function does at each wake of a round's clock loop,
+a player's reconnect deadline, and the watchdog (DESIGN.md §3 Clocks; rulings 3, 9 and 14).
 
 A firing is ``Timer(kind, ref, seq, due_ms)``: INTRO names a round (``ref`` the tournament,
 ``seq`` the round number) and stands for all of that round's deadlines (the intro's, then every
@@ -18,12 +18,20 @@ from dataclasses import dataclass
 
 from shared.domain import events as ev
 from shared.domain.tournament import Dealer, Tournament
-from shared.services.base import Deps
+from shared.services.change import Change, run
+from shared.services.deps import Deps
 from shared.services.errors import NotFoundError
-from shared.services.model import TournamentRecord
-from shared.services.players import check_heard, reconnect_deadline
+from shared.services.model import PlayerStatus, TournamentRecord
+from shared.services.outbox import Gone
 from shared.services.ports import Timer, TimerKind
-from shared.services.tournaments import change_tournament
+from shared.services.presence import disconnect, drop
+from shared.services.seating import free_seat
+from shared.services.tournament_change import (
+    Decision,
+    change_tournament,
+    leave_tournament,
+    parties_back,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +56,7 @@ def fire_round(deps: Deps, timer: Timer) -> Fired:
     then fails and Step Functions retries the task (``shared.adapters.step_functions``).
     """
     if timer.kind is TimerKind.RECONNECT:
-        wait = reconnect_deadline(deps, timer.ref, timer.seq)
-        return Fired(None, wait)
+        return Fired(None, reconnect_deadline(deps, timer.ref, timer.seq))
     tid, round_no = timer.ref, timer.seq
     applied, t = _apply(deps, tid)
     if t is None or t.over or t.round_no != round_no:
@@ -57,41 +64,85 @@ def fire_round(deps: Deps, timer: Timer) -> Fired:
     return Fired(applied, t.next_due(deps.timing.skip_grace_ms))
 
 
-def fire(deps: Deps, timer: Timer) -> bool | None:
-    """Apply what is due for ``timer`` now; ``Fired.applied`` of ``fire_round``."""
-    return fire_round(deps, timer).applied
-
-
 def _apply(deps: Deps, tournament_id: str) -> tuple[bool, Tournament | None]:
     """Apply what is due now (``Tournament.expire``); also return the tournament as committed
     (or as read, when nothing was due). ``(False, None)`` when the tournament is gone.
 
-    A player whose turn just ran out is checked for liveness (ruling 14,
-    ``players.check_heard``): a skip is when silence matters, and it costs one read then."""
-    seen: list[Tournament] = []
-    skipped: list[str] = []
+    A player whose turn just ran out is checked for liveness (ruling 14, ``check_heard``): a
+    skip is when silence matters, and it costs one read then."""
 
-    def decide(
-        rec: TournamentRecord, now: int, dealer: Dealer
-    ) -> tuple[Tournament, list[ev.Event]]:
-        seen[:] = [rec.tournament]  # the last attempt's read: current when nothing is due
+    def decide(rec: TournamentRecord, now: int, dealer: Dealer) -> Decision:
         t, events = rec.tournament.expire(now, dealer)
-        skipped[:] = [
-            e.row.player for e in events if isinstance(e, ev.TurnPlayed) and e.row.skipped
-        ]
-        return t, events
+        return Decision(t, events)
 
     try:
-        rec = change_tournament(deps, tournament_id, decide)
+        committed = change_tournament(deps, tournament_id, decide)
     except NotFoundError:
         return False, None
-    if rec is None:
-        return False, seen[-1] if seen else None
+    gone = committed.gone + parties_back(deps, committed)
+    rec = committed.record
+    skipped = [
+        e.row.player for e in committed.events if isinstance(e, ev.TurnPlayed) and e.row.skipped
+    ]
     for pid in dict.fromkeys(skipped):
         # a disconnect changes no deadline of the round: the committed tournament still
         # answers the loop's next due time (a stale answer only costs an idempotent wake)
-        check_heard(deps, pid, rec.connections.get(pid))
-    return True, rec.tournament
+        gone += check_heard(deps, pid, rec.connections.get(pid))
+    drop(deps, gone)
+    return committed.changed, rec.tournament
+
+
+def check_heard(deps: Deps, player_id: str, connection_id: str | None) -> Gone:
+    """Ruling 14, read when it matters (a turn of the player's ran out): if nothing was heard
+    from ``connection_id`` for ``Timing.heartbeat_ms`` — or its item is gone —, the player is
+    treated as disconnected from the moment the heartbeat timeout passed (``disconnect`` with
+    that ``at_ms``: ``player_status`` to the others, the reconnect window, then "left") and
+    the connection is closed (DeleteConnection). One GetItem when alive; nothing read with
+    liveness off (``heartbeat_ms`` None) or no connection."""
+    heartbeat = deps.timing.heartbeat_ms
+    if heartbeat is None or connection_id is None:
+        return ()
+    conn = deps.store.get_connection(connection_id)
+    now = deps.clock.now_ms()
+    if conn is not None and not conn.silent(now, heartbeat):
+        return ()
+    since = now if conn is None else min(now, conn.last_heard_ms() + heartbeat)
+    gone = disconnect(deps, connection_id, at_ms=since, player_id=player_id)
+    deps.notifier.close(connection_id)
+    deps.metrics("SilentConnectionsClosed", 1)
+    return gone
+
+
+def reconnect_deadline(deps: Deps, player_id: str, seq: int) -> int | None:
+    """The 60 s reconnect deadline fired: if the player is still away with the same
+    ``seq``, free their lobby seat (ruling 9) or treat them as having left (ruling 3).
+
+    Returns None when handled (or stale: resumed, another ``seq``), or the deadline (UTC ms)
+    when the wake came before it: nothing is applied early, the clock waits again.
+    """
+    player = deps.store.get_player(player_id)
+    if player is None or player.connected or player.disconnect_seq != seq:
+        return None  # resumed (or stale firing): nothing to do
+    deadline = player.reconnect_deadline_ms
+    if deadline is not None and deps.clock.now_ms() < deadline:
+        return deadline
+    if player.status is PlayerStatus.QUEUED:
+        drop(deps, free_seat(deps, player_id, only_if_disconnect_seq=seq).gone)
+    elif player.status is PlayerStatus.PLAYING:
+        committed = leave_tournament(deps, player, reason="timeout", only_if_disconnect_seq=seq)
+        if committed is not None:
+            drop(deps, committed.gone + parties_back(deps, committed))
+    else:
+        run(deps, lambda: _forget_deadline(deps, player_id, seq))
+    return None
+
+
+def _forget_deadline(deps: Deps, player_id: str, seq: int) -> Change[None]:
+    p = deps.store.get_player(player_id)
+    if p is None or p.connected or p.disconnect_seq != seq:
+        return Change(None)
+    p.reconnect_deadline_ms = None
+    return Change(None, [p])
 
 
 def watchdog(deps: Deps, grace_ms: int) -> int:

@@ -1,4 +1,4 @@
-"""Service layer: parties (ruling 10) — create, join by invite, leave, start.
+"""Use cases: parties (ruling 10) — create, join by invite, leave, start.
 
 The party item and each member's player item are saved together on their versions, so two
 players racing for the 8th place cannot both get it.
@@ -19,8 +19,8 @@ from shared.domain.errors import (
     UnknownInviteError,
 )
 from shared.protocol import outbound as out
-from shared.services.base import Deps, Outbox, retrying
-from shared.services.lobbies import leave_lobby, seat_players
+from shared.services.change import Change, run
+from shared.services.deps import Deps
 from shared.services.model import (
     InviteCreated,
     InviteDeleted,
@@ -30,48 +30,50 @@ from shared.services.model import (
     PlayerStatus,
     Write,
 )
+from shared.services.outbox import Outbox, Request
+from shared.services.presence import drop
 from shared.services.presenter import party_event
-from shared.services.snapshot import party_status as _status
+from shared.services.seating import free_seat, seat_players
+from shared.services.snapshot import party_status
 
 
 def _broadcast(deps: Deps, rec: PartyRecord, box: Outbox, extra: Sequence[Player] = ()) -> None:
+    """Queue the party's ``party`` message for every member (one BatchGetItem of them;
+    ``extra``: members as this change saves them)."""
     members = deps.store.get_players(rec.party.members)
     for p in extra:
         members[p.player_id] = p
-    event = party_event(rec, members, _status(members))
+    event = party_event(rec, members, party_status(members))
     box.add([members[m].connection_id for m in rec.party.members if m in members], event)
 
 
-def create(deps: Deps, player_id: str) -> None:
+def create(deps: Deps, req: Request, player_id: str) -> None:
     """``party_create``: a new party led by the player, with an unguessable invite
-    (``secrets``, 256 bits). Raises AlreadyInPartyError."""
-    box = Outbox()
+    (256 bits); the reply is ``party``. Raises AlreadyInPartyError."""
 
-    def attempt() -> None:
-        box.messages.clear()
+    def step() -> Change[None]:
         p = deps.store.get_player(player_id)
         assert p is not None
         if p.party_id is not None:
             raise AlreadyInPartyError("you are already in a party")
-        rec = PartyRecord(rules.create(deps.new_id(), deps.new_secret(), player_id))
+        rec = PartyRecord(rules.create(deps.ids(), deps.secrets(), player_id))
         p.party_id = rec.party.party_id
-        deps.store.commit([rec, InviteCreated(rec.party.invite, rec.party.party_id), p])
+        box = Outbox(reply_to=req)
         box.add([p.connection_id], party_event(rec, {player_id: p}, "open"))
+        return Change(None, [rec, InviteCreated(rec.party.invite, rec.party.party_id), p], box)
 
-    retrying(deps, attempt)
-    box.flush(deps)
+    drop(deps, run(deps, step).gone)
 
 
-def join(deps: Deps, player_id: str, invite: str) -> None:
-    """``party_join {invite}``. Raises UnknownInviteError (also for malformed or forged
-    invites), PartyFullError, AlreadyInPartyError, AlreadyPlayingError, and
-    PartyMemberPlayingError while the party is in a lobby or tournament."""
+def join(deps: Deps, req: Request, player_id: str, invite: str) -> None:
+    """``party_join {invite}``: every member gets the new ``party``. Raises UnknownInviteError
+    (also for malformed or forged invites), PartyFullError, AlreadyInPartyError,
+    AlreadyPlayingError, and PartyMemberPlayingError while the party is in a lobby or
+    tournament."""
     if not rules.is_well_formed_invite(invite):
         raise UnknownInviteError("no party has this invite")
-    box = Outbox()
 
-    def attempt() -> None:
-        box.messages.clear()
+    def step() -> Change[None]:
         party_id = deps.store.party_id_for_invite(invite)
         rec = deps.store.get_party(party_id) if party_id else None
         if rec is None:
@@ -91,23 +93,20 @@ def join(deps: Deps, player_id: str, invite: str) -> None:
             raise PartyMemberPlayingError("the party is in a game; join when it is back")
         rec.party = rules.join(rec.party, player_id)
         p.party_id = rec.party.party_id
-        deps.store.commit([rec, p])
+        box = Outbox(reply_to=req)
         _broadcast(deps, rec, box, [p])
+        return Change(None, [rec, p], box)
 
-    retrying(deps, attempt)
-    box.flush(deps)
+    drop(deps, run(deps, step).gone)
 
 
-def leave(deps: Deps, player_id: str) -> None:
+def leave(deps: Deps, req: Request, player_id: str) -> None:
     """``party_leave``: leadership passes to the longest-standing member; the last one out
     closes the party. A member waiting in the party's lobby also gives up that seat (a party
     lobby seats party members and solo fillers only); a running tournament is not affected.
     Raises NotInPartyError."""
-    box = Outbox()
-    seated: list[str] = []
 
-    def attempt() -> None:
-        box.messages.clear()
+    def step() -> Change[str | None]:
         p = deps.store.get_player(player_id)
         assert p is not None
         if p.party_id is None:
@@ -125,34 +124,33 @@ def leave(deps: Deps, player_id: str) -> None:
             else:
                 rec.party = remaining
                 writes.append(rec)
-        deps.store.commit(writes)
+        box = Outbox(reply_to=req)
         box.add(
             [p.connection_id],
             out.PartyEvent(party_id=None, invite=None, leader=None, members=[], status="left"),
         )
         if rec is not None and p.player_id not in rec.party.members:
             _broadcast(deps, rec, box)
-        seated[:] = [p.lobby_id] if p.status is PlayerStatus.QUEUED and p.lobby_id else []
+        seated = p.lobby_id if p.status is PlayerStatus.QUEUED and p.lobby_id else None
+        return Change(seated, writes, box)
 
-    retrying(deps, attempt)
-    box.flush(deps)
-    if seated:
-        lobby = deps.store.get_lobby(seated[0])
+    done = run(deps, step)
+    gone = done.gone
+    if done.value:
+        lobby = deps.store.get_lobby(done.value)
         if lobby is not None and lobby.party_id is not None:
-            leave_lobby(deps, player_id)
+            gone += free_seat(deps, player_id).gone
+    drop(deps, gone)
 
 
-def start(deps: Deps, player_id: str, language_code: str) -> None:
+def start(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
     """``party_start {language}``: the leader seats the whole party in a new lobby that solo
     players then fill (ruling 8, 10). Raises NotInPartyError, NotPartyLeaderError,
-    PartyMemberPlayingError (a member still in a lobby or tournament), UnknownLanguageError."""
+    PartyMemberPlayingError (a member still in a lobby or tournament),
+    PartyMemberOfflineError, UnknownLanguageError."""
     deps.lexicon.language(language_code)
-    box = Outbox()
 
-    def attempt() -> None:
-        box.messages.clear()
-        box.timers.clear()
-        box.closes.clear()
+    def step() -> Change[None]:
         p = deps.store.get_player(player_id)
         assert p is not None
         if p.party_id is None:
@@ -169,7 +167,7 @@ def start(deps: Deps, player_id: str, language_code: str) -> None:
             raise PartyMemberOfflineError("a party member is not connected")
         now = deps.clock.now_ms()
         lobby = Lobby(
-            lobby_id=deps.new_id(),
+            lobby_id=deps.ids(),
             language=language_code,
             created_ms=now,
             party_id=rec.party.party_id,
@@ -186,9 +184,9 @@ def start(deps: Deps, player_id: str, language_code: str) -> None:
             m.tournament_id = None
         rec.language = language_code
         rec.lobby_id = lobby.lobby_id
+        box = Outbox(reply_to=req)
         writes = [rec, *seat_players(deps, lobby, seated, box, actor_id=player_id)]
-        deps.store.commit(writes)
         _broadcast(deps, rec, box, seated)
+        return Change(None, writes, box)
 
-    retrying(deps, attempt)
-    box.flush(deps)
+    drop(deps, run(deps, step).gone)

@@ -12,6 +12,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from shared.domain.languages import Language
+    from shared.domain.tournament import SecretSource
     from shared.services.model import (
         Connection,
         Lobby,
@@ -121,3 +123,25 @@ class Store(Protocol):
     def party_id_for_invite(self, invite: str) -> str | None: ...
     def overdue(self, before_ms: int) -> list[tuple[str, str]]: ...
     def commit(self, writes: Sequence[Write]) -> None: ...
+
+
+class Lexicon(Protocol):
+    """The word lists of the game languages (adapter: ``shared.adapters.lexicon``)."""
+
+    def language(self, code: str) -> Language:
+        """Raises UnknownLanguageError."""
+        ...
+
+    def secrets(self, code: str) -> SecretSource: ...
+
+    def allowed(self, code: str, length: int) -> frozenset[str]: ...
+
+    def display(self, code: str, word: str) -> str | None: ...
+
+
+class Limiter(Protocol):
+    """A per-connection message rate limit (``shared.runtime.rate_limit.RateLimiter``)."""
+
+    def allow(self, connection_id: str, now_ms: int) -> bool: ...
+
+    def forget(self, connection_id: str) -> None: ...

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shared.domain import events as ev
-from shared.domain.duel import Duel, Row
+from shared.domain.duel import Duel, DuelId, Row
 from shared.domain.languages import Language
-from shared.domain.tournament import Tournament
+from shared.domain.tournament import PlayerState, Tournament
 from shared.protocol import outbound as out
-from shared.services.base import Lexicon, Outbox
 from shared.services.model import Lobby, PartyRecord, Player, TournamentRecord
-from shared.services.ports import Timer, TimerKind
+from shared.services.outbox import Outbox
+from shared.services.ports import Lexicon, Timer, TimerKind
 
 
 def player_view(p: Player) -> out.PlayerView:
@@ -23,10 +23,7 @@ def player_view(p: Player) -> out.PlayerView:
 
 
 def standings(t: Tournament) -> list[out.Standing]:
-    def key(p: object) -> tuple[int, int, str]:
-        from shared.domain.tournament import PlayerState
-
-        assert isinstance(p, PlayerState)
+    def key(p: PlayerState) -> tuple[int, int, str]:
         return (p.place or 0, -p.lives, p.nickname)
 
     rows = []
@@ -155,8 +152,8 @@ def _watchers_of(rec: TournamentRecord, duel_id: str) -> list[str | None]:
 
 
 def round_of_duel(duel_id: str) -> int:
-    """Duel ids are ``{tournament_id}.{round}.{index}`` (domain ``Tournament._open_round``)."""
-    return int(duel_id.split(".")[-2])
+    """The round a duel belongs to (``DuelId``)."""
+    return DuelId.parse(duel_id).round_no
 
 
 def present(

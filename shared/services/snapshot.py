@@ -10,10 +10,10 @@ standings, places and rating changes already fixed, who is disconnected, the par
 Secrets (ruling 6): boards come from ``presenter.board``, which carries a duel's word only once
 the duel is over, and ``DuelBoard`` itself refuses a word on a running duel.
 
-A building block, not a use case: it imports only ``base``, ``model`` and ``presenter``, so
-every use case may import it — ``players`` for a resume, ``tournaments`` for the party screen
-when a member's place is fixed, ``lobbies`` for who is away when a newcomer sits down. It reads;
-it never writes.
+A building block, not a use case: it imports only ``deps``, ``model`` and ``presenter``, so
+every use case and block may import it — ``sessions`` for a resume, ``tournament_change`` for
+the party screen when a member's place is fixed, ``seating`` for who is away when a newcomer
+sits down. It reads; it never writes.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from shared.domain.languages import Language
 from shared.domain.tournament import PlayerState, Tournament
 from shared.protocol import outbound as out
-from shared.services.base import Deps
+from shared.services.deps import Deps
 from shared.services.model import Lobby, Player, PlayerStatus, TournamentRecord
 from shared.services.presenter import (
     board,

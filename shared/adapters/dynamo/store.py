@@ -155,7 +155,7 @@ def _retried(err: ClientError) -> bool:
 
 def _same(stored: Any, sent: dict[str, Any]) -> bool:
     """The stored item (DynamoDB JSON) is exactly the one we sent."""
-    return stored is not None and _from_av(stored) == _from_av(sent)
+    return stored is not None and from_av(stored) == from_av(sent)
 
 
 def _bug(operation: str, codes: object, err: Exception) -> None:
@@ -236,11 +236,11 @@ class _Client:
         return call
 
 
-def _to_av(item: dict[str, Any]) -> dict[str, Any]:
+def to_av(item: dict[str, Any]) -> dict[str, Any]:
     return {k: _ser.serialize(v) for k, v in item.items() if v is not None}
 
 
-def _from_av(item: dict[str, Any]) -> dict[str, Any]:
+def from_av(item: dict[str, Any]) -> dict[str, Any]:
     return {k: _plain(_de.deserialize(v)) for k, v in item.items()}
 
 
@@ -286,9 +286,9 @@ class DynamoStore:
 
     # ------------------------------------------------------------------ reads
     def _get(self, key: dict[str, str]) -> dict[str, Any] | None:
-        resp = self._client.get_item(TableName=self._table, Key=_to_av(key), ConsistentRead=True)
+        resp = self._client.get_item(TableName=self._table, Key=to_av(key), ConsistentRead=True)
         item = resp.get("Item")
-        return _from_av(item) if item else None
+        return from_av(item) if item else None
 
     def get_connection(self, connection_id: str) -> Connection | None:
         item = self._get(schema.connection_key(connection_id))
@@ -320,13 +320,13 @@ class DynamoStore:
         Raises BusyError when keys stay unprocessed."""
         items: list[dict[str, Any]] = []
         for start in range(0, len(keys), 100):
-            page = [_to_av(k) for k in keys[start : start + 100]]
+            page = [to_av(k) for k in keys[start : start + 100]]
             request: dict[str, Any] = {self._table: {"Keys": page, "ConsistentRead": True}}
             for n in range(UNPROCESSED_ROUNDS + 1):
                 if n:  # keys left unprocessed (throttled): back off before asking again
                     self.sleep(random.uniform(0, 0.025 * 2**n))
                 resp = self._client.batch_get_item(RequestItems=request)
-                items += [_from_av(raw) for raw in resp.get("Responses", {}).get(self._table, [])]
+                items += [from_av(raw) for raw in resp.get("Responses", {}).get(self._table, [])]
                 request = resp.get("UnprocessedKeys") or {}
                 if not request:
                     break
@@ -352,7 +352,7 @@ class DynamoStore:
             ExpressionAttributeValues={":w": {"S": schema.waiting_pk(language)}},
             Limit=limit,
         )
-        return [codec.lobby_from_item(_from_av(i)) for i in resp.get("Items", [])]
+        return [codec.lobby_from_item(from_av(i)) for i in resp.get("Items", [])]
 
     def get_opener(self, language: str, bucket: int) -> LobbyOpener | None:
         item = self._get(schema.opener_key(language, bucket))
@@ -406,7 +406,7 @@ class DynamoStore:
         # item is a no-op (a duplicate $disconnect gets None back and does nothing)
         resp = self._client.delete_item(
             TableName=self._table,
-            Key=_to_av(schema.connection_key(connection_id)),
+            Key=to_av(schema.connection_key(connection_id)),
             ReturnValues="ALL_OLD",
         )
         old = resp.get("Attributes")
@@ -415,7 +415,7 @@ class DynamoStore:
                 "delete_connection: nothing returned after a retry; an earlier attempt whose "
                 "answer was lost may have deleted the connection (what it held is unknown)"
             )
-        return codec.connection_from_item(_from_av(old)) if old else None
+        return codec.connection_from_item(from_av(old)) if old else None
 
     def touch_connection(self, connection_id: str, heard_ms: int) -> bool:
         """Record that the client was heard at ``heard_ms`` (UTC ms; ruling 14): one
@@ -425,7 +425,7 @@ class DynamoStore:
         try:
             self.client.update_item(
                 TableName=self._table,
-                Key=_to_av(schema.connection_key(connection_id)),
+                Key=to_av(schema.connection_key(connection_id)),
                 UpdateExpression="SET heard_ms = :t",
                 ConditionExpression=(
                     "attribute_exists(pk) AND (attribute_not_exists(heard_ms) OR heard_ms < :t)"
@@ -529,7 +529,7 @@ class DynamoStore:
         return False
 
     def _versioned_put(self, item: dict[str, Any], loaded_version: int) -> dict[str, Any]:
-        put: dict[str, Any] = {"TableName": self._table, "Item": _to_av(item)}
+        put: dict[str, Any] = {"TableName": self._table, "Item": to_av(item)}
         if loaded_version == 0:
             put["ConditionExpression"] = _NEW
         else:
@@ -559,19 +559,17 @@ class DynamoStore:
         if isinstance(w, _TokenCreated):
             item = {**schema.token_key(w.token_hash), "kind": "token", "player_id": w.player_id}
             return {
-                "Put": {"TableName": self._table, "Item": _to_av(item), "ConditionExpression": _NEW}
+                "Put": {"TableName": self._table, "Item": to_av(item), "ConditionExpression": _NEW}
             }
         if isinstance(w, InviteCreated):
             item = {**schema.invite_key(w.invite), "kind": "invite", "party_id": w.party_id}
             return {
-                "Put": {"TableName": self._table, "Item": _to_av(item), "ConditionExpression": _NEW}
+                "Put": {"TableName": self._table, "Item": to_av(item), "ConditionExpression": _NEW}
             }
         if isinstance(w, InviteDeleted):
             # unconditional: only ever committed with the party's versioned save in one
             # transaction (parties.leave), which is its guard; the invite may already be gone
-            return {
-                "Delete": {"TableName": self._table, "Key": _to_av(schema.invite_key(w.invite))}
-            }
+            return {"Delete": {"TableName": self._table, "Key": to_av(schema.invite_key(w.invite))}}
         raise TypeError(f"unknown write {type(w).__name__}")
 
     def _rating_ops(self, w: RatingApplied) -> list[dict[str, Any]]:
@@ -590,13 +588,13 @@ class DynamoStore:
             "at_ms": w.at_ms,
         }
         put = {
-            "Put": {"TableName": self._table, "Item": _to_av(history), "ConditionExpression": _NEW}
+            "Put": {"TableName": self._table, "Item": to_av(history), "ConditionExpression": _NEW}
         }
         if not w.update_player:
             return [put]
         update: dict[str, Any] = {
             "TableName": self._table,
-            "Key": _to_av(schema.player_key(w.player_id)),
+            "Key": to_av(schema.player_key(w.player_id)),
             "UpdateExpression": "ADD rating :c, version :one",
             "ConditionExpression": "attribute_exists(pk)",
             "ExpressionAttributeValues": {":c": {"N": str(w.change)}, ":one": {"N": "1"}},

@@ -23,6 +23,7 @@ from shared.domain.errors import (
     NotInTournamentError,
     NotYourTurnError,
     TournamentOverError,
+    TurnOverError,
     WrongLengthError,
 )
 from shared.domain.events import (
@@ -470,14 +471,14 @@ def test_timed_out_turn_is_a_skip_and_passes() -> None:
 
 def test_guess_after_deadline_is_a_skip() -> None:
     """Ruling 5 / time model: a guess arriving after the deadline meets the skip (expire first):
-    the row is a skip and the late guess is refused as out of turn."""
+    the row is a skip and the late guess is refused as "your turn was skipped" (turn_over)."""
     t, dealer, _ = start(2)
     t, [ds], _ = begin_round(t, dealer)
     assert isinstance(ds, DuelStarted)
     late = ds.deadline_ms + 1
     t, _ = t.expire(late, dealer)
     duel = t.duel(ds.duel_id)
-    with pytest.raises(NotYourTurnError):
+    with pytest.raises(TurnOverError):
         t.guess(ds.first, ds.duel_id, duel.word, tuple(duel.word), late, dealer)
     assert len(t.duel(ds.duel_id).rows) == 1
     assert t.duel(ds.duel_id).rows[0].skipped

@@ -1,0 +1,59 @@
+"""Entrypoints: the one wrapper that makes ``handle(event, deps)`` a Lambda handler.
+
+The Lambda container builds its ``Deps`` on the first invocation (never at import time:
+``shared.runtime.bootstrap.build`` from the environment's settings) and keeps it: the only
+module-level state of the code base. The local runtime and the tests call the same wrapped
+path with their own ``Deps`` (``Entrypoint.invoke``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from shared.runtime.bootstrap import build
+from shared.runtime.observability import logger, metrics
+from shared.runtime.settings import Settings
+from shared.services.deps import Deps
+
+Event = dict[str, Any]
+Handle = Callable[[Event, Deps], Any]
+"""``(event, deps) -> response``: an entrypoint's whole work."""
+
+_lock = threading.Lock()
+_container: Deps | None = None
+
+
+def container_deps() -> Deps:
+    """This Lambda container's ``Deps``, built from the environment on first use."""
+    global _container
+    if _container is None:
+        with _lock:
+            if _container is None:
+                _container = build(Settings.from_env())
+    return _container
+
+
+class Entrypoint:
+    """A Lambda handler — ``entrypoint(event, context)``, what the function's ``handler``
+    setting names — around ``handle(event, deps)``, with Powertools' Lambda context in the
+    logs (``inject_lambda_context``, state cleared per invocation) and its metrics flushed as
+    EMF once per invocation (``log_metrics``)."""
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        self._wrapped = metrics.log_metrics(
+            logger.inject_lambda_context(clear_state=True)(self._run)
+        )
+
+    def _run(self, event: Event, context: Any, deps: Deps | None = None) -> Any:
+        return self.handle(event, deps if deps is not None else container_deps())
+
+    def __call__(self, event: Event, context: Any) -> Any:
+        """The Lambda handler: the container's ``Deps``."""
+        return self._wrapped(event, context)
+
+    def invoke(self, event: Event, context: Any, deps: Deps) -> Any:
+        """The same wrapped path with the caller's ``Deps`` (local runtime, tests)."""
+        return self._wrapped(event, context, deps)

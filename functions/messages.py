@@ -1,0 +1,197 @@
+"""Entrypoints: the WebSocket message routes, one Lambda function per route group, generated
+from the protocol's actions (``shared.protocol.inbound.ACTIONS``): ``guess``, ``join``,
+``leave``, ``nickname``, ``session``, ``ping``, ``party`` (the four ``party_*`` actions) and
+``default`` (API Gateway's ``$default``: bodies whose ``action`` matched no route).
+
+Each message, in order:
+
+1. takes a token from its connection's bucket (``Deps.limiter``): an empty bucket is answered
+   ``rate_limited`` with no parse and no table access;
+2. is parsed into its typed inbound model (``parse_inbound``: size, JSON, action, fields);
+3. must be an action of this function's route group — any other (a body that reached the
+   wrong function) is refused ``unknown_action``;
+4. resolves the session's player where the action needs one (``no_session`` otherwise);
+5. calls its one use case, which replies (echoing ``request_id``) and pushes.
+
+Every refusal becomes an ``error`` message with a stable code sent to the caller only (one
+registry: the ``code`` attribute of domain/service errors and ``ProtocolError``); unexpected
+failures become ``internal_error`` (logged with the stack, never with secrets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.parser.models import APIGatewayWebSocketMessageEventModel
+from pydantic import BaseModel
+
+from functions._entry import Entrypoint, Event
+from functions.routes import MESSAGE_FUNCTIONS
+from shared.domain.errors import DomainError
+from shared.protocol import inbound as msg
+from shared.protocol.errors import ErrorCode, ProtocolError
+from shared.protocol.outbound import error_event
+from shared.runtime.observability import logger, metrics
+from shared.services import duels, matchmaking, parties, sessions
+from shared.services.deps import Deps
+from shared.services.outbox import Outbox, Request
+from shared.services.presence import drop, player_for_connection
+
+OK = {"statusCode": 200}
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Action(Generic[M]):
+    """One inbound action: its typed model and the use case call it makes."""
+
+    model: type[M]
+    call: Callable[[Deps, Request, M], None]
+
+
+def _player(deps: Deps, req: Request) -> str:
+    player = player_for_connection(deps, req.connection_id)
+    logger.append_keys(player_id=player.player_id)
+    return player.player_id
+
+
+ACTIONS: dict[str, Action[Any]] = {
+    "session": Action(msg.SessionAction, lambda d, r, m: sessions.session(d, r, m.token)),
+    "ping": Action(msg.PingAction, lambda d, r, m: sessions.ping(d, r)),
+    "nickname": Action(
+        msg.NicknameAction, lambda d, r, m: sessions.nickname(d, r, _player(d, r), m.nickname)
+    ),
+    "join": Action(
+        msg.JoinAction, lambda d, r, m: matchmaking.join(d, r, _player(d, r), m.language)
+    ),
+    "leave": Action(msg.LeaveAction, lambda d, r, m: matchmaking.leave(d, r, _player(d, r))),
+    # the tournament item knows the player's connection: no session lookup (1 read)
+    "guess": Action(msg.GuessAction, lambda d, r, m: duels.guess(d, r, m.duel_id, m.word)),
+    "party_create": Action(
+        msg.PartyCreateAction, lambda d, r, m: parties.create(d, r, _player(d, r))
+    ),
+    "party_join": Action(
+        msg.PartyJoinAction, lambda d, r, m: parties.join(d, r, _player(d, r), m.invite)
+    ),
+    "party_leave": Action(msg.PartyLeaveAction, lambda d, r, m: parties.leave(d, r, _player(d, r))),
+    "party_start": Action(
+        msg.PartyStartAction, lambda d, r, m: parties.start(d, r, _player(d, r), m.language)
+    ),
+}
+"""Every inbound action (the protocol's ``ACTIONS``, checked below) -> its use case."""
+
+if set(ACTIONS) != set(msg.ACTIONS):  # pragma: no cover - a protocol change without a route
+    raise RuntimeError(f"actions without a use case: {set(msg.ACTIONS) ^ set(ACTIONS)}")
+
+
+def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
+    """The ``handle(event, deps)`` of a function taking exactly ``actions``."""
+
+    def handle(event: Event, deps: Deps) -> dict[str, Any]:
+        request = parse(event=event, model=APIGatewayWebSocketMessageEventModel)
+        connection_id = request.request_context.connection_id
+        logger.append_keys(connection_id=connection_id, route=request.request_context.route_key)
+        received = _received_ms(event)
+        if deps.limiter is not None and not deps.limiter.allow(connection_id, deps.clock.now_ms()):
+            metrics.add_metric(name="RateLimited", unit="Count", value=1)
+            _reply_error(deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage(event))
+            return OK
+        request_id: str | None = None
+        try:
+            message = msg.parse_inbound(event.get("body") or "", max_bytes=deps.max_message_bytes)
+            _check_encodable(message)
+            request_id = message.request_id
+            if message.action not in actions:
+                raise ProtocolError(
+                    ErrorCode.UNKNOWN_ACTION,
+                    f"Action '{message.action}' is not taken by this route.",
+                    request_id,
+                )
+            action = ACTIONS[message.action]
+            assert isinstance(message, action.model)
+            action.call(deps, Request(connection_id, request_id, received), message)
+        except ProtocolError as err:
+            metrics.add_metric(name="BadInput", unit="Count", value=1)
+            _reply_error(deps, connection_id, err.code, err.message, err.request_id)
+        except DomainError as err:
+            logger.info("refused", extra={"code": err.code})
+            _reply_error(deps, connection_id, err.code, err.message, request_id)
+        except Exception:
+            logger.exception("unhandled error")
+            _reply_error(deps, connection_id, ErrorCode.INTERNAL_ERROR, None, request_id)
+        return OK
+
+    return handle
+
+
+def _encodable(text: str) -> bool:
+    r"""False for a string holding a lone surrogate (JSON allows ``"\ud800"``; UTF-8 does not):
+    it could be neither stored nor sent back."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_encodable(message: Any) -> None:
+    """Refuse a parsed message whose string fields cannot be encoded (``invalid_value``);
+    such a ``request_id`` is not echoed."""
+    request_id = message.request_id
+    if request_id is not None and not _encodable(request_id):
+        raise ProtocolError(ErrorCode.INVALID_VALUE, "Field 'request_id' has an invalid value.")
+    for name, value in message:
+        if isinstance(value, str) and not _encodable(value):
+            raise ProtocolError(
+                ErrorCode.INVALID_VALUE,
+                f"Field '{name}' has an invalid value.",
+                request_id,
+                field=name,
+            )
+
+
+def _reply_error(
+    deps: Deps, connection_id: str, code: str, message: str | None, request_id: str | None
+) -> None:
+    """Send ``error`` to the caller (its ``request_id`` echoed when it can be)."""
+    if request_id is not None and not _encodable(request_id):
+        request_id = None
+    try:
+        event = error_event(code, message, request_id)
+    except ValueError:
+        event = error_event(ErrorCode.INTERNAL_ERROR, None, request_id)
+    box = Outbox()
+    box.add([connection_id], event)
+    drop(deps, box.flush(deps.clock, deps.notifier))
+
+
+def _received_ms(event: Event) -> int | None:
+    """``requestContext.requestTimeEpoch`` (UTC ms; API Gateway, "WebSocket API request
+    context": the epoch-formatted time the request was received), or None."""
+    value = (event.get("requestContext") or {}).get("requestTimeEpoch")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _salvage(event: Event) -> str | None:
+    """The ``request_id`` of a refused body, when it is cheap and safe to find (echoed only
+    if it is a short string, like ``parse_inbound`` does)."""
+    body = event.get("body") or ""
+    if not isinstance(body, str) or len(body) > 4096 or '"request_id"' not in body:
+        return None
+    try:
+        return msg.parse_inbound(body).request_id
+    except ProtocolError as err:
+        return err.request_id
+
+
+ENTRYPOINTS: dict[str, Entrypoint] = {
+    name: Entrypoint(route(actions)) for name, actions in MESSAGE_FUNCTIONS.items()
+}
+"""Function name -> its Lambda handler (``functions.messages.<name>``)."""
+
+globals().update(ENTRYPOINTS)
+__all__ = ["ACTIONS", "ENTRYPOINTS", "route", *ENTRYPOINTS]

@@ -1,0 +1,88 @@
+"""Service layer: ``Deps``, everything a use case may touch, built once by the composition root
+(``shared.runtime.bootstrap.build``) and never changed after: tests, benchmarks and the local
+runtime build their own and pass it explicitly."""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from shared.domain.tournament import Dealer
+from shared.services.ports import Clock, Lexicon, Limiter, Notifier, Store
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Clock durations in milliseconds (rules page: 30 s turns, 6 s intros; ruling 9: 60 s;
+    ``skip_grace_ms``: a skip applies this long after its turn deadline, DESIGN.md §3 Clocks;
+    ``heartbeat_ms``: ruling 14's silence after which a player counts as disconnected — None
+    turns the liveness check off, for tests of other rules whose players never ping)."""
+
+    turn_ms: int = 30_000
+    intro_ms: int = 6_000
+    reconnect_ms: int = 60_000
+    skip_grace_ms: int = 1_000
+    heartbeat_ms: int | None = None
+
+
+def new_id() -> str:
+    """A random 16-hex-digit id (64 bits) for players, lobbies, tournaments and parties."""
+    return uuid.uuid4().hex[:16]
+
+
+def new_secret() -> str:
+    """A 256-bit URL-safe secret (session tokens, party invites; ruling 11)."""
+    return secrets.token_urlsafe(32)
+
+
+def no_metric(name: str, value: float) -> None:
+    """The metrics sink of tests that do not count."""
+
+
+@dataclass(frozen=True)
+class Deps:
+    """Everything a use case may touch (immutable: ``dataclasses.replace`` makes a variant).
+
+    - ``store``, ``notifier``, ``clock``, ``lexicon``: the ports (``shared.services.ports``);
+    - ``timing``: the clock durations;
+    - ``rng``: a fresh random generator per decision (secrets, pairings, first players);
+    - ``ids`` / ``secrets``: new record ids and 256-bit secrets;
+    - ``sleep``: waits between retries of a conflicted change (seconds);
+    - ``metrics``: counts an operational metric ``(name, count)`` (Powertools on Lambda);
+    - ``limiter``: the per-connection message rate limit the entrypoints apply (None: none);
+    - ``max_attempts``, ``backoff_base_s``, ``backoff_cap_s``: the retry policy
+      (``shared.services.change.run``).
+    """
+
+    store: Store
+    notifier: Notifier
+    clock: Clock
+    lexicon: Lexicon
+    timing: Timing = field(default_factory=Timing)
+    rng: Callable[[], random.Random] = random.SystemRandom
+    ids: Callable[[], str] = new_id
+    secrets: Callable[[], str] = new_secret
+    sleep: Callable[[float], None] = time.sleep
+    metrics: Callable[[str, float], None] = no_metric
+    limiter: Limiter | None = None
+    max_message_bytes: int = 32 * 1024
+    """The largest inbound frame the entrypoints accept (API Gateway's 32 KB frame)."""
+    watchdog_grace_ms: int = 5_000
+    """How late a deadline may be before the watchdog applies it."""
+    max_attempts: int = 10
+    backoff_base_s: float = 0.01
+    backoff_cap_s: float = 0.2
+
+    def dealer(self, language: str) -> Dealer:
+        """The domain's source of chance and durations for one decision in ``language``."""
+        return Dealer(
+            rng=self.rng(),
+            words=self.lexicon.secrets(language),
+            turn_ms=self.timing.turn_ms,
+            intro_ms=self.timing.intro_ms,
+            skip_grace_ms=self.timing.skip_grace_ms,
+        )

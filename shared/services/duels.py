@@ -1,0 +1,88 @@
+"""Use case: a duelist's ``guess`` (rules page "Turns and the clock"; ruling 5) — the hot path:
+one read and one conditional write of the tournament item, then the pushes."""
+
+from __future__ import annotations
+
+from shared.domain.duel import DuelId
+from shared.domain.errors import NotInDuelError, NotInTournamentError
+from shared.domain.tournament import Dealer
+from shared.domain.words import check_guess
+from shared.services.deps import Deps
+from shared.services.errors import NotFoundError
+from shared.services.model import TournamentRecord
+from shared.services.outbox import Request
+from shared.services.presence import drop, player_for_connection
+from shared.services.tournament_change import Decision, change_tournament, parties_back
+
+
+def guess(deps: Deps, req: Request, duel_id: str, raw_word: str) -> None:
+    """Play ``raw_word`` in the duel ``duel_id`` for the player behind ``req.connection_id``.
+
+    The player is found by the connection id inside the tournament item, so a guess costs one
+    read and one conditional write (plus pushes); only a guess refused as "not yours" looks the
+    session up, so a connection without one learns ``no_session`` as for any other action.
+
+    The turn is judged by ``req.received_ms``, when API Gateway received the message
+    (``requestContext.requestTimeEpoch``, set by the gateway, never by the client; None: now):
+    a guess received before the turn deadline counts even when it is handled after it — the
+    skip waits ``Timing.skip_grace_ms`` for it —, one received at or after the deadline is
+    refused ``TurnOverError`` (``turn_over``), as is one whose turn was already skipped
+    (``Tournament.play`` decides, and orders the refusals).
+
+    Raises NoSessionError, NotInDuelError (also for a forged duel id), NotInTournamentError,
+    TurnOverError, the duel's refusals, and the word checks (InvalidLettersError,
+    WrongLengthError, NotInWordListError) — none changes anything, except that deadlines
+    already due are applied (and pushed) first.
+    """
+    try:
+        tournament_id = DuelId.parse(duel_id).tournament_id
+        committed = change_tournament(
+            deps,
+            tournament_id,
+            lambda rec, now, dealer: _decide(deps, req, rec, now, dealer, duel_id, raw_word),
+            reply_to=req,
+        )
+    except NotFoundError as err:  # a forged duel id naming no tournament: same as any other
+        player_for_connection(deps, req.connection_id)  # raises NoSessionError
+        raise NotInDuelError("no such duel") from err
+    except (NotInDuelError, NotInTournamentError):
+        player_for_connection(deps, req.connection_id)
+        raise
+    drop(deps, committed.gone + parties_back(deps, committed))
+    if committed.refusal is not None:
+        if isinstance(committed.refusal, NotInDuelError | NotInTournamentError):
+            player_for_connection(deps, req.connection_id)
+        raise committed.refusal
+
+
+def _decide(
+    deps: Deps,
+    req: Request,
+    rec: TournamentRecord,
+    now: int,
+    dealer: Dealer,
+    duel_id: str,
+    raw_word: str,
+) -> Decision:
+    player_id = _player_by_connection(rec, req.connection_id)
+    t = rec.tournament
+    language = deps.lexicon.language(t.language)
+    outcome = t.play(
+        player_id,
+        duel_id,
+        raw_word,
+        lambda raw, length: check_guess(
+            language, deps.lexicon.allowed(t.language, length), raw, length
+        ),
+        received_ms=now if req.received_ms is None else req.received_ms,
+        now_ms=now,
+        dealer=dealer,
+    )
+    return Decision(outcome.tournament, outcome.events, refusal=outcome.refusal)
+
+
+def _player_by_connection(rec: TournamentRecord, connection_id: str) -> str:
+    for pid, cid in rec.connections.items():
+        if cid == connection_id:
+            return pid
+    raise NotInTournamentError("you are not playing in this tournament")

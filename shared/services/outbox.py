@@ -1,0 +1,74 @@
+"""Service layer: the outbox — what a change pushes, schedules and closes once it is committed
+(never before: nothing is sent for a change that was not saved) — and the inbound request a
+reply answers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from shared.protocol.outbound import OutboundEvent, dump_event
+from shared.services.ports import Clock, Notifier, Timer
+
+
+@dataclass(frozen=True)
+class Request:
+    """The inbound WebSocket message being handled.
+
+    ``connection_id``: API Gateway's; ``request_id``: the client's id for the message, echoed
+    in the first message pushed back to that connection (DESIGN.md §4: "Every inbound message
+    may carry request_id, echoed in the reply"); ``received_ms``: when API Gateway received it
+    (``requestContext.requestTimeEpoch``, UTC ms; None: now)."""
+
+    connection_id: str
+    request_id: str | None = None
+    received_ms: int | None = None
+
+
+Gone = tuple[str, ...]
+"""Connection ids a push found gone (HTTP 410): the entrypoint starts their disconnect flow."""
+
+
+@dataclass
+class Outbox:
+    """Messages, timers and connection closes to apply after a commit.
+
+    ``reply_to``: the request being answered — the first message queued for its connection
+    carries its ``request_id`` (set on the event before it is serialised)."""
+
+    reply_to: Request | None = None
+    messages: list[tuple[str, str]] = field(default_factory=list)
+    timers: list[Timer] = field(default_factory=list)
+    closes: list[str] = field(default_factory=list)
+    """Connections to close after the messages (a replaced session's, a silent player's)."""
+    _replied: bool = False
+
+    def add(self, connections: Iterable[str | None], event: OutboundEvent) -> None:
+        """Queue ``event`` once for each distinct connection (None entries are skipped)."""
+        text: str | None = None
+        for cid in dict.fromkeys(connections):
+            if not cid:
+                continue
+            request = self.reply_to
+            if request is not None and not self._replied and cid == request.connection_id:
+                self._replied = True  # one reply per request
+                if event.request_id is None and request.request_id is not None:
+                    reply = event.model_copy(update={"request_id": request.request_id})
+                    self.messages.append((cid, dump_event(reply)))
+                    continue
+            if text is None:
+                text = dump_event(event)
+            self.messages.append((cid, text))
+
+    def flush(self, clock: Clock, notifier: Notifier) -> Gone:
+        """Schedule the timers, push the messages, close the connections; empty the box.
+        Returns the connections found gone."""
+        for timer in self.timers:
+            clock.schedule(timer)
+        gone = notifier.send(self.messages) if self.messages else []
+        for cid in dict.fromkeys(self.closes):
+            notifier.close(cid)
+        self.messages = []
+        self.timers = []
+        self.closes = []
+        return tuple(gone)

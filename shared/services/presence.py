@@ -1,0 +1,106 @@
+"""Service layer (building block): who is connected — the session's player behind a
+connection, and a connection going away (``$disconnect``, a push that found it gone, or
+ruling 14's silence) with the reconnect deadline it starts (ruling 9).
+
+Imports no use case: ``sessions`` (``$disconnect``), ``deadlines`` (a silent player) and every
+entrypoint (``drop``: connections a push found gone) build on it.
+"""
+
+from __future__ import annotations
+
+from shared.services.change import Change, run
+from shared.services.deps import Deps
+from shared.services.errors import NoSessionError, TryAgainError
+from shared.services.model import Player, PlayerStatus
+from shared.services.outbox import Gone
+from shared.services.ports import Timer, TimerKind
+from shared.services.seating import lobby_connection
+from shared.services.tournament_change import set_connection
+
+
+def player_for_connection(deps: Deps, connection_id: str) -> Player:
+    """The player bound to this connection by ``session``. Two reads. Raises NoSessionError
+    (no session yet, or replaced by a newer one)."""
+    conn = deps.store.get_connection(connection_id)
+    if conn is None or conn.player_id is None:
+        raise NoSessionError("send a session message first")
+    player = deps.store.get_player(conn.player_id)
+    if player is None or player.connection_id != connection_id:
+        raise NoSessionError("this connection's session was replaced")
+    return player
+
+
+def disconnect(
+    deps: Deps, connection_id: str, *, at_ms: int | None = None, player_id: str | None = None
+) -> Gone:
+    """A connection went away: forget it; if it was the player's current one, mark them
+    disconnected and start the 60 s reconnect deadline (ruling 9). Their turns keep running
+    out as skips meanwhile; the others get ``player_status``.
+
+    ``at_ms`` (UTC ms, default now): when the player went away — the reconnect deadline is
+    ``at_ms + reconnect_ms``. ``player_id``: whose connection it was, when the caller knows
+    (the connection item may already be gone: a ``$disconnect`` whose delete landed but whose
+    answer was lost). Returns the connections the notices found gone (``drop`` them)."""
+
+    def forget() -> Change[str | None]:
+        # deleting twice is harmless; a busy table is retried like any change
+        conn = deps.store.delete_connection(connection_id)
+        return Change(conn.player_id if conn is not None else None)
+
+    owner = run(deps, forget).value or player_id
+    if owner is None:
+        return ()
+    deadline = (deps.clock.now_ms() if at_ms is None else at_ms) + deps.timing.reconnect_ms
+
+    def mark() -> Change[Player | None]:
+        p = deps.store.get_player(owner)
+        if p is None or p.connection_id != connection_id:
+            return Change(None)  # an older connection of a resumed player: nothing to do
+        p.connected = False
+        p.connection_id = None
+        p.disconnect_seq += 1
+        busy = p.status is not PlayerStatus.IDLE
+        p.reconnect_deadline_ms = deadline if busy else None
+        return Change(p, [p])
+
+    player = run(deps, mark).value
+    if player is None:
+        return ()
+    if player.status is PlayerStatus.IDLE and player.tournament_id:
+        return set_connection(deps, player, None, None, closed=connection_id)  # a spectator
+    if player.reconnect_deadline_ms is None:
+        return ()
+    deps.clock.schedule(
+        Timer(
+            TimerKind.RECONNECT,
+            player.player_id,
+            player.disconnect_seq,
+            player.reconnect_deadline_ms,
+        )
+    )
+    try:
+        if player.status is PlayerStatus.QUEUED:
+            return lobby_connection(deps, player, None, closed=connection_id)
+        if player.status is PlayerStatus.PLAYING:
+            return set_connection(
+                deps, player, None, player.reconnect_deadline_ms, closed=connection_id
+            )
+    except TryAgainError:
+        # The player item and the reconnect deadline are saved: ruling 9 holds. Only the
+        # others' "disconnected" badge is lost to contention; the deadline settles the rest.
+        deps.metrics("DisconnectNoticeLost", 1)
+    return ()
+
+
+def drop(deps: Deps, gone: Gone) -> None:
+    """Start the disconnect flow of every connection a push found gone (HTTP 410) — and of
+    those its notices find gone in turn, each once. Called by each use case (or entrypoint)
+    after its changes, never inside a write path."""
+    queue = list(dict.fromkeys(gone))
+    seen: set[str] = set()
+    while queue:
+        cid = queue.pop(0)
+        if cid in seen:
+            continue
+        seen.add(cid)
+        queue += disconnect(deps, cid)

@@ -1,0 +1,207 @@
+"""Use cases: connections and sessions — ``$connect``, ``session`` (new or resumed),
+``nickname``, ``ping`` and ``$disconnect`` (rulings 9, 11, 14 and 15).
+
+Liveness (ruling 14): ``$disconnect`` is best effort, so it is not the only way to learn of a
+drop. Every ``ping`` stamps its receipt on the connection item (one UpdateItem, no read); the
+stamp is read only when silence matters — a turn of the player's ran out
+(``deadlines.check_heard``) or a lobby's 8th seat fills (``seating.seat_players``) — and a
+player silent for the heartbeat timeout is then treated as disconnected from the moment it
+passed, and their connection closed. (API Gateway's own ``LastActiveAt`` is not used: its
+documentation — "the time ... when the connection was last active", GetConnection in the API
+Gateway Management API reference — does not say whether the server's own posts count, and
+during a tournament the server posts to everyone every few seconds.)
+
+Identity (ruling 11): the first ``session`` creates an anonymous player and returns a secret
+token (256 bits) that is stored only as its SHA-256; a later ``session`` with the token binds
+the new connection (an older open one gets ``session_replaced`` and is closed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from shared.domain.nicknames import generate_nickname, validate_nickname
+from shared.domain.rating import INITIAL_RATING
+from shared.protocol import outbound as out
+from shared.protocol.errors import ErrorCode
+from shared.services.change import Change, push, run
+from shared.services.deps import Deps
+from shared.services.errors import ConflictError, InvalidTokenError
+from shared.services.model import Connection, Player, PlayerStatus, TournamentRecord
+from shared.services.outbox import Outbox, Request
+from shared.services.presence import disconnect as _disconnect
+from shared.services.presence import drop
+from shared.services.presenter import player_view
+from shared.services.seating import lobby_connection
+from shared.services.snapshot import finished_tournament, snapshot
+from shared.services.tournament_change import set_connection
+
+
+def hash_token(token: str) -> str:
+    """SHA-256 hex of a session token: what is stored (ruling 11)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def connect(deps: Deps, connection_id: str) -> None:
+    """``$connect``: remember the connection (no player yet: the token comes in ``session``).
+
+    Idempotent: a second delivery of the same ``$connect`` finds the item there (its
+    conditional create fails) and leaves it as it is — possibly already bound by ``session``."""
+    try:
+        deps.store.commit([Connection(connection_id, deps.clock.now_ms())])
+    except ConflictError:
+        return
+
+
+def session(deps: Deps, req: Request, token: str | None) -> None:
+    """``session {token?}``: create a player, or resume one by token; the reply is
+    ``session`` (with the new token, or with the resume snapshot).
+
+    Raises InvalidTokenError for an unknown token (nothing changes).
+    """
+    if token is None:
+        _create(deps, req)
+    else:
+        _resume(deps, req, token)
+
+
+def _create(deps: Deps, req: Request) -> None:
+    now = deps.clock.now_ms()
+    conn = deps.store.get_connection(req.connection_id) or Connection(req.connection_id, now)
+    if conn.player_id is not None:
+        # this connection already has a session: a second create would orphan it
+        old = deps.store.get_player(conn.player_id)
+        if old is not None and old.connection_id == req.connection_id:
+            run(deps, lambda: _detach(deps, old.player_id))
+
+    def create() -> Change[tuple[Player, str]]:
+        # a fresh id and token per try: a create that lost (or was cancelled) is never
+        # repeated on a key that might now exist
+        token = deps.secrets()
+        player = Player(
+            player_id=deps.ids(),
+            nickname=generate_nickname(random.Random(deps.secrets())),
+            rating=INITIAL_RATING,
+            created_ms=now,
+            connection_id=req.connection_id,
+            connected=True,
+        )
+        deps.store.create_player(player, hash_token(token))
+        return Change((player, token))
+
+    player, token = run(deps, create).value
+    conn.player_id = player.player_id
+    box = Outbox(reply_to=req)
+    box.add(
+        [req.connection_id],
+        out.SessionEvent(player=player_view(player), token=token, resumed=False),
+    )
+    drop(deps, run(deps, lambda: _bind(deps, conn, box)).gone)
+
+
+def _detach(deps: Deps, player_id: str) -> Change[None]:
+    p = deps.store.get_player(player_id)
+    if p is None:
+        return Change(None)
+    p.connection_id = None
+    p.connected = False
+    return Change(None, [p])
+
+
+def _bind(deps: Deps, conn: Connection, box: Outbox | None = None) -> Change[None]:
+    """Bind the connection item to its player (then push ``box``, the reply)."""
+    fresh = deps.store.get_connection(conn.connection_id)
+    if fresh is None:
+        fresh = Connection(conn.connection_id, conn.connected_ms)
+    fresh.player_id = conn.player_id
+    # a ``session`` is a sign of life too (ruling 14), stamped in the write it costs anyway
+    fresh.heard_ms = max(fresh.heard_ms or 0, deps.clock.now_ms())
+    return Change(None, [fresh], box or Outbox())
+
+
+def _resume(deps: Deps, req: Request, token: str) -> None:
+    """Bind the request's connection to the token's player and answer with the full snapshot
+    (``shared.services.snapshot``, ruling 15). A tournament that ended since is shown once:
+    the same player write clears ``tournament_id``, so the next resume finds the player idle."""
+    connection_id = req.connection_id
+    player_id = deps.store.player_id_for_token(hash_token(token))
+    if player_id is None:
+        raise InvalidTokenError("unknown session token")
+
+    def rebind() -> Change[tuple[Player, str | None, TournamentRecord | None]]:
+        p = deps.store.get_player(player_id)
+        assert p is not None
+        old = p.connection_id if p.connection_id != connection_id else None
+        p.connection_id = connection_id
+        p.connected = True
+        p.disconnect_seq += 1  # any pending reconnect deadline is now stale
+        p.reconnect_deadline_ms = None
+        ended = finished_tournament(deps, p)
+        if ended is not None:
+            # its end is shown by this resume, once (ruling 15); from now on the player is idle
+            p.tournament_id = None
+        return Change((p, old, ended), [p])
+
+    player, old_connection, ended = run(deps, rebind).value
+    conn = Connection(connection_id, deps.clock.now_ms(), player_id)
+    gone = run(deps, lambda: _bind(deps, conn)).gone
+    if old_connection:
+        notice = Outbox(closes=[old_connection])
+        notice.add([old_connection], out.error_event(ErrorCode.SESSION_REPLACED))
+        gone += push(deps, notice)
+    # tell the lobby / tournament where the player is now
+    if player.status is PlayerStatus.QUEUED and player.lobby_id:
+        gone += lobby_connection(deps, player, connection_id)
+    elif player.tournament_id:
+        gone += set_connection(deps, player, connection_id, None)
+    reply = Outbox(reply_to=req)
+    reply.add(
+        [connection_id],
+        out.SessionEvent(
+            player=player_view(player),
+            token=None,
+            resumed=True,
+            snapshot=snapshot(deps, player, ended=ended),
+        ),
+    )
+    drop(deps, gone + push(deps, reply))
+
+
+def nickname(deps: Deps, req: Request, player_id: str, raw: str) -> None:
+    """``nickname``: validate (``shared.domain.nicknames``) and save; the reply is ``player``.
+    Raises InvalidNicknameError (nothing changes)."""
+    clean = validate_nickname(raw)
+
+    def rename() -> Change[None]:
+        p = deps.store.get_player(player_id)
+        assert p is not None
+        p.nickname = clean
+        box = Outbox(reply_to=req)
+        box.add([p.connection_id], out.PlayerEvent(player=player_view(p)))
+        return Change(None, [p], box)
+
+    drop(deps, run(deps, rename).gone)
+
+
+def ping(deps: Deps, req: Request) -> None:
+    """``ping``, the one action that needs no session: a sign of life (ruling 14) — its
+    receipt (API Gateway's ``requestTimeEpoch``, UTC ms; None: now) is stamped on the
+    connection item (one conditional UpdateItem, no read, whatever the player is doing) —
+    answered by ``pong`` with the server time for the client's clock offset."""
+    now = deps.clock.now_ms()
+    deps.store.touch_connection(
+        req.connection_id, now if req.received_ms is None else req.received_ms
+    )
+    box = Outbox(reply_to=req)
+    box.add([req.connection_id], out.PongEvent(server_time_ms=now))
+    drop(deps, push(deps, box))
+
+
+def disconnect(deps: Deps, connection_id: str) -> None:
+    """``$disconnect``: the connection closed (``presence.disconnect``: the reconnect
+    deadline of ruling 9 for a player in a lobby or tournament)."""
+    drop(deps, _disconnect(deps, connection_id))
+
+
+__all__ = ["connect", "disconnect", "hash_token", "nickname", "ping", "session"]
