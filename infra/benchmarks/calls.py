@@ -407,9 +407,8 @@ class CountingBackend(Backend):
 
         import boto3
 
-        from infra.emulator.testing import _Context
         from shared.adapters.dynamo.store import DynamoStore
-        from shared.runtime import bootstrap
+        from shared.runtime.bootstrap import build
         from shared.runtime.settings import Settings
 
         super().__init__(seed=seed)  # the moto table, handlers, scripted-player plumbing
@@ -422,12 +421,13 @@ class CountingBackend(Backend):
                 endpoint_url="https://local.execute-api.us-east-1.amazonaws.com/bench",
             )
         )
-        clock_function = self._handlers["clock"]
-        self.clock = MeteredClock(self.counter, lambda state: clock_function(state, _Context()))
+        self.clock = MeteredClock(self.counter, lambda state: self.call("clock", state))
         self.notifier = ApiGatewayRecordingNotifier(apigw, self.clock.now_ms)
         self.store = DynamoStore(self.client, self.table_name, self.clock.now_ms)
-        bootstrap.configure(
-            settings=Settings.model_validate(
+        rng = random.Random(seed)
+        counter = itertools.count(1)
+        self.deps = build(
+            Settings.model_validate(
                 {
                     "turn_seconds": 30,
                     "intro_seconds": 6,
@@ -438,12 +438,9 @@ class CountingBackend(Backend):
             store=self.store,
             notifier=self.notifier,
             clock=self.clock,
+            rng=lambda: random.Random(rng.random()),
+            ids=lambda: f"id{next(counter):04d}",
         )
-        self.deps = bootstrap.get_deps()
-        rng = random.Random(seed)
-        self.deps.rng_factory = lambda: random.Random(rng.random())
-        counter = itertools.count(1)
-        self.deps.new_id = lambda: f"id{next(counter):04d}"
         self.inbound_bytes = 0
 
     def invoke(
@@ -471,9 +468,6 @@ def moto_env() -> Iterator[None]:
         with mock_aws():
             yield
     finally:
-        from shared.runtime import bootstrap
-
-        bootstrap.reset()
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

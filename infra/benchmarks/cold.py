@@ -30,9 +30,10 @@ FIRST_CALL_IMPORTS = (
     "shared.adapters.step_functions",
     "shared.adapters.lexicon",
 )
-"""What ``bootstrap.get_deps()`` imports on a handler's first invocation (adapters, boto3)."""
-COLD_PATH_MODULE = "functions.guess"
-COLD_PATH_LABEL = "functions.guess + first-call imports"
+"""What ``functions._entry.container_deps()`` imports on a handler's first invocation
+(adapters, boto3)."""
+COLD_PATH_MODULE = "functions.messages"
+COLD_PATH_LABEL = "functions.messages + first-call imports"
 
 
 def handler_modules() -> list[str]:

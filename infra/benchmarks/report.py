@@ -445,8 +445,9 @@ def render(res: Results) -> str:
             "",
             f"Median wall time of a fresh `python -c 'import ...'` over {c.rounds} interleaved, "
             "shuffled rounds (interpreter start included in every row, `pass` shows it). "
-            "Handlers import boto3 lazily (first invocation, in `bootstrap.get_deps()`); the "
-            "row *functions.guess + first-call imports* adds what that first call imports "
+            "Handlers import boto3 lazily (first invocation, in "
+            "`functions._entry.container_deps()`); the "
+            "row *functions.messages + first-call imports* adds what that first call imports "
             "(boto3 and the adapters) — the real cold path.",
             "",
             cold_table(c),

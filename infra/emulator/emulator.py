@@ -86,10 +86,13 @@ def resolve(spec: HandlerSpec) -> Handler:
 
 
 def bind(spec: str, deps: Deps) -> Handler:
-    """A real entrypoint (``"module:attr"`` of ``functions.routes``) as a gateway or clock
-    handler that runs its Lambda wrapper with ``deps``."""
-    entrypoint: Any = resolve(spec)
-    return lambda event, context: entrypoint.invoke(event, context, deps)
+    """A ``functions.routes`` target (``"module:attr"``) as a gateway or clock handler: an
+    entrypoint (``functions._entry.Entrypoint``) runs its Lambda wrapper with ``deps``; any
+    other callable is called as a plain Lambda handler."""
+    target: Any = resolve(spec)
+    if callable(getattr(target, "invoke", None)):
+        return lambda event, context: target.invoke(event, context, deps)
+    return target  # type: ignore[no-any-return]
 
 
 def scheduled_event(region: str, rule: str = "wordle-tournament-watchdog") -> dict[str, Any]:

@@ -15,9 +15,10 @@ from shared.domain.errors import (
     PartyFullError,
     UnknownInviteError,
 )
-from shared.services import lobbies, parties, players
+from shared.services import matchmaking, parties, sessions
 from shared.services.errors import NoSessionError, TryAgainError
 from shared.services.model import LobbyStatus, PlayerStatus
+from shared.services.outbox import Request
 from tests.backend.interleave import interleaving, paused
 
 
@@ -37,8 +38,8 @@ def test_two_joins_racing_for_the_last_seat(backend):
     x, y = backend.player("x"), backend.player("y")
     deps, store = interleaving(backend.deps)
 
-    jx = paused(store, "x", lambda: lobbies.join(deps, x.id, "en"))
-    jy = paused(store, "y", lambda: lobbies.join(deps, y.id, "en"))
+    jx = paused(store, "x", lambda: matchmaking.join(deps, Request(x.connection_id), x.id, "en"))
+    jy = paused(store, "y", lambda: matchmaking.join(deps, Request(y.connection_id), y.id, "en"))
     jy.finish()  # y takes the 8th seat: the tournament starts
     jx.finish()  # x's save conflicts; its retry opens a new lobby
 
@@ -67,11 +68,10 @@ def test_two_joins_racing_for_the_last_seat(backend):
 def test_the_loser_of_a_race_gets_try_again_when_retries_run_out(backend):
     _, lobby_id = _seat(backend, 7)
     x, y = backend.player("x"), backend.player("y")
-    deps, store = interleaving(backend.deps)
-    deps.max_attempts = 1
+    deps, store = interleaving(dataclasses.replace(backend.deps, max_attempts=1))
 
-    jx = paused(store, "x", lambda: lobbies.join(deps, x.id, "en"))
-    jy = paused(store, "y", lambda: lobbies.join(deps, y.id, "en"))
+    jx = paused(store, "x", lambda: matchmaking.join(deps, Request(x.connection_id), x.id, "en"))
+    jy = paused(store, "y", lambda: matchmaking.join(deps, Request(y.connection_id), y.id, "en"))
     jy.finish()
     jx.finish()
 
@@ -87,8 +87,10 @@ def test_join_racing_a_leave_takes_the_freed_seat_without_starting(backend):
     x = backend.player("x")
     deps, store = interleaving(backend.deps)
 
-    jx = paused(store, "x", lambda: lobbies.join(deps, x.id, "en"))  # would be the 8th
-    lobbies.leave(deps, leaver.id)
+    jx = paused(
+        store, "x", lambda: matchmaking.join(deps, Request(x.connection_id), x.id, "en")
+    )  # would be the 8th
+    matchmaking.leave(deps, Request(leaver.connection_id), leaver.id)
     jx.finish()
 
     assert jx.error is None
@@ -107,8 +109,12 @@ def test_leave_racing_the_start_loses_with_a_clear_error(backend):
     x = backend.player("x")
     deps, store = interleaving(backend.deps)
 
-    lv = paused(store, "leave", lambda: lobbies.leave(deps, leaver.id))
-    lobbies.join(deps, x.id, "en")  # the 8th seat: started, the leaver is in it
+    lv = paused(
+        store, "leave", lambda: matchmaking.leave(deps, Request(leaver.connection_id), leaver.id)
+    )
+    matchmaking.join(
+        deps, Request(x.connection_id), x.id, "en"
+    )  # the 8th seat: started, the leaver is in it
     lv.finish()
 
     assert isinstance(lv.error, AlreadyPlayingError)  # told, not silently ignored
@@ -130,8 +136,8 @@ def test_two_party_joins_racing_for_the_eighth_place(backend):
     x, y = backend.player("x"), backend.player("y")
     deps, store = interleaving(backend.deps)
 
-    jx = paused(store, "x", lambda: parties.join(deps, x.id, invite))
-    jy = paused(store, "y", lambda: parties.join(deps, y.id, invite))
+    jx = paused(store, "x", lambda: parties.join(deps, Request(x.connection_id), x.id, invite))
+    jy = paused(store, "y", lambda: parties.join(deps, Request(y.connection_id), y.id, invite))
     jx.finish()
     jy.finish()
 
@@ -151,8 +157,10 @@ def test_solo_join_racing_a_party_join_of_the_same_player(backend):
     invite = leader.last("party")["invite"]
     deps, store = interleaving(backend.deps)
 
-    solo = paused(store, "join", lambda: lobbies.join(deps, p.id, "en"))
-    parties.join(deps, p.id, invite)
+    solo = paused(
+        store, "join", lambda: matchmaking.join(deps, Request(p.connection_id), p.id, "en")
+    )
+    parties.join(deps, Request(p.connection_id), p.id, invite)
     solo.finish()
 
     assert isinstance(solo.error, AlreadyInPartyError)
@@ -170,8 +178,10 @@ def test_party_start_racing_a_member_leaving_seats_only_the_members(backend):
     b.send("party_join", invite=invite)
     deps, store = interleaving(backend.deps)
 
-    start = paused(store, "start", lambda: parties.start(deps, leader.id, "en"))
-    parties.leave(deps, a.id)
+    start = paused(
+        store, "start", lambda: parties.start(deps, Request(leader.connection_id), leader.id, "en")
+    )
+    parties.leave(deps, Request(a.connection_id), a.id)
     start.finish()
 
     assert start.error is None
@@ -195,8 +205,8 @@ def test_party_start_racing_a_solo_join_never_overfills(backend, first):
     deps, store = interleaving(backend.deps)
 
     ops = {
-        "join": lambda: lobbies.join(deps, solo.id, "en"),
-        "start": lambda: parties.start(deps, leader.id, "en"),
+        "join": lambda: matchmaking.join(deps, Request(solo.connection_id), solo.id, "en"),
+        "start": lambda: parties.start(deps, Request(leader.connection_id), leader.id, "en"),
     }
     one = paused(store, first, ops[first])
     second = "start" if first == "join" else "join"
@@ -238,7 +248,7 @@ def test_join_succeeds_while_the_waiting_index_lags(backend):
     b.join("en")  # the table moves on; the index does not
     deps = dataclasses.replace(backend.deps, store=_LaggingIndex(backend.store, frozen))
 
-    lobbies.join(deps, x.id, "en")
+    matchmaking.join(deps, Request(x.connection_id), x.id, "en")
 
     assert [s.player_id for s in backend.store.get_lobby(lobby_id).seats] == [a.id, b.id, x.id]
     assert backend.store.get_player(x.id).lobby_id == lobby_id
@@ -251,7 +261,7 @@ def test_join_skips_a_started_lobby_the_lagging_index_still_lists(backend):
     y.join("en")  # 8th seat: started, but the frozen index still says waiting with 7
     deps = dataclasses.replace(backend.deps, store=_LaggingIndex(backend.store, frozen))
 
-    lobbies.join(deps, x.id, "en")
+    matchmaking.join(deps, Request(x.connection_id), x.id, "en")
 
     px = backend.store.get_player(x.id)
     assert px.status is PlayerStatus.QUEUED
@@ -266,8 +276,12 @@ def test_join_racing_the_last_member_leaving_finds_no_party(backend):
     invite, party_id = event["invite"], event["party_id"]
     deps, store = interleaving(backend.deps)
 
-    jx = paused(store, "x", lambda: parties.join(deps, x.id, invite))  # invite resolved
-    parties.leave(deps, last.id)  # the party closes, its invite is deleted
+    jx = paused(
+        store, "x", lambda: parties.join(deps, Request(x.connection_id), x.id, invite)
+    )  # invite resolved
+    parties.leave(
+        deps, Request(last.connection_id), last.id
+    )  # the party closes, its invite is deleted
     jx.finish()
 
     assert isinstance(jx.error, UnknownInviteError)
@@ -281,8 +295,8 @@ def test_join_racing_its_own_disconnect_takes_no_seat(backend):
     p = backend.player("p")
     deps, store = interleaving(backend.deps)
 
-    jp = paused(store, "join", lambda: lobbies.join(deps, p.id, "en"))
-    players.disconnect(deps, p.connection_id)  # the tab closed right after sending join
+    jp = paused(store, "join", lambda: matchmaking.join(deps, Request(p.connection_id), p.id, "en"))
+    sessions.disconnect(deps, p.connection_id)  # the tab closed right after sending join
     jp.finish()
 
     assert isinstance(jp.error, NoSessionError)
@@ -298,8 +312,8 @@ def test_two_players_opening_lobbies_at_once_meet_in_one(backend):
     x, y = backend.player("x"), backend.player("y")
     deps, store = interleaving(backend.deps)
 
-    jx = paused(store, "x", lambda: lobbies.join(deps, x.id, "en"))
-    jy = paused(store, "y", lambda: lobbies.join(deps, y.id, "en"))
+    jx = paused(store, "x", lambda: matchmaking.join(deps, Request(x.connection_id), x.id, "en"))
+    jy = paused(store, "y", lambda: matchmaking.join(deps, Request(y.connection_id), y.id, "en"))
     jx.finish()
     jy.finish()
 

@@ -178,12 +178,12 @@ def test_a_resume_between_the_disconnects_two_writes_keeps_the_new_connection(ba
     records that in the tournament, the player resumes on a new socket. The disconnect's
     second write must not clear the new connection (found by a browser reload test: the
     resumed player's guesses were refused ``not_in_tournament``)."""
-    from shared.services import players as players_module
+    from shared.services import presence
 
     players = backend.fill_lobby("en")
     backend.end_intro()
     p = backend.to_move()[0]
-    original = players_module.set_connection
+    original = presence.set_connection
     resumed: list[str] = []
 
     def interleaved(deps, player, connection_id, deadline, **kw):
@@ -192,7 +192,7 @@ def test_a_resume_between_the_disconnects_two_writes_keeps_the_new_connection(ba
             p.resume()  # the new socket binds first
         return original(deps, player, connection_id, deadline, **kw)
 
-    monkeypatch.setattr(players_module, "set_connection", interleaved)
+    monkeypatch.setattr(presence, "set_connection", interleaved)
     p.disconnect()
     assert resumed == ["yes"]
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import dataclasses
 import json
 import os
 import random
@@ -182,8 +183,11 @@ def taped_backend(lexicon: Any = None) -> Iterator[tuple[Backend, Tape]]:
             return invoke(route, connection_id, body, received_ms=received_ms)
 
         mp.setattr(backend, "invoke", taped_invoke)
-        backend.deps.notifier = _TapNotifier(backend.notifier, tape)
-        backend.deps.new_secret = _seeded_secrets(SEED)
+        backend.deps = dataclasses.replace(
+            backend.deps,
+            notifier=_TapNotifier(backend.notifier, tape),
+            secrets=_seeded_secrets(SEED),
+        )
         yield backend, tape
 
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import types
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import websockets
 from infra.emulator import Emulator
 from infra.emulator.cli import build_parser, emulator_from_args
 from shared.adapters.step_functions import wait_timestamp
-from shared.runtime.settings import get_settings
+from shared.runtime.settings import Settings
 from shared.services.ports import Timer, TimerKind
 
 from . import echo
@@ -29,7 +29,7 @@ from .echo import EchoApp
 pytestmark = pytest.mark.enable_socket
 
 REPO = Path(__file__).resolve().parents[2]
-SETTINGS_ENV = ("CALLBACK_URL", "DYNAMODB_ENDPOINT", "CLOCK_BACKEND", "TURN_SECONDS")
+SETTINGS_ENV = ("CALLBACK_URL", "DYNAMODB_ENDPOINT", "TURN_SECONDS")
 
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
@@ -40,22 +40,9 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
 
 
 @pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (*SETTINGS_ENV, "INTRO_SECONDS", "RECONNECT_SECONDS", "TABLE_NAME"):
         monkeypatch.delenv(name, raising=False)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
-
-
-@pytest.fixture
-def fake_bootstrap(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Stand-in for ``shared.runtime.bootstrap`` that records ``set_clock`` calls."""
-    calls: list[Any] = []
-    module = types.ModuleType("shared.runtime.bootstrap")
-    module.set_clock = calls.append  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "shared.runtime.bootstrap", module)
-    return calls
 
 
 class Recording:
@@ -75,7 +62,7 @@ def spec(attr: str) -> str:
     return f"{echo.__name__}:{attr}"
 
 
-@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+@pytest.mark.usefixtures("clean_env")
 def test_emulator_exports_the_settings_and_restores_the_environment() -> None:
     async def scenario() -> None:
         emu = Emulator(routes={}, turn_seconds=0.5, intro_seconds=0.1, reconnect_seconds=2)
@@ -84,19 +71,17 @@ def test_emulator_exports_the_settings_and_restores_the_environment() -> None:
             assert emu.callback_url.startswith("http://127.0.0.1:")
             assert emu.ws_url == f"ws://127.0.0.1:{emu.port}/ws"
             assert os.environ["DYNAMODB_ENDPOINT"] == emu.dynamodb_endpoint
-            assert os.environ["CLOCK_BACKEND"] == "local"
-            settings = get_settings()
+            settings = Settings.from_env()
             assert (settings.turn_ms, settings.intro_ms, settings.reconnect_ms) == (500, 100, 2000)
-            assert settings.clock_backend == "local"
             assert emu.table_name in emu.dynamodb_client().list_tables()["TableNames"]
         for name in SETTINGS_ENV:
             assert name not in os.environ
-        assert get_settings().turn_ms == 30_000
+        assert Settings.from_env().turn_ms == 30_000
 
     run(scenario)
 
 
-@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+@pytest.mark.usefixtures("clean_env")
 def test_handlers_given_as_module_attr_strings_answer_through_callback_url() -> None:
     routes = {
         "$connect": spec("connect_handler"),
@@ -116,19 +101,19 @@ def test_handlers_given_as_module_attr_strings_answer_through_callback_url() -> 
 
 
 @pytest.mark.usefixtures("clean_env")
-def test_the_bootstrap_hook_gets_the_local_clock_and_none_on_stop(
-    fake_bootstrap: list[Any],
-) -> None:
+def test_the_handlers_deps_are_built_with_the_local_clock_and_dropped_on_stop() -> None:
     async def scenario() -> None:
-        async with Emulator(routes={}) as emu:
-            assert fake_bootstrap == [emu.clock]
-            clock = emu.clock
-        assert fake_bootstrap == [clock, None]
+        emu = Emulator(watchdog_seconds=None)
+        async with emu:
+            assert emu.deps is not None
+            assert emu.deps.clock is emu.clock
+            assert emu.deps.timing.turn_ms == 30_000
+        assert emu.deps is None
 
     run(scenario)
 
 
-@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+@pytest.mark.usefixtures("clean_env")
 def test_routes_and_timers_come_from_functions_routes_when_not_given(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -168,7 +153,7 @@ def test_routes_and_timers_come_from_functions_routes_when_not_given(
     run(scenario)
 
 
-@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+@pytest.mark.usefixtures("clean_env")
 def test_only_one_emulator_runs_at_a_time_and_the_next_one_starts_clean() -> None:
     async def scenario() -> None:
         async with Emulator(routes={}, create_tables=False) as first:
@@ -187,7 +172,7 @@ def test_only_one_emulator_runs_at_a_time_and_the_next_one_starts_clean() -> Non
     run(scenario)
 
 
-@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+@pytest.mark.usefixtures("clean_env")
 def test_stop_delivers_disconnect_to_connected_clients() -> None:
     app = EchoApp(use_env=True)
 
@@ -204,7 +189,7 @@ def test_stop_delivers_disconnect_to_connected_clients() -> None:
     run(scenario)
 
 
-@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+@pytest.mark.usefixtures("clean_env")
 def test_bots_option_starts_the_bot_pool_and_stop_cancels_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -277,7 +262,7 @@ def test_cli_options_map_onto_the_emulator() -> None:
         build_parser().parse_args(["--disconnect-loss", "1.5"])
 
 
-@pytest.mark.usefixtures("clean_env", "fake_bootstrap")
+@pytest.mark.usefixtures("clean_env")
 def test_the_gateway_limits_reach_the_gateway_and_apply() -> None:
     app = EchoApp(use_env=True)
 

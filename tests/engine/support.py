@@ -8,13 +8,14 @@ handlers (``backend.invoke`` / ``ScriptedPlayer.send``) or the services.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from shared.adapters.dynamo import codec, schema
-from shared.adapters.dynamo.store import _from_av
+from shared.adapters.dynamo.store import from_av
 from shared.domain.duel import Duel
 from shared.domain.rating import rating_change
 from shared.services.model import Player, TournamentRecord
@@ -35,7 +36,7 @@ def peek_item(key: dict[str, str]) -> dict[str, Any] | None:
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     item = _table().get_item(DynamoType({"S": key["pk"]}), DynamoType({"S": key["sk"]}))
-    return _from_av(item.to_json()["Attributes"]) if item is not None else None
+    return from_av(item.to_json()["Attributes"]) if item is not None else None
 
 
 def peek(tournament_id: str) -> TournamentRecord:
@@ -67,7 +68,7 @@ def rating_items(player_id: str) -> list[dict[str, Any]]:
     part = _table().items.get(DynamoType({"S": schema.player_key(player_id)["pk"]}), {})
     out = []
     for item in part.values():
-        plain = _from_av(item.to_json()["Attributes"])
+        plain = from_av(item.to_json()["Attributes"])
         if str(plain["sk"]).startswith("RATING#"):
             out.append(plain)
     return out
@@ -335,12 +336,12 @@ class Interleaver:
 
     def run(self, first: Callable[[], Any], second: Callable[[], Any]) -> None:
         deps = self.backend.deps
-        deps.store = self
+        self.backend.deps = dataclasses.replace(deps, store=self)
         self.pending = second
         try:
             first()
         finally:
-            deps.store = self.inner
+            self.backend.deps = deps
         assert self.pending is None, "the first use case never reached its commit"
 
 

@@ -12,7 +12,6 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from engine.support import Game, peek_raw
-from infra.emulator.testing import _Context
 from shared.adapters.step_functions import (
     CLOCK_FUNCTION_TIMEOUT_S,
     EXPRESS_LIMIT_MS,
@@ -193,9 +192,7 @@ def test_the_clock_functions_timeout_is_the_one_the_budget_counts():
 
 
 def _fire(backend: Any, timer: Timer, **extra: Any) -> dict[str, Any]:
-    from functions.apply_deadlines import handler
-
-    return dict(handler({**timer.to_event(), **extra}, _Context()))
+    return dict(backend.call("clock", {**timer.to_event(), **extra}))
 
 
 def test_the_clock_function_answers_the_rounds_next_due_time(backend):
@@ -255,7 +252,7 @@ def test_the_watchdog_restarts_the_loop_of_a_round_whose_clock_died(backend, mon
     scheduled: list[Timer] = []
     monkeypatch.setattr(backend.clock, "schedule", scheduled.append)
     backend.clock.advance(6_000 + 6_000)
-    assert backend._handlers["watchdog"]({}, _Context()) == {"handled": 1}
+    assert backend.call("watchdog", {}) == {"handled": 1}
     t = game.t
     assert t.phase.value == "playing"
     loops = [x for x in scheduled if x.kind is TimerKind.INTRO]

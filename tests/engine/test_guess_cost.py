@@ -10,7 +10,6 @@ Refusals and stale wakes only read.
 from __future__ import annotations
 
 from engine.support import AwsCalls, Game, wrong_word
-from infra.emulator.testing import _Context
 from shared.services.ports import Timer, TimerKind
 
 
@@ -41,8 +40,8 @@ def test_a_refused_guess_and_a_stale_timer_only_read(backend):
         waiting.send("guess", duel_id=duel.duel_id, word=wrong_word(backend, "en", duel))
     assert made == ["GetItem"]
     with calls as made:
-        backend._handlers["clock"](
-            Timer(TimerKind.INTRO, game.tid, 1, game.t.intro_deadline_ms).to_event(), _Context()
+        backend.call(
+            "clock", Timer(TimerKind.INTRO, game.tid, 1, game.t.intro_deadline_ms).to_event()
         )
     assert made == ["GetItem"]
 

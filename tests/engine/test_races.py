@@ -9,13 +9,12 @@ messages (each sent once), the tournament version and the rating items.
 from __future__ import annotations
 
 from engine.support import Game, Interleaver, messages, peek_player, peek_rating, peek_raw
-from infra.emulator.testing import _Context
 from shared.services.ports import Timer, TimerKind
 
 
 def fire(backend, kind: TimerKind, ref: str, seq: int, due_ms: int) -> None:
     """Deliver one clock event to the real clock handler (as Step Functions would)."""
-    backend._handlers["clock"](Timer(kind, ref, seq, due_ms).to_event(), _Context())
+    backend.call("clock", Timer(kind, ref, seq, due_ms).to_event())
 
 
 def wake(backend, game: Game) -> None:

@@ -35,7 +35,6 @@ def world() -> Iterator[World]:
     from moto import mock_aws
 
     from infra.emulator.testing import Backend
-    from shared.runtime import bootstrap
 
     with pytest.MonkeyPatch.context() as mp, mock_aws():
         for key, value in {
@@ -60,7 +59,6 @@ def world() -> Iterator[World]:
         playing.end_intro()
         intro = Game.start(backend)
         yield World(backend, late, playing, intro)
-    bootstrap.reset()
 
 
 @pytest.fixture

@@ -43,7 +43,6 @@ def sfn_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from moto import mock_aws
 
     from infra.emulator.testing import Backend
-    from shared.runtime import bootstrap
 
     for key, value in {
         "AWS_ACCESS_KEY_ID": "testing",
@@ -55,7 +54,6 @@ def sfn_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         monkeypatch.setenv(key, value)
     with mock_aws(config=CONFIG):
         yield Backend()
-    bootstrap.reset()
 
 
 def _sfn_integration_names(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,9 +84,6 @@ class Wakes:
         self.lock = threading.Lock()
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
-        from functions.apply_deadlines import handler
-        from infra.emulator.testing import _Context
-
         with self.lock:  # one wake at a time: the manual clock is shared
             i = len(self.events)
             self.events.append(event)
@@ -98,7 +93,7 @@ class Wakes:
             clock.now = max(clock.now, int(event["due_ms"]))  # the wake comes at its due time
             tid = event["ref"] if event["kind"] == "intro" else event["ref"].split(".")[0]
             before = _version(tid)
-            result = handler(event, _Context())
+            result = self.backend.call("clock", event)
             self.versions.append((before, _version(tid)))
             self.results.append(result)
             return result

@@ -4,11 +4,10 @@ through the due-time index, so no duel or round can hang."""
 from __future__ import annotations
 
 from engine.support import AwsCalls, Game, check_final, check_messages, peek_raw
-from infra.emulator.testing import _Context
 
 
 def _watchdog(backend) -> dict:
-    return backend._handlers["watchdog"]({}, _Context())
+    return backend.call("watchdog", {})
 
 
 def test_watchdog_applies_an_intro_whose_timer_never_fired(backend):

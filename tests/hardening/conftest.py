@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -112,7 +113,7 @@ def dynamo_faults(backend: Any, monkeypatch: pytest.MonkeyPatch) -> DynamoFaults
     from moto.core.botocore_stubber import BotocoreStubber
 
     from shared.adapters.dynamo.store import DynamoStore
-    from shared.runtime.bootstrap import _client
+    from shared.runtime.bootstrap import client as _client
     from shared.runtime.settings import Settings
 
     faults = DynamoFaults()
@@ -139,14 +140,16 @@ def dynamo_faults(backend: Any, monkeypatch: pytest.MonkeyPatch) -> DynamoFaults
 
     client = _client("dynamodb", Settings())
     client.meta.events.register("request-created.dynamodb", tag)
-    backend.deps.store = DynamoStore(client, backend.table_name, backend.clock.now_ms)
+    backend.deps = dataclasses.replace(
+        backend.deps, store=DynamoStore(client, backend.table_name, backend.clock.now_ms)
+    )
     return faults
 
 
 @pytest.fixture
 def retry_sleeps(backend: Any) -> list[float]:
     sleeps: list[float] = []
-    backend.deps.sleep = sleeps.append
+    backend.deps = dataclasses.replace(backend.deps, sleep=sleeps.append)
     return sleeps
 
 

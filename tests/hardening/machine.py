@@ -53,10 +53,12 @@ from shared.domain.errors import DomainError
 from shared.domain.rating import INITIAL_RATING
 from shared.protocol.errors import ErrorCode
 from shared.services import deadlines as clock_service
-from shared.services import lobbies, parties, players, tournaments
-from shared.services.base import Deps, Timing
-from shared.services.errors import NotFoundError, TryAgainError
+from shared.services import duels, matchmaking, parties, sessions
+from shared.services.deps import Deps, Timing
+from shared.services.errors import TryAgainError
 from shared.services.model import LobbyStatus, PlayerStatus
+from shared.services.outbox import Request
+from shared.services.presence import player_for_connection
 from tests.backend.interleave import PausingStore
 
 N = 8
@@ -161,12 +163,11 @@ class Hardening(RuleBasedStateMachine):
             clock=self.clock,
             lexicon=lexicon(),
             timing=Timing(30_000, 6_000, 60_000),
-            rng_factory=lambda: random.Random(self.rng.random()),
-            new_id=lambda: f"i{next(ids):05d}",
-            new_secret=lambda: base64.urlsafe_b64encode(self.rng.randbytes(32)).decode()[:43],
+            rng=lambda: random.Random(self.rng.random()),
+            ids=lambda: f"i{next(ids):05d}",
+            secrets=lambda: base64.urlsafe_b64encode(self.rng.randbytes(32)).decode()[:43],
             sleep=lambda s: None,
         )
-        self.deps.on_gone = lambda cid: players.disconnect(self.deps, cid)
         # the clock function's logic, without the Lambda wrapper: state -> next state
         self.clock.fire = lambda state: apply_deadlines.handle(state, self.deps)
         self.conn: list[str] = []
@@ -178,8 +179,8 @@ class Hardening(RuleBasedStateMachine):
         self.refusals: Counter[str] = Counter()
         for i in range(N):
             cid = self._socket()
-            players.connect(self.deps, cid)
-            players.session(self.deps, cid, None)
+            sessions.connect(self.deps, cid)
+            sessions.session(self.deps, Request(cid), None)
             session = self.notifier.sent[cid][-1]
             self.conn.append(cid)
             self.ids.append(session["player"]["id"])
@@ -206,12 +207,12 @@ class Hardening(RuleBasedStateMachine):
         self.last = fn
         self._call(fn)
 
-    def _for_player(self, i: int, fn: Callable[[str], None]) -> Callable[[], None]:
+    def _for_player(self, i: int, fn: Callable[[Request, str], None]) -> Callable[[], None]:
         cid = self.conn[i]
 
         def action() -> None:
-            player = players.player_for_connection(self.deps, cid)  # the handlers' check
-            fn(player.player_id)
+            player = player_for_connection(self.deps, cid)  # the handlers' check
+            fn(Request(cid), player.player_id)
 
         return action
 
@@ -247,11 +248,7 @@ class Hardening(RuleBasedStateMachine):
             word = words(5)[0]
 
         def action() -> None:
-            try:
-                tournaments.guess(self.deps, cid, duel_id, word)
-            except NotFoundError:
-                players.player_for_connection(self.deps, cid)
-                raise
+            duels.guess(self.deps, Request(cid), duel_id, word)
 
         return action
 
@@ -265,11 +262,13 @@ class Hardening(RuleBasedStateMachine):
     @rule()
     def everyone_joins(self) -> None:
         for i in range(N):
-            self._call(self._for_player(i, lambda pid: lobbies.join(self.deps, pid, "en")))
+            self._call(
+                self._for_player(i, lambda req, pid: matchmaking.join(self.deps, req, pid, "en"))
+            )
 
     @rule(i=st.integers(0, N - 1))
     def join(self, i: int) -> None:
-        self._do(self._for_player(i, lambda pid: lobbies.join(self.deps, pid, "en")))
+        self._do(self._for_player(i, lambda req, pid: matchmaking.join(self.deps, req, pid, "en")))
 
     @rule(i=st.integers(0, N - 1), kind=st.integers(0, 5))
     def guess(self, i: int, kind: int) -> None:
@@ -298,14 +297,14 @@ class Hardening(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, N - 1))
     def leave(self, i: int) -> None:
-        self._do(self._for_player(i, lambda pid: lobbies.leave(self.deps, pid)))
+        self._do(self._for_player(i, lambda req, pid: matchmaking.leave(self.deps, req, pid)))
 
     @rule(i=st.integers(0, N - 1), silently=st.booleans())
     def disconnect(self, i: int, silently: bool) -> None:
         cid = self.conn[i]
         self.notifier.gone.add(cid)
         if not silently:  # else: no $disconnect; a later push finds the socket gone
-            self._do(lambda: players.disconnect(self.deps, cid))
+            self._do(lambda: sessions.disconnect(self.deps, cid))
 
     @rule(i=st.integers(0, N - 1))
     def resume(self, i: int) -> None:
@@ -314,29 +313,29 @@ class Hardening(RuleBasedStateMachine):
         token = self.tokens[i]
 
         def action() -> None:
-            players.connect(self.deps, cid)
-            players.session(self.deps, cid, token)
+            sessions.connect(self.deps, cid)
+            sessions.session(self.deps, Request(cid), token)
 
         self._do(action)
 
     @rule(i=st.integers(0, N - 1))
     def party_create(self, i: int) -> None:
-        self._do(self._for_player(i, lambda pid: parties.create(self.deps, pid)))
+        self._do(self._for_player(i, lambda req, pid: parties.create(self.deps, req, pid)))
 
     @rule(i=st.integers(0, N - 1), j=st.integers(0, N - 1))
     def party_join(self, i: int, j: int) -> None:
         leader = self.inner.get_player(self.ids[j])
         rec = self.inner.get_party(leader.party_id) if leader and leader.party_id else None
         invite = rec.party.invite if rec else "A" * 43
-        self._do(self._for_player(i, lambda pid: parties.join(self.deps, pid, invite)))
+        self._do(self._for_player(i, lambda req, pid: parties.join(self.deps, req, pid, invite)))
 
     @rule(i=st.integers(0, N - 1))
     def party_leave(self, i: int) -> None:
-        self._do(self._for_player(i, lambda pid: parties.leave(self.deps, pid)))
+        self._do(self._for_player(i, lambda req, pid: parties.leave(self.deps, req, pid)))
 
     @rule(i=st.integers(0, N - 1))
     def party_start(self, i: int) -> None:
-        self._do(self._for_player(i, lambda pid: parties.start(self.deps, pid, "en")))
+        self._do(self._for_player(i, lambda req, pid: parties.start(self.deps, req, pid, "en")))
 
     @rule(ms=st.sampled_from([0, 1_000, 6_000, 15_000, 30_000, 61_000]))
     def time_passes(self, ms: int) -> None:
@@ -352,7 +351,7 @@ class Hardening(RuleBasedStateMachine):
     @rule(k=st.integers(0, 10_000))
     def timer_fires_again(self, k: int) -> None:
         timer = self.clock.fired[k % len(self.clock.fired)]
-        self._call(lambda: clock_service.fire(self.deps, timer))
+        self._call(lambda: clock_service.fire_round(self.deps, timer))
 
     @rule()
     def watchdog(self) -> None:
@@ -388,18 +387,18 @@ class Hardening(RuleBasedStateMachine):
         if what == 0:
             return self._guess(i, arg % 2)  # the secret or a wrong word
         if what == 1:
-            return self._for_player(i, lambda pid: lobbies.leave(self.deps, pid))
+            return self._for_player(i, lambda req, pid: matchmaking.leave(self.deps, req, pid))
         if what == 2:
             cid = self.conn[i]
             self.notifier.gone.add(cid)
-            return lambda: players.disconnect(self.deps, cid)
+            return lambda: sessions.disconnect(self.deps, cid)
         if what == 3:
             cid, token = self._socket(), self.tokens[i]
             self.conn[i] = cid
 
             def resume() -> None:
-                players.connect(self.deps, cid)
-                players.session(self.deps, cid, token)
+                sessions.connect(self.deps, cid)
+                sessions.session(self.deps, Request(cid), token)
 
             return resume
         if what == 4:
@@ -408,8 +407,8 @@ class Hardening(RuleBasedStateMachine):
             if due is None or not pending:
                 return None
             self.clock.now = max(self.clock.now, due)
-            return lambda: clock_service.fire(self.deps, pending[0])
-        return self._for_player(i, lambda pid: lobbies.join(self.deps, pid, "en"))
+            return lambda: clock_service.fire_round(self.deps, pending[0])
+        return self._for_player(i, lambda req, pid: matchmaking.join(self.deps, req, pid, "en"))
 
     # -------------------------------------------------------------- invariants
     def _tournaments(self) -> list[Any]:

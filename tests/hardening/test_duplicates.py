@@ -21,13 +21,13 @@ from tests.hardening.support import record, started
 
 
 def _twice(backend, route, connection_id, body=None):
-    from infra.emulator.testing import _Context, ws_event
+    from infra.emulator.testing import ws_event
 
     event = ws_event(route, connection_id, body, backend.clock.now)
-    handler = backend._handlers.get(route, backend._handlers["$default"])
-    handler(event, _Context())
+    name = route if route in backend.entrypoints else "$default"
+    backend.call(name, event)
     after_first = backend.snapshot()
-    handler(event, _Context())  # the very same event, again
+    backend.call(name, event)  # the very same event, again
     return after_first
 
 

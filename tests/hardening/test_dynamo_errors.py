@@ -40,6 +40,7 @@ Expectations, per code and path:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import random
@@ -262,14 +263,13 @@ class Run:
 def _backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Run]:
     from infra.emulator.testing import running_backend
     from shared.adapters.dynamo.store import DynamoStore
-    from shared.runtime.bootstrap import _client
+    from shared.runtime.bootstrap import client as _client
     from shared.runtime.settings import Settings
 
     runs = running_backend(monkeypatch)
     backend = next(runs)
     try:
         secrets = iter(range(10**6))
-        backend.deps.new_secret = lambda: f"secret-{next(secrets):06d}-" + "x" * 24
         client = _client("dynamodb", Settings())
 
         def tag(request: Any, **_: Any) -> None:
@@ -277,10 +277,14 @@ def _backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Run]:
 
         client.meta.events.register("request-created.dynamodb", tag)
         sleeps: list[float] = []
-        backend.deps.store = DynamoStore(
-            client, backend.table_name, backend.clock.now_ms, sleep=sleeps.append
+        backend.deps = dataclasses.replace(
+            backend.deps,
+            store=DynamoStore(
+                client, backend.table_name, backend.clock.now_ms, sleep=sleeps.append
+            ),
+            sleep=sleeps.append,
+            secrets=lambda: f"secret-{next(secrets):06d}-" + "x" * 24,
         )
-        backend.deps.sleep = sleeps.append
         yield Run(backend, sleeps)
     finally:
         next(runs, None)
@@ -303,8 +307,9 @@ def _canonical(value: Any) -> str:
 def _deterministic(run: Run) -> None:
     """What the action draws is the same on every try: a retried use case decides exactly
     as an untroubled one would (pairings, secrets, nicknames and tokens)."""
-    run.backend.deps.rng_factory = lambda: random.Random(4242)
-    run.backend.deps.new_secret = lambda: "s" * 43
+    run.backend.deps = dataclasses.replace(
+        run.backend.deps, rng=lambda: random.Random(4242), secrets=lambda: "s" * 43
+    )
 
 
 @dataclass
@@ -746,14 +751,25 @@ class _Clock:
 
 
 def _deps(**overrides: Any) -> Any:
-    from shared.services.base import Deps
+    from shared.services.deps import Deps
 
-    deps = Deps(store=None, notifier=None, clock=_Clock(), lexicon=None)  # type: ignore[arg-type]
     sleeps: list[float] = []
-    deps.sleep = sleeps.append
-    for key, value in overrides.items():
-        setattr(deps, key, value)
+    deps = Deps(
+        store=_NoStore(),  # type: ignore[arg-type]
+        notifier=None,  # type: ignore[arg-type]
+        clock=_Clock(),
+        lexicon=None,  # type: ignore[arg-type]
+        sleep=sleeps.append,
+        **overrides,
+    )
     return deps, sleeps
+
+
+class _NoStore:
+    """A store the retried steps below never reach (they write nothing)."""
+
+    def commit(self, writes: Any) -> None:  # pragma: no cover - steps raise before
+        raise AssertionError
 
 
 @pytest.mark.parametrize(
@@ -762,7 +778,7 @@ def _deps(**overrides: Any) -> Any:
     ids=lambda e: type(e).__name__,
 )
 def test_retrying_retries_every_transient_store_error_then_answers_try_again(error):
-    from shared.services.base import retrying
+    from shared.services.change import run as retrying
 
     deps, sleeps = _deps()
     tries = []
@@ -781,7 +797,7 @@ def test_retrying_retries_every_transient_store_error_then_answers_try_again(err
 def test_retrying_stops_retrying_a_busy_table_after_its_time_budget():
     """botocore already waited inside each try: a table that stays busy is answered
     ``try_again`` within ``busy_budget_ms``, well inside the function's timeout."""
-    from shared.services.base import retrying
+    from shared.services.change import run as retrying
 
     deps, _sleeps = _deps()
     tries = []
@@ -800,7 +816,7 @@ def test_retrying_stops_retrying_a_busy_table_after_its_time_budget():
     "error", [TryAgainError("an inner retrying gave up"), ValueError("a bug")], ids=repr
 )
 def test_retrying_does_not_retry_a_plain_try_again_nor_other_errors(error):
-    from shared.services.base import retrying
+    from shared.services.change import run as retrying
 
     deps, sleeps = _deps()
     tries = []

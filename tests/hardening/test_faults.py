@@ -8,20 +8,20 @@ Each test injects one fault through the real adapters (a botocore ``before-send`
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
 from botocore.exceptions import EndpointConnectionError
 from botocore.stub import Stubber
 
-from infra.emulator.testing import _Context
 from shared.services.ports import Timer, TimerKind
 from tests.hardening.conftest import READS, WRITES, cancelled, dynamo_error
 from tests.hardening.support import counts, record, started
 
 
 def _run(backend, name, event):
-    return backend._handlers[name](event, _Context())
+    return backend.call(name, event)
 
 
 # ------------------------------------------------------------------ DynamoDB: throttling
@@ -478,7 +478,7 @@ def test_when_no_timer_starts_the_watchdog_applies_the_deadlines(backend, monkey
         lambda **_: (_ for _ in ()).throw(EndpointConnectionError(endpoint_url="x")),
     )
     failing = _FailingStarts(backend.clock, client)
-    backend.deps.clock = failing
+    backend.deps = dataclasses.replace(backend.deps, clock=failing)
     # ... then the loop dies (turns schedule no timer of their own: nothing else runs the
     # round's deadlines), and no execution can start any more
     assert backend.clock.service.abandon()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from functions.routes import ROUTES, TIMERS
+from functions.routes import ROUTES, TIMERS, function_name
 from infra.constructs.functions import READ_ACTIONS, SPECS, WRITE_ACTIONS, TableAccess
 
 _TRANSACT = {
@@ -25,15 +25,19 @@ _TRANSACT = {
 
 
 @dataclass
-class _Context:
-    function_name: str = "permissions-test"
-    function_version: str = "$LATEST"
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:permissions-test"
-    memory_limit_in_mb: int = 256
-    aws_request_id: str = "req"
+class _Attributed:
+    """An entrypoint whose calls are attributed to its function while they run."""
 
-    def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+    recorder: _Recorder
+    function: str
+    entrypoint: Any
+
+    def invoke(self, event: Any, context: Any, deps: Any) -> Any:
+        self.recorder._stack.append(self.function)
+        try:
+            return self.entrypoint.invoke(event, context, deps)
+        finally:
+            self.recorder._stack.pop()
 
 
 class _Recorder:
@@ -45,24 +49,13 @@ class _Recorder:
         self.pushed: set[str] = set()
         self.scheduled: set[str] = set()
         targets = {**ROUTES, **TIMERS}
-        for key, handler in list(backend._handlers.items()):
-            module = targets[key].split(":")[0].removeprefix("functions.")
-            backend._handlers[key] = self._wrap(module, handler)
+        for key, entrypoint in list(backend.entrypoints.items()):
+            backend.entrypoints[key] = _Attributed(self, function_name(targets[key]), entrypoint)
         backend.client.meta.events.register("before-parameter-build.dynamodb", self._on_call)
         notifier, clock = backend.deps.notifier, backend.deps.clock
         monkeypatch.setattr(notifier, "send", self._marking(self.pushed, notifier.send))
         monkeypatch.setattr(notifier, "close", self._marking(self.pushed, notifier.close))
         monkeypatch.setattr(clock, "schedule", self._marking(self.scheduled, clock.schedule))
-
-    def _wrap(self, module: str, handler: Any) -> Any:
-        def run(event: Any, context: Any) -> Any:
-            self._stack.append(module)
-            try:
-                return handler(event, context)
-            finally:
-                self._stack.pop()
-
-        return run
 
     def _marking(self, into: set[str], method: Any) -> Any:
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -134,7 +127,7 @@ def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
     _play(backend)
     _party_and_strays(backend)
     backend.clock.advance(24 * 3600 * 1000)
-    backend._handlers["watchdog"]({}, _Context())
+    backend.call("watchdog", {})
 
     assert set(recorder.actions) | recorder.pushed == set(SPECS), "every handler ran"
     for module, spec in SPECS.items():

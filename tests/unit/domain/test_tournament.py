@@ -21,7 +21,6 @@ from shared.domain.errors import (
     DuelNotStartedError,
     NotInDuelError,
     NotInTournamentError,
-    NotYourTurnError,
     TournamentOverError,
     TurnOverError,
     WrongLengthError,
