@@ -83,9 +83,22 @@ def _duel_from(d: dict[str, Any]) -> Duel:
     )
 
 
+STATE_SCHEMA = 1
+"""The version of the stored tournament document's layout (its ``"schema"`` key). Bump it with
+every change a reader of the previous layout would misread, and teach
+``tournament_from_json`` to migrate the old one (or refuse it)."""
+
+
+class StateSchemaError(ValueError):
+    """A stored tournament document of a layout this code cannot read (a newer deployment
+    wrote it, or it is corrupt)."""
+
+
 def tournament_to_json(t: Tournament) -> str:
-    """The aggregate as compact JSON (it holds the secrets: never log it)."""
+    """The aggregate as compact JSON, ``{"schema": STATE_SCHEMA, ...}`` (it holds the secrets:
+    never log it)."""
     doc = {
+        "schema": STATE_SCHEMA,
         "id": t.tournament_id,
         "language": t.language,
         "players": [
@@ -119,7 +132,15 @@ def tournament_to_json(t: Tournament) -> str:
 
 
 def tournament_from_json(raw: str) -> Tournament:
+    """The aggregate from its stored document. A document without ``"schema"`` was written
+    before the layout was versioned, in the same layout as schema 1: it is read as such.
+    Raises StateSchemaError for any other schema (nothing is guessed)."""
     d = json.loads(raw)
+    schema_version = d.get("schema", 1)
+    if schema_version != STATE_SCHEMA:
+        raise StateSchemaError(
+            f"tournament document schema {schema_version!r}; this code reads {STATE_SCHEMA}"
+        )
     return Tournament(
         tournament_id=d["id"],
         language=d["language"],
