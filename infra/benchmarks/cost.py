@@ -381,7 +381,7 @@ def wake_ms(due_ms: int, grace_ms: int = 0) -> int:
     return -(-(due_ms + grace_ms) // 1000) * 1000
 
 
-def _loop(
+def loop_wakes(
     duels: dict[str, list[tuple[int, int]]],
     ends: dict[str, int],
     first_wait_from: int | None,
@@ -547,7 +547,7 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
         for key, duels in group.items():
             rnd = int(key.rsplit(".", 1)[1]) if per_round else -1
             first_wait = intro_at.get(rnd) if per_round else None
-            w, span = _loop(duels, run.duel_ends, first_wait, run.skip_grace_ms)
+            w, span = loop_wakes(duels, run.duel_ends, first_wait, run.skip_grace_ms)
             n_loops += 1
             n_wakes += w
             spans.append(span)

@@ -79,12 +79,6 @@ class DuelNotStartedError(DomainError):
     code = "duel_not_started"
 
 
-class StaleDeadlineError(DomainError):
-    """A deadline fired for a turn, round or reconnect that has already moved on."""
-
-    code = "stale_deadline"
-
-
 # --- tournaments ----------------------------------------------------------------------------
 class NotInTournamentError(DomainError):
     """The player is not in this tournament."""

@@ -109,8 +109,6 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.NOT_IN_DUEL: "`guess` for a duel of the current round that is not the player's.",
     ErrorCode.DUEL_OVER: "`guess` in a duel that has ended.",
     ErrorCode.DUEL_NOT_STARTED: "`guess` during the round intro, before `intro_deadline_ms`.",
-    ErrorCode.STALE_DEADLINE: "Not sent to clients: a deadline that fired for a turn, round or "
-    "reconnect that has moved on is ignored by the server.",
     ErrorCode.NOT_IN_TOURNAMENT: "`guess` for a tournament the player is not in.",
     ErrorCode.ELIMINATED: "`guess` by a player who is out of the tournament.",
     ErrorCode.TOURNAMENT_OVER: "`guess` after the tournament ended.",

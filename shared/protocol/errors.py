@@ -35,7 +35,6 @@ class ErrorCode(StrEnum):
     NOT_IN_DUEL = "not_in_duel"
     DUEL_OVER = "duel_over"
     DUEL_NOT_STARTED = "duel_not_started"
-    STALE_DEADLINE = "stale_deadline"
     # --- domain: tournaments ------------------------------------------------------------------
     NOT_IN_TOURNAMENT = "not_in_tournament"
     ELIMINATED = "eliminated"
@@ -104,7 +103,6 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.NOT_IN_DUEL: "You are not playing in this duel.",
     ErrorCode.DUEL_OVER: "The duel is already over.",
     ErrorCode.DUEL_NOT_STARTED: "The duel has not started yet.",
-    ErrorCode.STALE_DEADLINE: "That deadline has already passed.",
     ErrorCode.NOT_IN_TOURNAMENT: "You are not in this tournament.",
     ErrorCode.ELIMINATED: "You have already been eliminated from this tournament.",
     ErrorCode.TOURNAMENT_OVER: "The tournament has already ended.",

@@ -64,12 +64,6 @@ class ContentionError(BusyError):
     """
 
 
-class RateLimitedError(ServiceError):
-    """Too many messages; slow down."""
-
-    code = "rate_limited"
-
-
 class ConflictError(Exception):
     """A conditional write failed: someone changed the item since it was read
     (``ConditionalCheckFailedException``, or a transaction cancelled for

@@ -16,7 +16,7 @@ from shared.domain.tournament import Tournament
 
 
 class PlayerStatus(StrEnum):
-    """Where a player is: a player is in at most one lobby or tournament (issue 4)."""
+    """Where a player is: a player is in at most one lobby or tournament (ruling 8)."""
 
     IDLE = "idle"
     QUEUED = "queued"  # seated in a waiting lobby (lobby_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra.benchmarks.calls import CallCounter, MeteredClock
-from infra.benchmarks.cost import _loop, duel_ends, timer_deadlines, turn_deadlines, wake_ms
+from infra.benchmarks.cost import duel_ends, loop_wakes, timer_deadlines, turn_deadlines, wake_ms
 from shared.adapters.step_functions import HANDOVER_AFTER_MS, loop_state
 from shared.services.ports import Timer, TimerKind
 
@@ -104,7 +104,7 @@ def test_the_loop_model_wakes_when_a_skip_is_due() -> None:
     # turn 2 due 60.2 s is played at 40 s, the duel ends at 50 s
     duels = {"t.1.1": [(30_200, 0), (60_200, 32_000)]}
 
-    wakes, span = _loop(duels, {"t.1.1": 50_000}, None, grace_ms=1_000)
+    wakes, span = loop_wakes(duels, {"t.1.1": 50_000}, None, grace_ms=1_000)
 
     assert wake_ms(30_200, 1_000) == 32_000
     assert wakes == 2  # the skip at 32 s, then the stale wake at 62 s that finds it over

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from engine.support import Game, peek_raw
 from shared.adapters.step_functions import (
     CLOCK_FUNCTION_TIMEOUT_S,
     EXPRESS_LIMIT_MS,
@@ -24,6 +23,7 @@ from shared.adapters.step_functions import (
     worst_case_tail_ms,
 )
 from shared.services.ports import Timer, TimerKind
+from tests.engine.support import Game, peek_raw
 
 ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:deadlines"
 NOW = 1_800_000_000_000

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.support import Game, peek_raw, wrong_word
+from tests.engine.support import Game, peek_raw, wrong_word
 
 GRACE = 1_000
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from engine.support import (
+from shared.domain.duel import Duel
+from tests.engine.support import (
     Game,
     always,
     check_final,
@@ -19,7 +20,6 @@ from engine.support import (
     resume,
     solve_on,
 )
-from shared.domain.duel import Duel
 
 
 def fewer_lives_wins(game: Game, duel: Duel, mover: str) -> str:

@@ -9,8 +9,8 @@ Refusals and stale wakes only read.
 
 from __future__ import annotations
 
-from engine.support import AwsCalls, Game, wrong_word
 from shared.services.ports import Timer, TimerKind
+from tests.engine.support import AwsCalls, Game, wrong_word
 
 
 def test_a_guess_is_one_read_one_conditional_write_and_its_pushes(backend):

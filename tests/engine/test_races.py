@@ -8,8 +8,8 @@ messages (each sent once), the tournament version and the rating items.
 
 from __future__ import annotations
 
-from engine.support import Game, Interleaver, messages, peek_player, peek_rating, peek_raw
 from shared.services.ports import Timer, TimerKind
+from tests.engine.support import Game, Interleaver, messages, peek_player, peek_rating, peek_raw
 
 
 def fire(backend, kind: TimerKind, ref: str, seq: int, due_ms: int) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from engine.support import Game, peek_raw, valid_words, wrong_word
+from tests.engine.support import Game, peek_raw, valid_words, wrong_word
 
 
 @dataclass

@@ -14,7 +14,7 @@ import json
 import logging
 from typing import Any
 
-from engine.support import Game, peek_raw, resume, solve_on, valid_words
+from tests.engine.support import Game, peek_raw, resume, solve_on, valid_words
 
 
 def _mask_rows(value: Any, keep_duel: str, current_duel: str | None = None) -> Any:

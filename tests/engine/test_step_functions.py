@@ -30,8 +30,8 @@ from typing import Any
 
 import pytest
 
-from engine.support import Game, check_final, peek_raw
 from shared.services.ports import Timer, TimerKind
+from tests.engine.support import Game, check_final, peek_raw
 
 REGION = "us-east-1"
 CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}

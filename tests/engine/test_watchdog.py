@@ -3,7 +3,7 @@ through the due-time index, so no duel or round can hang."""
 
 from __future__ import annotations
 
-from engine.support import AwsCalls, Game, check_final, check_messages, peek_raw
+from tests.engine.support import AwsCalls, Game, check_final, check_messages, peek_raw
 
 
 def _watchdog(backend) -> dict:
