@@ -5,6 +5,9 @@
   ``tests/backend/test_store_contract.py``, which runs the same cases against both).
 - ``ManualClock``, ``RecordingNotifier``: re-exported from the harness
   (``infra.emulator.testing``) so unit tests and flow tests share one implementation.
+- ``fake_deps(...)``: a whole ``Deps`` on these fakes, seeded, with the clock function wired
+  to the real deadline entrypoint (``functions.apply_deadlines.handle``): the services' unit
+  tests run on it in milliseconds, no moto.
 
 Records are deep-copied on the way in and out, like a real store: a caller mutating a loaded
 record changes nothing until it commits.
@@ -13,11 +16,14 @@ record changes nothing until it commits.
 from __future__ import annotations
 
 import copy
+import itertools
+import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from infra.emulator.testing import ManualClock, RecordingNotifier
-from shared.adapters.dynamo.store import _TokenCreated
+from shared.adapters.dynamo.store import TokenCreated
+from shared.services.deps import Deps, Timing
 from shared.services.errors import ConflictError
 from shared.services.model import (
     Connection,
@@ -32,7 +38,7 @@ from shared.services.model import (
     TournamentRecord,
 )
 
-__all__ = ["InMemoryStore", "ManualClock", "RecordingNotifier"]
+__all__ = ["InMemoryStore", "ManualClock", "RecordingNotifier", "fake_deps"]
 
 _Key = tuple[str, str]
 
@@ -143,7 +149,7 @@ class InMemoryStore:
 
     # ------------------------------------------------------------------ writes
     def create_player(self, player: Player, token_hash: str) -> None:
-        self.commit([player, _TokenCreated(token_hash, player.player_id)])
+        self.commit([player, TokenCreated(token_hash, player.player_id)])
 
     def touch_connection(self, connection_id: str, heard_ms: int) -> bool:
         c = self.items.get(("connection", connection_id))
@@ -176,7 +182,7 @@ class InMemoryStore:
                     raise ConflictError(f"conditional write failed: {key} exists")
                 if w.version != 0 and (current is None or current.version != w.version):
                     raise ConflictError(f"conditional write failed: {key} version")
-            elif isinstance(w, _TokenCreated):
+            elif isinstance(w, TokenCreated):
                 touch(("token", w.token_hash))
                 if w.token_hash in self.tokens:
                     raise ConflictError("conditional write failed: token exists")
@@ -202,7 +208,7 @@ class InMemoryStore:
                 stored = copy.deepcopy(w)
                 stored.version += 1
                 self.items[_key_of(w)] = stored
-            elif isinstance(w, _TokenCreated):
+            elif isinstance(w, TokenCreated):
                 self.tokens[w.token_hash] = w.player_id
             elif isinstance(w, InviteCreated):
                 self.invites[w.invite] = w.party_id
@@ -217,3 +223,39 @@ class InMemoryStore:
         for w in writes:
             if isinstance(w, _VERSIONED):
                 w.version += 1
+
+
+def fake_deps(*, seed: int = 7, heartbeat_ms: int | None = None, lexicon: Any = None) -> Deps:
+    """A ``Deps`` on ``InMemoryStore``, ``RecordingNotifier`` and ``ManualClock`` (starting at
+    1_800_000_000_000 ms), with the rules page's durations and a 1 s skip grace, seeded ids
+    (``id0001``...), secrets and chance, no retry sleeps. Due timers run the real clock
+    function's logic (``functions.apply_deadlines.handle``) on this same ``Deps``."""
+    from functions import apply_deadlines
+    from shared.adapters.lexicon import WordListLexicon
+
+    rng = random.Random(seed)
+    ids = itertools.count(1)
+    clock = ManualClock()
+    deps = Deps(
+        store=InMemoryStore(),
+        notifier=RecordingNotifier(),
+        clock=clock,
+        lexicon=lexicon or _lexicon(WordListLexicon),
+        timing=Timing(30_000, 6_000, 60_000, 1_000, heartbeat_ms),
+        rng=lambda: random.Random(rng.random()),
+        ids=lambda: f"id{next(ids):04d}",
+        secrets=lambda: f"{rng.getrandbits(256):064x}"[:43],
+        sleep=lambda seconds: None,
+    )
+    clock.fire = lambda state: apply_deadlines.handle(state, deps)
+    return deps
+
+
+_LEXICONS: dict[Any, Any] = {}
+
+
+def _lexicon(kind: Any) -> Any:
+    """One word-list lexicon per process (loading the lists is the slow part)."""
+    if kind not in _LEXICONS:
+        _LEXICONS[kind] = kind()
+    return _LEXICONS[kind]

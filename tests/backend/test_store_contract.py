@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from shared.adapters.dynamo.store import _TokenCreated
+from shared.adapters.dynamo.store import TokenCreated
 from shared.domain.party import Party
 from shared.domain.tournament import Phase, PlayerState, Tournament
 from shared.services.errors import ConflictError
@@ -280,9 +280,9 @@ def test_invite_create_lookup_and_delete(store: Any) -> None:
 
 
 def test_token_item_is_create_only(store: Any) -> None:
-    store.commit([_TokenCreated("h1", "p1")])
+    store.commit([TokenCreated("h1", "p1")])
     with pytest.raises(ConflictError):
-        store.commit([_TokenCreated("h1", "p2")])
+        store.commit([TokenCreated("h1", "p2")])
     assert store.player_id_for_token("h1") == "p1"
 
 

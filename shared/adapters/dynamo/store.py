@@ -398,7 +398,7 @@ class DynamoStore:
     # ------------------------------------------------------------------ writes
     def create_player(self, player: Player, token_hash: str) -> None:
         """Create a player and its token item atomically (both must be new)."""
-        self.commit([player, _TokenCreated(token_hash, player.player_id)])
+        self.commit([player, TokenCreated(token_hash, player.player_id)])
 
     def delete_connection(self, connection_id: str) -> Connection | None:
         """Remove a closed connection; returns what it held (one call, ALL_OLD)."""
@@ -443,7 +443,7 @@ class DynamoStore:
             raise BusyError(f"the table is busy ({type(err).__name__})") from err
         return True
 
-    def commit(self, writes: Sequence[Write | _TokenCreated]) -> None:
+    def commit(self, writes: Sequence[Write | TokenCreated]) -> None:
         """Apply ``writes`` atomically (one conditional write, or a transaction).
 
         On success each versioned record's ``version`` is incremented in place.
@@ -538,12 +538,12 @@ class DynamoStore:
             put["ExpressionAttributeValues"] = {":v": {"N": str(loaded_version)}}
         return {"Put": put}
 
-    def _ops(self, w: Write | _TokenCreated, now: int) -> list[dict[str, Any]]:
+    def _ops(self, w: Write | TokenCreated, now: int) -> list[dict[str, Any]]:
         if isinstance(w, RatingApplied):
             return self._rating_ops(w)
         return [self._op(w, now)]
 
-    def _op(self, w: Write | _TokenCreated, now: int) -> dict[str, Any]:
+    def _op(self, w: Write | TokenCreated, now: int) -> dict[str, Any]:
         if isinstance(w, Player):
             return self._versioned_put(codec.player_to_item(w), w.version)
         if isinstance(w, Connection):
@@ -556,7 +556,7 @@ class DynamoStore:
             return self._versioned_put(codec.opener_to_item(w), w.version)
         if isinstance(w, PartyRecord):
             return self._versioned_put(codec.party_to_item(w), w.version)
-        if isinstance(w, _TokenCreated):
+        if isinstance(w, TokenCreated):
             item = {**schema.token_key(w.token_hash), "kind": "token", "player_id": w.player_id}
             return {
                 "Put": {"TableName": self._table, "Item": to_av(item), "ConditionExpression": _NEW}
@@ -602,7 +602,7 @@ class DynamoStore:
         return [put, {"Update": update}]
 
 
-class _TokenCreated:
+class TokenCreated:
     """Internal write: the hashed session token's lookup item."""
 
     def __init__(self, token_hash: str, player_id: str) -> None:
