@@ -125,12 +125,10 @@ SPECS: dict[str, FunctionSpec] = {
         FunctionSpec("disconnect", 512, 15, description="$disconnect: reconnect deadline"),
         FunctionSpec(
             "default",
-            512,
-            20,
-            # $default dispatches any known action that reaches it, join included.
-            indexes=(schema.GSI_WAITING,),
+            256,
+            5,
             settings=_MESSAGE,
-            description="$default: unknown actions and stray known ones",
+            description="$default: answers bodies that matched no route (an error code)",
         ),
         FunctionSpec("session", 512, 10, settings=_MESSAGE, description="session"),
         FunctionSpec(

@@ -185,3 +185,23 @@ def test_domain_refusals_change_nothing(backend):
         ],
         bystanders=[leader, member],
     )
+
+
+def test_a_message_on_another_actions_route_is_refused_and_changes_nothing(backend):
+    """Route-bound functions (``functions.messages``): each Lambda takes only its own actions,
+    whatever body reaches it — a ``join`` body on the ``guess`` route, or any known action on
+    ``$default``, is ``unknown_action`` (request id echoed); nothing is stored or pushed."""
+    a = backend.player("a")
+    b = backend.player("b")
+    b.join("en")
+    before = backend.snapshot()
+    heard = len(b.messages)
+    for route, action in [("guess", "join"), ("$default", "join"), ("party", "ping")]:
+        a.clear()
+        body = json.dumps({"action": action, **MINIMAL[action], "request_id": "r1"})
+        backend.invoke(route if route != "party" else "party_create", a.connection_id, body)
+        assert [(m["type"], m["code"], m["request_id"]) for m in a.messages] == [
+            ("error", "unknown_action", "r1")
+        ], route
+    assert backend.snapshot() == before
+    assert len(b.messages) == heard

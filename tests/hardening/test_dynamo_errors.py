@@ -732,7 +732,7 @@ def test_unprocessed_batch_keys_that_stay_unprocessed_are_try_again(monkeypatch,
 
 # --------------------------------------------------------------------------- retrying
 def test_the_production_client_makes_the_attempts_these_tests_count():
-    from shared.runtime.bootstrap import _client
+    from shared.runtime.bootstrap import client as _client
     from shared.runtime.settings import Settings
 
     retries = _client("dynamodb", Settings()).meta.config.retries

@@ -67,7 +67,7 @@ def test_pushers_and_schedulers_get_the_urls_and_the_clock(dev):
         "watchdog",
         "disconnect",
     ):
-        _, fn = by_handler[f"functions.{module}.handler"]
+        _, fn = by_handler[SPECS[module].handler]
         env = fn["Environment"]["Variables"]
         for name in ("CALLBACK_URL", "STATE_MACHINE_ARN", "TURN_SECONDS", "INTRO_SECONDS"):
             assert name in env, (module, name)
@@ -80,7 +80,7 @@ def test_environment_values_point_at_this_stacks_resources(dev):
     (table_id,) = resources(dev, "AWS::DynamoDB::Table")
     (api_id,) = resources(dev, "AWS::ApiGatewayV2::Api")
     (machine,) = resources(dev, "AWS::StepFunctions::StateMachine").values()
-    _, fn = functions_by_handler(dev)["functions.guess.handler"]
+    _, fn = functions_by_handler(dev)["functions.messages.guess"]
     env = fn["Environment"]["Variables"]
     assert env["TABLE_NAME"] == {"Ref": table_id}
     assert render(env["CALLBACK_URL"]).startswith(f"https://<{api_id}>.execute-api.")
@@ -103,7 +103,7 @@ def test_each_function_logs_to_its_own_group_with_retention(dev, prod):
 
 
 def test_code_asset_holds_only_the_handler_packages(synthesized, dev):
-    _, fn = functions_by_handler(dev)["functions.guess.handler"]
+    _, fn = functions_by_handler(dev)["functions.messages.guess"]
     asset_hash = fn["Code"]["S3Key"]
     folders = [
         p
@@ -116,5 +116,5 @@ def test_code_asset_holds_only_the_handler_packages(synthesized, dev):
     names = {p.name for p in code.rglob("*")}
     assert not names & {"__pycache__", "tests", ".venv", "node_modules", "cdk.out"}
     assert not any(name.endswith(".pyc") for name in names)
-    assert (code / "functions" / "guess.py").is_file()
+    assert (code / "functions" / "messages.py").is_file()
     assert (code / "shared" / "runtime" / "settings.py").is_file()

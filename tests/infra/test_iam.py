@@ -75,7 +75,7 @@ def test_no_managed_policies_except_api_gateways_account_log_role(dev):
 
 
 def _role_of(template: dict[str, Any], module: str) -> str:
-    _, fn = functions_by_handler(template)[f"functions.{module}.handler"]
+    _, fn = functions_by_handler(template)[SPECS[module].handler]
     return fn["Role"]["Fn::GetAtt"][0]
 
 
@@ -92,13 +92,12 @@ def test_connect_may_only_put_an_item(dev):
     assert not any(a.startswith(("execute-api:", "states:")) for a, _ in grants)
 
 
-def test_only_join_and_default_query_the_waiting_index_and_only_the_watchdog_the_due_one(dev):
+def test_only_join_queries_the_waiting_index_and_only_the_watchdog_the_due_one(dev):
     (table_id,) = resources(dev, "AWS::DynamoDB::Table")
     for module in SPECS:
         queries = {r for a, r in granted(dev, _role_of(dev, module)) if a == "dynamodb:Query"}
         expected = {
             "join": {f"<{table_id}.Arn>/index/{schema.GSI_WAITING}"},
-            "default": {f"<{table_id}.Arn>/index/{schema.GSI_WAITING}"},
             "watchdog": {f"<{table_id}.Arn>/index/{schema.GSI_DUE}"},
         }.get(module, set())
         assert queries == expected, module
@@ -129,7 +128,7 @@ def test_schedulers_start_only_the_deadline_machine(dev):
 def test_functions_log_only_to_their_own_group(dev):
     for module in SPECS:
         role = _role_of(dev, module)
-        _, fn = functions_by_handler(dev)[f"functions.{module}.handler"]
+        _, fn = functions_by_handler(dev)[SPECS[module].handler]
         group = fn["LoggingConfig"]["LogGroup"]["Ref"]
         logs = {(a, r) for a, r in granted(dev, role) if a.startswith("logs:")}
         assert logs == {

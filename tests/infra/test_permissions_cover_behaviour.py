@@ -116,10 +116,11 @@ def _party_and_strays(backend: Any) -> None:
     leader.send("party_start", language="en")
     friend.send("party_leave")
     stray.send_raw('{"action": "no_such_action"}')
-    # A known action that reaches $default anyway is dispatched normally.
+    # A known action that reaches $default anyway is refused there (route-bound functions).
     backend.invoke(
         "$default", stray.connection_id, json.dumps({"action": "join", "language": "en"})
     )
+    assert stray.errors[-2:] == ["unknown_action", "unknown_action"]
 
 
 def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
@@ -141,7 +142,7 @@ def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
         if module in recorder.scheduled:
             assert spec.schedules, module
 
-    # And why the grants are as wide as they are: join (also via $default) queries the
+    # And why the grants are as wide as they are: join queries the
     # waiting index, the watchdog the due index; $connect only records the connection.
     queried = {
         (module, index)
@@ -149,7 +150,7 @@ def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
         for action, index in actions
         if action == "dynamodb:Query"
     }
-    assert {("join", "gsi_waiting"), ("default", "gsi_waiting"), ("watchdog", "gsi_due")} <= queried
+    assert {("join", "gsi_waiting"), ("watchdog", "gsi_due")} <= queried
     assert recorder.actions["connect"] == {("dynamodb:PutItem", None)}
     assert "connect" not in recorder.pushed | recorder.scheduled
     assert {"guess", "apply_deadlines", "disconnect"} <= recorder.scheduled

@@ -49,8 +49,8 @@ def test_each_route_invokes_the_function_of_its_target(dev):
 def test_routes_of_one_module_share_one_function(dev):
     handlers = functions_by_handler(dev)
     assert len(handlers) == len(resources(dev, "AWS::Lambda::Function"))
-    assert "functions.party.handler" in handlers
-    party_routes = [k for k, v in ROUTES.items() if v == "functions.party:handler"]
+    assert "functions.messages.party" in handlers
+    party_routes = [k for k, v in ROUTES.items() if v == "functions.messages:party"]
     assert len(party_routes) == 4
 
 
