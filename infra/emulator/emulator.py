@@ -200,7 +200,9 @@ class Emulator:
     default), so nothing from ``functions/`` is imported. ``env`` adds or overrides
     environment variables for the handlers.
     ``watchdog_seconds`` (None = never) paces the watchdog; ``watchdog_handler`` replaces it.
-    ``bots`` > 0 runs ``infra.emulator.bots.run_bot_pool(ws_url, bots)`` when that exists.
+    ``bots`` > 0 keeps ``bots`` bots in lobbies of each of ``bots_languages`` (English by
+    default) and of every other language a player joins (``infra.emulator.bots.BotPools``,
+    watching the gateway's ``join`` and ``party_start`` messages), when that exists.
     ``create_tables=False`` skips the schema module. ``idle_timeout_seconds``,
     ``max_connection_seconds``, ``disconnect_loss``, ``half_open_seconds`` and ``gateway_seed``
     set the gateway's limits and failure modes (module docstring; defaults are AWS's).
@@ -230,6 +232,7 @@ class Emulator:
         env: Mapping[str, str] | None = None,
         create_tables: bool = True,
         bots: int = 0,
+        bots_languages: tuple[str, ...] = ("en",),
         stage: str = "local",
         max_workers: int = 64,
         log_level: str | None = None,
@@ -254,6 +257,7 @@ class Emulator:
         self.extra_env = dict(env or {})
         self.create_tables = create_tables
         self.bots = bots
+        self.bots_languages = bots_languages
         self.stage = stage
         self.max_workers = max_workers
         self.log_level = log_level
@@ -498,6 +502,12 @@ class Emulator:
 
     def _start_bots(self) -> None:
         bots = _import_optional(BOTS_MODULE)
+        pools_class = getattr(bots, "BotPools", None) if bots is not None else None
+        if pools_class is not None:
+            pools = pools_class(self.ws_url, self.bots, languages=self.bots_languages)
+            self.gateway.observers.append(pools.observe)
+            self._bots_task = asyncio.ensure_future(pools.run())
+            return
         run_bot_pool = getattr(bots, "run_bot_pool", None) if bots is not None else None
         if run_bot_pool is None:
             log.warning("--bots %d ignored: %s.run_bot_pool not found", self.bots, BOTS_MODULE)

@@ -161,18 +161,12 @@ class Page:
         return str(me)
 
     async def join_lobby(self, in_lobby: str = "!!document.querySelector('#lobby-h')") -> None:
-        """Press Join until the lobby shows (``in_lobby``), at most 3 presses of 20 s each.
-        Known issue (for the web client's issue): on busy cores a first press sometimes shows
-        no lobby; a player presses again, and so does the test."""
-        for attempt in range(3):
-            if await self.eval("!!document.querySelector('#join')"):
-                await self.click("document.querySelector('#join')")
-            try:
-                await self.wait_for(in_lobby, 20)
-                return
-            except AssertionError:
-                if attempt == 2:
-                    raise
+        """Press Join once and wait until the lobby shows (``in_lobby``). One press is enough:
+        Join is enabled only once the session reply arrived, and the page patches its DOM in
+        place, so a server message between mouse down and up no longer swaps the button away
+        (the cause of the old "first press shows no lobby" flake)."""
+        await self.click("document.querySelector('#join')")
+        await self.wait_for(in_lobby, 60)
 
     async def screenshot(self, path: Path) -> Path:
         data = await self.call("Page.captureScreenshot", format="png")

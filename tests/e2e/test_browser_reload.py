@@ -59,8 +59,10 @@ READ_SCREEN = """(() => {
     intro: text('#intro-h'),
     pairs: all('.overlay .pairs li').map((li) => li.textContent),
     round: text('#round-h'),
-    who: text('.duel-head .who'),
-    turn: text('.turn-note'),
+    who: (() => { const w = q('.duel-head .who'); if (!w) return null;
+      const c = w.cloneNode(true); c.querySelectorAll('.hearts').forEach((x) => x.remove());
+      return c.textContent; })(),  // names only: lives may change during a reload
+    turn: text('.turn-note'),  // whose turn and "turn N of 6"
     turnMine: !!q('.turn-note.mine'),
     banners: all('.card .banner').map((b) => b.textContent),
     rows,
