@@ -32,6 +32,7 @@ from tests.e2e.support import EmulatorThread, check_final_standings, rating_reco
 pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
 # What the page shows, read from the DOM (S.myDuel only to tell one duel from the next).
 READ_PAGE = """(() => {
@@ -69,6 +70,7 @@ class HumanAtTheKeyboard:
         self.rejected: set[tuple[str, ...]] = set()
         self.guesses = 0
         self.own_rows_seen = 0
+        self.shot: Path | None = None
 
     async def play_until_the_end(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -100,6 +102,8 @@ class HumanAtTheKeyboard:
         await self.page.click("document.querySelector('#enter')")
         self.last, self.last_tiles, self.sent_at = key, tiles, time.monotonic()
         self.guesses += 1
+        if self.guesses == 1:  # the desktop screen in play, for review
+            self.shot = await self.page.screenshot(ARTIFACTS / "desktop-turn.png")
 
     async def type_word(self, tiles: tuple[str, ...], state: dict[str, Any]) -> None:
         for _ in range(len(state["typed"] or "")):
@@ -116,8 +120,11 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
     except BrowserMissingError as exc:
         pytest.fail(str(exc))
 
+    ARTIFACTS.mkdir(exist_ok=True)
+
     async def scenario(emu: Emulator) -> dict[str, Any]:
         async with chromium_page(tmp_path) as page:
+            await page.viewport(1366, 768, phone=False)
             me = await page.open_home(emu.url)
             await page.join_lobby()
             bots = asyncio.create_task(
@@ -144,8 +151,12 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
                 await page.wait_for(
                     "!document.querySelector('#message').classList.contains('show')", 8
                 )
-            shot = await page.screenshot(tmp_path / "browser-final.png")
+            shot = await page.screenshot(tmp_path / "desktop-final.png")
+            violations = (
+                await page.axe(AXE) if AXE.exists() else [{"impact": "serious", "id": "no axe"}]
+            )
             return {
+                "axe": [v for v in violations if v["impact"] in ("serious", "critical")],
                 "me": me,
                 "results": results,
                 "human": human,
@@ -185,3 +196,4 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
         assert out["standings_rows"] == 8
         assert shot.stat().st_size > 0
         assert not out["exceptions"], f"uncaught JavaScript errors: {out['exceptions']}"
+        assert not out["axe"], f"axe-core on the final screen: {out['axe']}"

@@ -145,9 +145,18 @@ function lost(now) {
   if (!S.lostAt) S.lostAt = Date.now();
   const wait = now ? 0 : Math.min(1000 * 2 ** S.retries++, 10000);
   S.retryAt = Date.now() + wait;
-  setTimeout(connect, wait);
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(connect, wait);
   render();
 }
+
+// back online: try at once instead of waiting out the back-off
+let retryTimer = null;
+window.addEventListener("online", () => {
+  if (S.open || S.replaced || !S.lostAt || (S.ws && S.ws.readyState === WebSocket.CONNECTING)) return;
+  clearTimeout(retryTimer);
+  connect();
+});
 
 function abandon() {
   const ws = S.ws;
