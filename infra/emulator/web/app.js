@@ -193,7 +193,7 @@ const serverNow = () => Date.now() + S.offset;
 
 const HANDLERS = {
   session(m) {
-    S.ready = true; S.lostAt = 0; S.retryAt = 0;
+    S.ready = true; S.lostAt = 0; S.retryAt = 0; S.pendingGuess = null;
     setStatus("");
     if (m.token) { S.token = m.token; localStorage.setItem(LS.token, m.token); }
     setMe(m.player);
@@ -221,6 +221,7 @@ const HANDLERS = {
     else if (!S.view) S.view = m.duel_id;
   },
   turn(m) {
+    if (S.pendingGuess && m.row && m.row.player === meId()) S.pendingGuess = null;
     const d = S.duels[m.duel_id];
     if (!d) return;
     if (d.rows.length < m.turn) d.rows.push({ ...m.row, fresh: true });
@@ -267,6 +268,7 @@ const HANDLERS = {
     if (st) st.connected = m.status === "connected";
   },
   error(m) {
+    if (S.pendingGuess && S.pendingGuess.id === m.request_id) S.pendingGuess = null;
     if (m.code === "session_replaced") { S.replaced = true; }
     if (m.code === "invalid_token") {
       S.token = null; localStorage.removeItem(LS.token);
@@ -449,7 +451,20 @@ function submit() {
     return;
   }
   const id = send({ action: "guess", duel_id: d.duel_id, word: S.input.join("") });
-  if (id) S.guessIds.add(id);
+  if (id) { S.guessIds.add(id); S.pendingGuess = { id, at: Date.now() }; }
+}
+
+// A guess answered by neither its `turn` nor an `error` within GUESS_ANSWER_MS went into a dead
+// socket (one that has not noticed yet): say so and resume on a new one, whose snapshot tells
+// whether the guess landed. Never a guess silently dropped.
+const GUESS_ANSWER_MS = 8000;
+function checkPendingGuess() {
+  const p = S.pendingGuess;
+  if (!p || Date.now() - p.at < GUESS_ANSWER_MS) return;
+  S.pendingGuess = null;
+  if (!S.open) return;
+  flash(t("guess_no_answer"), 4000);
+  abandon();
 }
 
 const CONTROLS = ["INPUT", "SELECT", "TEXTAREA", "BUTTON", "A", "SUMMARY"];
@@ -914,6 +929,7 @@ function tick() {
   if (retry) retry.textContent = t("retry_in", { s: Math.max(0, Math.ceil((S.retryAt - Date.now()) / 1000)) });
   const win = $("[data-window]");
   if (win) win.textContent = t("window_left", { s: windowLeft() });
+  checkPendingGuess();
   const intro = introRunning();
   if (introShown !== !!intro && S.screen === "tournament") { introShown = !!intro; render(); return; }
   announceTurn();
