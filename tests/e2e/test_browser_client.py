@@ -152,7 +152,7 @@ def test_the_web_client_on_a_phone_and_a_desktop_keyboard_only_offline_and_acces
                 " return i && i.value.includes('invite=') && i.value; })()"
             )
             await b.call("Page.navigate", url=link)
-            await b.wait_for("!!S.party && S.party.members.length === 2")
+            await b.wait_for("typeof S === 'object' && !!S.party && S.party.members.length === 2")
             await a.wait_for("!!S.party && S.party.members.length === 2")
             assert not await b.eval("!!document.querySelector('#game-lang')"), (
                 "a party member sees no language selector that does nothing"
