@@ -120,8 +120,9 @@ class Page:
                 raise AssertionError(f"timed out waiting for {expression}")
             await asyncio.sleep(0.05)
 
-    async def click(self, element_js: str) -> None:
-        """A real mouse click at the centre of the element ``element_js`` evaluates to."""
+    async def click(self, element_js: str, between: str | None = None) -> None:
+        """A real mouse click at the centre of the element ``element_js`` evaluates to;
+        ``between``: JavaScript run between the button's press and release."""
         box = await self.eval(
             f"(() => {{ const el = {element_js}; if (!el) return null;"
             " el.scrollIntoView({block: 'center'}); const r = el.getBoundingClientRect();"
@@ -130,6 +131,8 @@ class Page:
         if box is None:
             raise AssertionError(f"nothing to click: {element_js}")
         for kind in ("mousePressed", "mouseReleased"):
+            if kind == "mouseReleased" and between is not None:
+                await self.eval(between)
             await self.call(
                 "Input.dispatchMouseEvent",
                 type=kind,
