@@ -50,6 +50,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from infra.emulator.solver import DuelSolver
+from shared.domain.languages import LANGUAGE_CODES
 from shared.protocol.limits import PING_INTERVAL_SECONDS
 
 __all__ = [
@@ -687,6 +688,87 @@ async def run_bot_pool(
     async with asyncio.TaskGroup() as group:
         for i in range(n):
             group.create_task(keep(i))
+
+
+class BotPools:
+    """Bots for ``--bots N``: ``n`` bots in lobbies of every language a human joins.
+
+    A pool (:func:`run_bot_pool`) runs for each of ``languages`` from the start (English by
+    default), and one more is started the first time anybody sends ``join`` or ``party_start``
+    in another game language (:meth:`observe`, which the emulator registers as a gateway message
+    observer), so any of the game languages can be played locally against bots. The bots' own
+    joins name languages that already have a pool. :meth:`run` runs until cancelled, then stops
+    every pool.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        n: int,
+        *,
+        languages: Sequence[str] = ("en",),
+        config: BotConfig | None = None,
+        seed: int | None = None,
+    ) -> None:
+        unknown = [code for code in languages if code not in LANGUAGE_CODES]
+        if unknown:
+            raise ValueError(f"not game languages: {', '.join(unknown)}")
+        self.url = url
+        self.n = n
+        self.initial = tuple(languages)
+        self.config = config
+        self._rng = random.Random(seed)
+        self._pools: dict[str, asyncio.Task[None]] = {}
+
+    @property
+    def languages(self) -> list[str]:
+        """The languages with a pool running, in the order they started."""
+        return list(self._pools)
+
+    def ensure(self, language: str) -> bool:
+        """Start a pool for ``language`` unless one runs (or it is no game language); whether
+        one was started. Call it on the event loop the bots should run on."""
+        if language in self._pools or language not in LANGUAGE_CODES:
+            return False
+        prefix = "bot" if language == "en" else f"bot-{language}-"
+        self._pools[language] = asyncio.get_running_loop().create_task(
+            run_bot_pool(
+                self.url,
+                self.n,
+                language=language,
+                config=self.config,
+                seed=self._rng.randrange(2**32),
+                name_prefix=prefix,
+            ),
+            name=f"bot-pool-{language}",
+        )
+        return True
+
+    def observe(self, route: str, body: str | None) -> None:
+        """A client message reached the gateway: a ``join`` or ``party_start`` in a language
+        without bots starts a pool for it."""
+        if route not in ("join", "party_start") or not body:
+            return
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return
+        language = message.get("language") if isinstance(message, dict) else None
+        if isinstance(language, str) and self.ensure(language):
+            log.info(
+                "bot pool: a player joined in %s; %d bots keep its lobbies filled", language, self.n
+            )
+
+    async def run(self) -> None:
+        for language in self.initial:
+            self.ensure(language)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            pools = list(self._pools.values())
+            for task in pools:
+                task.cancel()
+            await asyncio.gather(*pools, return_exceptions=True)
 
 
 # -- command line ------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Sequence
 
 from infra.emulator.emulator import Emulator
+from shared.domain.languages import LANGUAGE_CODES
 from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
 
 
@@ -36,7 +37,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = free)")
     parser.add_argument(
-        "--bots", type=int, default=0, metavar="N", help="keep lobbies filled with N bots"
+        "--bots",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N bots keep the lobbies of every language a player joins filled (default 0)",
+    )
+    parser.add_argument(
+        "--bots-language",
+        type=_languages,
+        default=("en",),
+        metavar="CODES",
+        help="languages whose lobbies get their N bots from the start, comma-separated, or"
+        " 'all' (default en; any other language gets its bots when a player first joins it)",
     )
     parser.add_argument(
         "--turn-seconds", type=float, help="turn clock (default: TURN_SECONDS or 30)"
@@ -103,11 +116,25 @@ def _share(text: str) -> float:
     return value
 
 
+def _languages(text: str) -> tuple[str, ...]:
+    if text.strip() == "all":
+        return LANGUAGE_CODES
+    codes = tuple(code.strip() for code in text.split(",") if code.strip())
+    unknown = [code for code in codes if code not in LANGUAGE_CODES]
+    if unknown or not codes:
+        raise argparse.ArgumentTypeError(
+            f"not game languages: {', '.join(unknown) or repr(text)}"
+            f" (one of {', '.join(LANGUAGE_CODES)})"
+        )
+    return codes
+
+
 def emulator_from_args(args: argparse.Namespace) -> Emulator:
     return Emulator(
         host=args.host,
         port=args.port,
         bots=args.bots,
+        bots_languages=args.bots_language,
         turn_seconds=args.turn_seconds,
         intro_seconds=args.intro_seconds,
         reconnect_seconds=args.reconnect_seconds,

@@ -135,7 +135,9 @@ class Emulator:
     default), so nothing from ``functions/`` is imported. ``env`` adds or overrides
     environment variables for the handlers.
     ``watchdog_seconds`` (None = never) paces the watchdog; ``watchdog_handler`` replaces it.
-    ``bots`` > 0 runs ``infra.emulator.bots.run_bot_pool(ws_url, bots)`` when that exists.
+    ``bots`` > 0 keeps ``bots`` bots in lobbies of each of ``bots_languages`` (English by
+    default) and of every other language a player joins (``infra.emulator.bots.BotPools``,
+    watching the gateway's ``join`` and ``party_start`` messages).
     ``create_tables=False`` skips the schema module. ``idle_timeout_seconds``,
     ``max_connection_seconds``, ``disconnect_loss``, ``half_open_seconds`` and ``gateway_seed``
     set the gateway's limits and failure modes (module docstring; defaults are AWS's).
@@ -165,6 +167,7 @@ class Emulator:
         env: Mapping[str, str] | None = None,
         create_tables: bool = True,
         bots: int = 0,
+        bots_languages: tuple[str, ...] = ("en",),
         stage: str = "local",
         max_workers: int = 64,
         log_level: str | None = None,
@@ -189,6 +192,7 @@ class Emulator:
         self.extra_env = dict(env or {})
         self.create_tables = create_tables
         self.bots = bots
+        self.bots_languages = bots_languages
         self.stage = stage
         self.max_workers = max_workers
         self.log_level = log_level
@@ -425,10 +429,11 @@ class Emulator:
     # -- bots ------------------------------------------------------------------------------
 
     def _start_bots(self) -> None:
-        run_bot_pool = importlib.import_module(BOTS_MODULE).run_bot_pool
-        result = run_bot_pool(self.ws_url, self.bots)
-        if inspect.isawaitable(result):
-            self._bots_task = asyncio.ensure_future(result)
+        pools = importlib.import_module(BOTS_MODULE).BotPools(
+            self.ws_url, self.bots, languages=self.bots_languages
+        )
+        self.gateway.observers.append(pools.observe)
+        self._bots_task = asyncio.ensure_future(pools.run())
 
     def add_cleanup(self, cleanup: Callable[[], Any]) -> None:
         """Run ``cleanup()`` (sync or async) first thing in :meth:`stop` (e.g. to stop clients)."""

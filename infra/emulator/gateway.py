@@ -358,6 +358,9 @@ class LocalGateway:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._bound: tuple[str, int] | None = None
         self.app = self._build_app()
+        self.observers: list[Callable[[str, str | None], None]] = []
+        """Called with (route key, body) for every client message before its handler runs (the
+        emulator's bot pools watch ``join`` this way); an observer that raises is logged."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -784,6 +787,11 @@ class LocalGateway:
             self._all.discard(conn)
 
     async def _dispatch(self, conn: Connection, route: str, body: str | None, b64: bool) -> None:
+        for observe in self.observers:
+            try:
+                observe(route, None if b64 else body)
+            except Exception:  # an observer never breaks the connection
+                log.exception("message observer failed for route %s", route)
         event = self.message_event(conn, route, body, b64)
         request_id = event["requestContext"]["requestId"]
         if route not in self.routes:

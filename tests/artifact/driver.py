@@ -99,7 +99,8 @@ class Context:
     """The Lambda context object's attributes that Powertools reads."""
 
     def __init__(self, handler):
-        self.function_name = handler.split(".")[1]
+        module, attr = handler.split(".")[1:3]
+        self.function_name = module if attr == "handler" else attr
         self.function_version = "$LATEST"
         self.invoked_function_arn = (
             f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}"

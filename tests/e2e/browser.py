@@ -66,6 +66,8 @@ class Page:
         self.exceptions: list[str] = []
         """Uncaught JavaScript exceptions on the page (``Runtime.exceptionThrown``)."""
         self.console: list[str] = []
+        self.port = 0
+        """The browser's DevTools port (for :func:`page_in_new_context`)."""
         self._reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -118,8 +120,9 @@ class Page:
                 raise AssertionError(f"timed out waiting for {expression}")
             await asyncio.sleep(0.05)
 
-    async def click(self, element_js: str) -> None:
-        """A real mouse click at the centre of the element ``element_js`` evaluates to."""
+    async def click(self, element_js: str, between: str | None = None) -> None:
+        """A real mouse click at the centre of the element ``element_js`` evaluates to;
+        ``between``: JavaScript run between the button's press and release."""
         box = await self.eval(
             f"(() => {{ const el = {element_js}; if (!el) return null;"
             " el.scrollIntoView({block: 'center'}); const r = el.getBoundingClientRect();"
@@ -128,6 +131,8 @@ class Page:
         if box is None:
             raise AssertionError(f"nothing to click: {element_js}")
         for kind in ("mousePressed", "mouseReleased"):
+            if kind == "mouseReleased" and between is not None:
+                await self.eval(between)
             await self.call(
                 "Input.dispatchMouseEvent",
                 type=kind,
@@ -146,6 +151,8 @@ class Page:
             down |= {"code": "Backspace", "windowsVirtualKeyCode": 8}
         elif key == "Enter":
             down |= {"code": "Enter", "windowsVirtualKeyCode": 13, "text": "\r"}
+        elif key == "Tab":
+            down |= {"code": "Tab", "windowsVirtualKeyCode": 9}
         await self.call("Input.dispatchKeyEvent", **down)
         await self.call("Input.dispatchKeyEvent", type="keyUp", key=key)
 
@@ -161,18 +168,45 @@ class Page:
         return str(me)
 
     async def join_lobby(self, in_lobby: str = "!!document.querySelector('#lobby-h')") -> None:
-        """Press Join until the lobby shows (``in_lobby``), at most 3 presses of 20 s each.
-        Known issue (for the web client's issue): on busy cores a first press sometimes shows
-        no lobby; a player presses again, and so does the test."""
-        for attempt in range(3):
-            if await self.eval("!!document.querySelector('#join')"):
-                await self.click("document.querySelector('#join')")
-            try:
-                await self.wait_for(in_lobby, 20)
-                return
-            except AssertionError:
-                if attempt == 2:
-                    raise
+        """Press Join once and wait until the lobby shows (``in_lobby``). One press is enough:
+        Join is enabled only once the session reply arrived, and the page patches its DOM in
+        place, so a server message between mouse down and up no longer swaps the button away
+        (the cause of the old "first press shows no lobby" flake)."""
+        await self.click("document.querySelector('#join')")
+        await self.wait_for(in_lobby, 60)
+
+    async def viewport(self, width: int, height: int, *, phone: bool) -> None:
+        """Emulate a screen: a phone (touch, mobile) or a desktop of ``width`` x ``height``."""
+        await self.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=phone,
+        )
+        await self.call("Emulation.setTouchEmulationEnabled", enabled=phone, maxTouchPoints=5)
+
+    async def offline(self, offline: bool) -> None:
+        """Cut the page off the network (new connections fail) or bring it back."""
+        await self.call("Network.enable")
+        await self.call(
+            "Network.emulateNetworkConditions",
+            offline=offline,
+            latency=0,
+            downloadThroughput=-1,
+            uploadThroughput=-1,
+        )
+
+    async def axe(self, source: Path) -> list[dict[str, Any]]:
+        """Run axe-core (``source``: its ``axe.min.js``) on the page; its violations, each as
+        id, impact and the first few failing elements."""
+        await self.eval(source.read_text(encoding="utf-8") + ";true")
+        found: list[dict[str, Any]] = await self.eval(
+            "axe.run(document, {resultTypes: ['violations']}).then((r) => r.violations.map((v) =>"
+            " ({id: v.id, impact: v.impact, help: v.help,"
+            " nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' '))})))"
+        )
+        return found
 
     async def screenshot(self, path: Path) -> Path:
         data = await self.call("Page.captureScreenshot", format="png")
@@ -214,6 +248,7 @@ async def chromium_page(profile_dir: Path) -> AsyncIterator[Page]:
         page_url = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
         async with connect(page_url, max_size=2**26) as ws:
             page = Page(ws)
+            page.port = port
             await page.call("Page.enable")
             await page.call("Runtime.enable")
             yield page
@@ -225,6 +260,30 @@ async def chromium_page(profile_dir: Path) -> AsyncIterator[Page]:
             process.kill()
             process.wait()
         log.close()
+
+
+@contextlib.asynccontextmanager
+async def page_in_new_context(first: Page) -> AsyncIterator[Page]:
+    """A second page in the browser of ``first``, in a browser context of its own (its own
+    storage and cookies: another person on another device)."""
+    version = await asyncio.to_thread(_json, f"http://127.0.0.1:{first.port}/json/version")
+    async with connect(version["webSocketDebuggerUrl"], max_size=2**26) as browser_ws:
+        browser = Page(browser_ws)
+        context = (await browser.call("Target.createBrowserContext"))["browserContextId"]
+        target = await browser.call(
+            "Target.createTarget", url="about:blank", browserContextId=context
+        )
+        url = f"ws://127.0.0.1:{first.port}/devtools/page/{target['targetId']}"
+        try:
+            async with connect(url, max_size=2**26) as ws:
+                page = Page(ws)
+                page.port = first.port
+                await page.call("Page.enable")
+                await page.call("Runtime.enable")
+                yield page
+        finally:
+            with contextlib.suppress(Exception):
+                await browser.call("Target.disposeBrowserContext", browserContextId=context)
 
 
 def _json(url: str) -> Any:

@@ -3,11 +3,13 @@
 The web client served by the emulator is driven like a person would: the Play button, letters
 typed on the physical keyboard and on the on-screen one, the on-screen Enter. Words come from
 the bots' solver fed with the board as the page renders it (tiles and their colours), so every
-guess is consistent with the feedback. The final screen must show the place and rating change,
-matching what the server stored; a screenshot is saved (path printed; a copy goes to
-``tests/e2e/artifacts/``, which git ignores).
+guess is consistent with the feedback. On a 1366x768 desktop. Each round intro must show the
+last duel's result, with that duel's final board and result still behind it. The final screen
+must show the place and rating change, matching what the server stored, and the standings best
+place first; axe-core finds no serious or critical violation there. Screenshots of the first
+turn and the final screen go to ``tests/e2e/artifacts/`` (git ignores it).
 
-Needs Debian's ``chromium`` (``.ci/setup --full``); without it the test fails, it never skips.
+Needs Debian's ``chromium`` and axe-core (``.ci/setup --full``); without them the test fails.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from tests.e2e.support import EmulatorThread, check_final_standings, rating_reco
 pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
 # What the page shows, read from the DOM (S.myDuel only to tell one duel from the next).
 READ_PAGE = """(() => {
@@ -45,7 +48,10 @@ READ_PAGE = """(() => {
     const mark = (t) => ['correct', 'present', 'absent'].find((c) => t.classList.contains(c));
     return {me, tiles: tiles.map((t) => t.textContent), marks: tiles.map(mark)};
   });
+  const last = q('.overlay .last-result');
   return {end: !!q('#again'), myTurn: !!enter && !enter.disabled, duel: S.myDuel,
+    lastResult: last && last.textContent,
+    boardResult: last && (q('#app .card .banner.result') || {}).textContent,
     length: input ? input.querySelectorAll('.tile').length : 0,
     typed: input ? input.getAttribute('aria-label') : null, rows};
 })()"""
@@ -69,6 +75,8 @@ class HumanAtTheKeyboard:
         self.rejected: set[tuple[str, ...]] = set()
         self.guesses = 0
         self.own_rows_seen = 0
+        self.intro_results: set[tuple[str, str | None]] = set()
+        self.shot: Path | None = None
 
     async def play_until_the_end(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -76,6 +84,8 @@ class HumanAtTheKeyboard:
             state = await self.page.eval(READ_PAGE)
             if state["end"]:
                 return
+            if state["lastResult"]:  # a round intro: the last duel's result and final board stay
+                self.intro_results.add((state["lastResult"], state["boardResult"]))
             self.own_rows_seen = max(
                 self.own_rows_seen, sum(1 for r in state["rows"] if r["me"] and "tiles" in r)
             )
@@ -100,6 +110,8 @@ class HumanAtTheKeyboard:
         await self.page.click("document.querySelector('#enter')")
         self.last, self.last_tiles, self.sent_at = key, tiles, time.monotonic()
         self.guesses += 1
+        if self.guesses == 1:  # the desktop screen in play, for review
+            self.shot = await self.page.screenshot(ARTIFACTS / "desktop-turn.png")
 
     async def type_word(self, tiles: tuple[str, ...], state: dict[str, Any]) -> None:
         for _ in range(len(state["typed"] or "")):
@@ -116,8 +128,11 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
     except BrowserMissingError as exc:
         pytest.fail(str(exc))
 
+    ARTIFACTS.mkdir(exist_ok=True)
+
     async def scenario(emu: Emulator) -> dict[str, Any]:
         async with chromium_page(tmp_path) as page:
+            await page.viewport(1366, 768, phone=False)
             me = await page.open_home(emu.url)
             await page.join_lobby()
             bots = asyncio.create_task(
@@ -139,23 +154,32 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
             standings_rows = await page.eval(
                 "document.querySelectorAll('table.standings tbody tr').length"
             )
+            shown_places = await page.eval(
+                "[...document.querySelectorAll('table.standings tbody tr td:first-child')]"
+                ".map((td) => Number(td.textContent))"
+            )
             # Let a toast still on screen (e.g. "You are out") fade, for a readable picture.
             with contextlib.suppress(AssertionError):
                 await page.wait_for(
                     "!document.querySelector('#message').classList.contains('show')", 8
                 )
-            shot = await page.screenshot(tmp_path / "browser-final.png")
+            shot = await page.screenshot(tmp_path / "desktop-final.png")
+            violations = (
+                await page.axe(AXE) if AXE.exists() else [{"impact": "serious", "id": "no axe"}]
+            )
             return {
+                "axe": [v for v in violations if v["impact"] in ("serious", "critical")],
                 "me": me,
                 "results": results,
                 "human": human,
                 "end_text": end_text,
                 "standings_rows": standings_rows,
+                "places": shown_places,
                 "shot": shot,
                 "exceptions": list(page.exceptions),
             }
 
-    with EmulatorThread(turn_seconds=3, intro_seconds=0.2, reconnect_seconds=10) as emu:
+    with EmulatorThread(turn_seconds=3, intro_seconds=1.0, reconnect_seconds=10) as emu:
         out = asyncio.run(asyncio.wait_for(scenario(emu), 300))
         shot: Path = out["shot"]
         print(f"\nbrowser screenshot: {shot} ({shot.stat().st_size} bytes)")
@@ -173,6 +197,10 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
         human: HumanAtTheKeyboard = out["human"]
         assert human.guesses >= 1, "the human typed at least one guess"
         assert human.own_rows_seen >= 1, "a typed guess appeared on the board"
+        # Issue 19: the final board of your duel stays, with its result, through the next intro.
+        assert human.intro_results, "no round intro showed the last duel's result"
+        for intro_line, board_line in human.intro_results:
+            assert intro_line == board_line, (intro_line, board_line)
 
         assert "Tournament over" in out["end_text"]
         shown = PLACE_LINE.search(out["end_text"])
@@ -183,5 +211,7 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
         ratings, _ = rating_records(emu, ends[0]["tournament_id"])
         assert rating == ratings[me]["rating_after"]
         assert out["standings_rows"] == 8
+        assert out["places"] == sorted(out["places"]), "final standings: best place first"
         assert shot.stat().st_size > 0
         assert not out["exceptions"], f"uncaught JavaScript errors: {out['exceptions']}"
+        assert not out["axe"], f"axe-core on the final screen: {out['axe']}"

@@ -59,8 +59,10 @@ READ_SCREEN = """(() => {
     intro: text('#intro-h'),
     pairs: all('.overlay .pairs li').map((li) => li.textContent),
     round: text('#round-h'),
-    who: text('.duel-head .who'),
-    turn: text('.turn-note'),
+    who: (() => { const w = q('.duel-head .who'); if (!w) return null;
+      const c = w.cloneNode(true); c.querySelectorAll('.hearts').forEach((x) => x.remove());
+      return c.textContent; })(),  // names only: lives may change during a reload
+    turn: text('.turn-note'),  // whose turn and "turn N of 6"
     turnMine: !!q('.turn-note.mine'),
     banners: all('.card .banner').map((b) => b.textContent),
     rows,
@@ -114,6 +116,16 @@ async def slow_down_the_opponent(page: Page, bots: list[Bot]) -> Bot:
 
 def own_rows(state: dict[str, Any]) -> int:
     return sum(1 for r in state["rows"] if r["me"])
+
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+
+
+async def shoot(page: Page, phase: str) -> None:
+    """The resumed screen of ``phase``, for review (``tests/e2e/artifacts/``, git ignores it)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    slug = phase.replace(" ", "-").replace("'", "")
+    await page.screenshot(ARTIFACTS / f"reload-{slug}.png")
 
 
 async def reload(page: Page, ready: str, timeout: float = 20) -> dict[str, Any]:
@@ -186,6 +198,7 @@ def test_a_reload_at_every_phase_resumes_the_same_screen_and_a_usable_keyboard(
             assert after["lobbyPlayers"] == before["lobbyPlayers"]
             assert await page.eval("S.me.id") == me, "the reload resumed the same player"
             checked.append("lobby")
+            await shoot(page, checked[-1])
 
             bots = [Bot(emu.ws_url, "en", FAST, name=f"bot{i + 1}", seed=100 + i) for i in range(7)]
             tasks = [asyncio.create_task(bot.run(1)) for bot in bots]
@@ -231,6 +244,7 @@ async def play(page: Page, me: str, bots: list[Bot], checked: list[str]) -> None
     assert after["pairs"] == before["pairs"], (before, after)
     assert after["screen"] == "tournament"
     checked.append("intro")
+    await shoot(page, checked[-1])
 
     # -- own turn: same board, a keyboard with the 26 letters that types and submits ---------
     # Words are "blind" (valid, chosen without the board's feedback): the human should lose.
@@ -262,6 +276,7 @@ async def play(page: Page, me: str, bots: list[Bot], checked: list[str]) -> None
     mine = [r for r in state["rows"] if r["me"]]
     assert mine[-1].get("tiles") == list(word), "the typed word is the new row"
     checked.append("own turn")
+    await shoot(page, checked[-1])
 
     # -- opponent's turn: same board, whose turn, the keyboard shown but idle ----------------
     # Caught right after one of our guesses, with that opponent slowed down beforehand (if the
@@ -284,6 +299,7 @@ async def play(page: Page, me: str, bots: list[Bot], checked: list[str]) -> None
     assert_keyboard(after, enabled=False)
     opponent.config = FAST
     checked.append("opponent's turn")
+    await shoot(page, checked[-1])
 
     # -- lose on purpose: blind guesses until eliminated --------------------------------------
     deadline = time.monotonic() + 150
@@ -316,6 +332,7 @@ async def play(page: Page, me: str, bots: list[Bot], checked: list[str]) -> None
     assert await page.eval("S.standings.find((s) => s.player_id === S.me.id).eliminated")
     assert after["letterKeys"] == [], "no keyboard once out"
     checked.append("after elimination")
+    await shoot(page, checked[-1])
 
     # -- spectating: a later round, watching a bots' duel ------------------------------------
     out_round = await page.eval("S.round.round")
@@ -342,6 +359,7 @@ async def play(page: Page, me: str, bots: list[Bot], checked: list[str]) -> None
     assert_same_standings(before, after)
     assert after["letterKeys"] == [], "a spectator has no keyboard"
     checked.append("spectating")
+    await shoot(page, checked[-1])
 
     # -- after the end: the final standings once, then home -----------------------------------
     await page.wait_for("S.screen === 'end'", 120)
@@ -355,6 +373,8 @@ async def play(page: Page, me: str, bots: list[Bot], checked: list[str]) -> None
     assert after["again"]
     after = await reload(page, "S.screen === 'home' && !!document.querySelector('#join')")
     checked.append("after the end")
+    await shoot(page, checked[-1])
     assert after["join"]
     assert after["standingsTables"] == 0
     checked.append("home after the end")
+    await shoot(page, checked[-1])

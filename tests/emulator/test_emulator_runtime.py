@@ -193,24 +193,31 @@ def test_stop_delivers_disconnect_to_connected_clients() -> None:
 def test_bots_option_starts_the_bot_pool_and_stop_cancels_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    calls: list[tuple[str, int]] = []
+    calls: list[tuple[str, int, tuple[str, ...]]] = []
     cancelled = asyncio.Event()
 
-    async def run_bot_pool(url: str, n: int) -> None:
-        calls.append((url, n))
-        try:
-            await asyncio.Event().wait()
-        finally:
-            cancelled.set()
+    class BotPools:
+        def __init__(self, url: str, n: int, *, languages: tuple[str, ...]) -> None:
+            calls.append((url, n, languages))
+
+        def observe(self, *args: Any) -> None:
+            pass
+
+        async def run(self) -> None:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                cancelled.set()
 
     bots = types.ModuleType("infra.emulator.bots")
-    bots.run_bot_pool = run_bot_pool  # type: ignore[attr-defined]
+    bots.BotPools = BotPools  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "infra.emulator.bots", bots)
 
     async def scenario() -> None:
         async with Emulator(routes={}, bots=3, create_tables=False) as emu:
             await asyncio.sleep(0)  # let the pool task start
-            assert calls == [(emu.ws_url, 3)]
+            assert calls == [(emu.ws_url, 3, ("en",))]
+            assert emu.gateway.observers  # the pools watch joins in other languages
         assert cancelled.is_set()
 
     run(scenario)

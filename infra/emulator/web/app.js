@@ -1,12 +1,18 @@
 // Wordle Tournament web client: one WebSocket, the public protocol (shared/protocol/asyncapi.json),
-// plain DOM. State lives in S; render() redraws <main> from it; timers tick separately.
+// plain DOM. State lives in S; render() builds the screen from it and patches it into the page
+// (morph below): elements that stay keep their identity, so focus, the pressed button under the
+// pointer, scroll and running animations survive every server message. Timers tick separately.
 "use strict";
 
 const LS = { token: "wt.token", ui: "wt.ui", cb: "wt.cb", lang: "wt.lang" };
 const INVALID_GUESS = new Set(["wrong_length", "not_in_word_list", "invalid_letters"]);
+const RECONNECT_WINDOW_MS = 60000;  // protocol guide: a disconnected player has 60 s to resume
+const TURNS_EACH = 6;               // rules: 6 turns each, a draw after 12 rows
+const LOW_TIME_MS = 10000;
 
 const S = {
-  ws: null, open: false, replaced: false, retries: 0, connects: 0, heardAt: 0,
+  ws: null, open: false, ready: false, replaced: false, retries: 0, connects: 0, heardAt: 0,
+  lostAt: 0, retryAt: 0,
   ui: pickUiLanguage(localStorage.getItem(LS.ui), navigator.languages || [navigator.language]),
   token: localStorage.getItem(LS.token),
   me: null, offset: 0, pingSent: {},
@@ -19,8 +25,12 @@ const S = {
   standings: [],             // Standing[]
   duels: {},                 // duel id -> {duel_id, players, length, rows, next_player, deadline_ms, over, result, winner, word}
   myDuel: null, view: null,  // duel ids: mine this round, and the one on screen
+  lastDuel: null,            // my previous duel, over: kept on screen until the next intro ends
+  history: [],               // my rounds: {round, opponent, result, word} | {round, bye: true}
   input: [], guessIds: new Set(), shake: false,
-  eliminated: false, rating: null, end: null, byeRound: null,
+  eliminated: false, eliminatedReason: null, rating: null, end: null, byeRound: null,
+  leftTournament: null,      // a tournament this page left: its late messages are ignored
+  notice: null,              // a lasting explanation on the home screen (e.g. out after 60 s away)
   pendingInvite: new URLSearchParams(location.search).get("invite"),
 };
 
@@ -28,19 +38,68 @@ const $ = (sel) => document.querySelector(sel);
 const t = (key, params) => translate(S.ui, key, params);
 let seq = 0;
 
+// ---- rendering toolkit: h() builds elements, morph() patches them into the page ---------------
+// Handlers are kept on the element (el._on) and called by one delegated listener per event type,
+// so morph() can hand the new handlers to the element already on the page.
+
+const EVENTS = ["click", "change", "input", "mousedown", "focusin"];
+
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
-    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    if (k.startsWith("on")) (el._on || (el._on = {}))[k.slice(2)] = v;
     else if (k === "class") el.className = v;
+    else if (k === "key") el.setAttribute("data-key", v);
+    else if (k === "value") { el.value = v; el.setAttribute("value", v); }
     else el.setAttribute(k, v === true ? "" : v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
   return el;
+}
+
+for (const type of EVENTS) {
+  document.addEventListener(type, (e) => {
+    for (let n = e.target; n && n !== document; n = n.parentNode) {
+      if (n._on && n._on[type]) { n._on[type](e); return; }
+    }
+  });
+}
+
+const keyOf = (n) => (n.nodeType === 1 ? n.getAttribute("data-key") || n.id || null : null);
+const sameKind = (a, b) => a.nodeType === b.nodeType && a.nodeName === b.nodeName && keyOf(a) === keyOf(b);
+
+function morphChildren(oldParent, newParent) {
+  const next = [...newParent.childNodes];
+  next.forEach((n, i) => {
+    let o = oldParent.childNodes[i];
+    const k = keyOf(n);
+    if (k && (!o || keyOf(o) !== k)) {  // a keyed element moved: bring the old one here
+      const found = [...oldParent.children].find((c) => keyOf(c) === k && c.nodeName === n.nodeName);
+      if (found && found !== o) { oldParent.insertBefore(found, o || null); o = found; }
+    }
+    if (!o) oldParent.appendChild(n);
+    else if (sameKind(o, n)) morphNode(o, n);
+    else oldParent.replaceChild(n, o);
+  });
+  while (oldParent.childNodes.length > next.length) oldParent.lastChild.remove();
+}
+
+function morphNode(o, n) {
+  if (o.nodeType !== 1) {
+    if (o.nodeValue !== n.nodeValue) o.nodeValue = n.nodeValue;
+    return;
+  }
+  for (const { name } of [...o.attributes]) if (!n.hasAttribute(name)) o.removeAttribute(name);
+  for (const { name, value } of [...n.attributes]) if (o.getAttribute(name) !== value) o.setAttribute(name, value);
+  o._on = n._on;
+  if (o.nodeName === "INPUT" && o !== document.activeElement && o.value !== n.value) o.value = n.value;
+  morphChildren(o, n);
+  if (o.nodeName === "SELECT" && o.value !== n.value) o.value = n.value;
+  if (o.nodeName === "DIALOG" || o.nodeName === "DETAILS") o.open = n.open;
 }
 
 // ---- connection ------------------------------------------------------------------------------
@@ -48,8 +107,10 @@ function h(tag, attrs, ...children) {
 // Gateway counts only messages as activity (the browser's own WebSocket ping frames, if any, are
 // invisible to it), closes a connection idle for 10 minutes and every connection at 2 hours
 // (1001): whatever closes the socket, onclose reconnects and `session` with the token resumes.
-// A socket that hears nothing for SILENT_PINGS pings (no pong) is dead without a close (a
-// half-open TCP connection): it is abandoned and a new one resumes.
+// A socket that hears nothing for SILENT_PINGS pings (no pong; at least 4 s) is dead without a
+// close (a half-open TCP connection): it is abandoned and a new one resumes.
+// Nothing but `session` and `ping` is sent before the session reply (S.ready): Join and the other
+// buttons are enabled only then.
 
 const PING_MS = window.WT_PING_MS || 15000;  // WT_PING_MS: tests only
 const SILENT_PINGS = 3;
@@ -59,53 +120,70 @@ function wsUrl() {
 }
 
 function connect() {
-  setStatus(t("connecting"));
+  setStatus(S.lostAt ? null : t("connecting"));
   const ws = new WebSocket(wsUrl());
   S.ws = ws;
   ws.onopen = () => {
-    S.open = true; S.retries = 0; S.connects++; S.heardAt = Date.now();
-    send({ action: "session", token: S.token || undefined });
+    S.open = true; S.ready = false; S.retries = 0; S.connects++; S.heardAt = Date.now();
+    sendRaw({ action: "session", token: S.token || undefined });
     ping();
   };
   ws.onmessage = (e) => {
     S.heardAt = Date.now();
     let m;
     try { m = JSON.parse(e.data); } catch { return; }
+    if (!m || typeof m !== "object" || !m.type) return;  // API Gateway's own frames
     handle(m);
     render();
   };
-  ws.onclose = () => {
-    S.open = false;
-    if (S.replaced) { setStatus(t("replaced")); return; }
-    setStatus(t("offline"));
-    const wait = Math.min(1000 * 2 ** S.retries++, 10000);
-    setTimeout(connect, wait);
-  };
+  ws.onclose = () => lost(false);
 }
+
+function lost(now) {
+  S.open = false; S.ready = false;
+  if (S.replaced) { setStatus(t("replaced")); render(); return; }
+  if (!S.lostAt) S.lostAt = Date.now();
+  const wait = now ? 0 : Math.min(1000 * 2 ** S.retries++, 10000);
+  S.retryAt = Date.now() + wait;
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(connect, wait);
+  render();
+}
+
+// back online: try at once instead of waiting out the back-off
+let retryTimer = null;
+window.addEventListener("online", () => {
+  if (S.open || S.replaced || !S.lostAt || (S.ws && S.ws.readyState === WebSocket.CONNECTING)) return;
+  clearTimeout(retryTimer);
+  connect();
+});
 
 function abandon() {
   const ws = S.ws;
   ws.onopen = ws.onmessage = ws.onclose = null;  // its late close must not reconnect twice
   try { ws.close(); } catch { /* already closing */ }
-  S.open = false;
-  setStatus(t("offline"));
-  connect();
+  lost(true);
 }
 
-function send(msg) {
+function sendRaw(msg) {
   const request_id = msg.request_id || `${msg.action}-${++seq}`;
   if (!S.ws || S.ws.readyState !== WebSocket.OPEN) return null;
   S.ws.send(JSON.stringify({ ...msg, request_id }));
   return request_id;
 }
 
+function send(msg) {
+  if (!S.ready) { flash(t("offline_short"), 2500); return null; }
+  return sendRaw(msg);
+}
+
 function ping() {
-  const id = send({ action: "ping" });
+  const id = sendRaw({ action: "ping" });
   if (id) S.pingSent[id] = Date.now();
 }
 setInterval(() => {
   if (!S.open) return;
-  if (Date.now() - S.heardAt > SILENT_PINGS * PING_MS) { abandon(); return; }
+  if (Date.now() - S.heardAt > Math.max(SILENT_PINGS * PING_MS, 4000)) { abandon(); return; }
   ping();
 }, PING_MS);
 
@@ -115,12 +193,14 @@ const serverNow = () => Date.now() + S.offset;
 
 const HANDLERS = {
   session(m) {
+    S.ready = true; S.lostAt = 0; S.retryAt = 0; S.pendingGuess = null;
     setStatus("");
     if (m.token) { S.token = m.token; localStorage.setItem(LS.token, m.token); }
     setMe(m.player);
     if (m.resumed && m.snapshot) applySnapshot(m.snapshot);
+    else if (S.screen !== "home") resetToHome();  // no snapshot: nothing of the old screen holds
     if (S.pendingInvite) {
-      send({ action: "party_join", invite: S.pendingInvite });
+      sendRaw({ action: "party_join", invite: S.pendingInvite });
       S.pendingInvite = null;
       history.replaceState(null, "", location.pathname);
     }
@@ -136,15 +216,16 @@ const HANDLERS = {
   standings(m) { applyStandings(m.players); },
   duel_start(m) {
     const d = duel(m.duel_id, m.players, m.length);
-    d.next_player = m.next_player; d.deadline_ms = m.deadline_ms;
+    d.next_player = m.next_player; setDeadline(d, m.deadline_ms);
     if (m.players.includes(meId())) { S.myDuel = m.duel_id; S.view = m.duel_id; S.input = []; }
     else if (!S.view) S.view = m.duel_id;
   },
   turn(m) {
+    if (S.pendingGuess && m.row && m.row.player === meId()) S.pendingGuess = null;
     const d = S.duels[m.duel_id];
     if (!d) return;
-    if (d.rows.length < m.turn) d.rows.push(m.row);
-    d.next_player = m.next_player; d.deadline_ms = m.deadline_ms;
+    if (d.rows.length < m.turn) d.rows.push({ ...m.row, fresh: true });
+    d.next_player = m.next_player; setDeadline(d, m.deadline_ms);
     if (m.row.player === meId()) S.input = [];
   },
   duel_end(m) {
@@ -152,41 +233,49 @@ const HANDLERS = {
     if (!d) return;
     Object.assign(d, { over: true, result: m.result, winner: m.winner, word: m.display || m.word,
       next_player: null, deadline_ms: null, reason: m.reason });
+    for (const b of m.spectating || []) applyBoard(b);
     if (m.duel_id === S.myDuel) {
-      const key = m.result === "draw" ? "duel_draw" : m.winner === meId() ? "duel_won" : "duel_lost";
-      flash(t(key, { word: (m.display || m.word).toUpperCase() }), 4000);
-      setTimeout(() => { if (S.view === m.duel_id) { S.view = liveDuel() || S.view; render(); } }, 4000);
+      const text = duelResult(d, true);
+      announce(text);
+      flash(text, 4000);
+      recordHistory(d);
+      S.lastDuel = d;  // the final board stays (with its result) until the next intro is over
     }
   },
   eliminated(m) {
     const st = S.standings.find((s) => s.player_id === m.player_id);
-    if (st) { st.eliminated = true; st.left = m.reason !== "lives"; st.lives = 0; }
-    if (m.player_id === meId()) { S.eliminated = true; flash(t("eliminated_you"), 5000); }
+    if (st) { st.eliminated = true; st.left = m.reason !== "lives"; st.lives = m.reason === "lives" ? 0 : st.lives; }
+    if (m.player_id === meId()) {
+      S.eliminated = true; S.eliminatedReason = m.reason;
+      const text = outText();
+      announce(text);
+      flash(text, 5000);
+    }
   },
   rating(m) {
     S.rating = m;
     if (S.me) S.me.rating = m.rating;
+    if (S.notice && S.notice.tournament === m.tournament_id) S.notice.rating = m;
   },
   tournament_end(m) {
     S.end = m;
     applyStandings(m.places);
     S.screen = "end";
+    announce(`${t("tournament_over")}. ${t("winner", { names: m.winners.map(name).join(", ") })}`);
   },
   player_status(m) {
     const st = S.standings.find((s) => s.player_id === m.player_id);
     if (st) st.connected = m.status === "connected";
   },
   error(m) {
+    if (S.pendingGuess && S.pendingGuess.id === m.request_id) S.pendingGuess = null;
     if (m.code === "session_replaced") { S.replaced = true; }
     if (m.code === "invalid_token") {
       S.token = null; localStorage.removeItem(LS.token);
-      send({ action: "session" });
+      sendRaw({ action: "session" });
       return;
     }
-    if (S.guessIds.has(m.request_id) && INVALID_GUESS.has(m.code)) {
-      S.shake = true;
-      setTimeout(() => { S.shake = false; }, 500);
-    }
+    if (S.guessIds.has(m.request_id) && INVALID_GUESS.has(m.code)) shakeRow();
     const d = S.duels[S.myDuel];
     const key = "err." + m.code;
     const text = STRINGS.en[key] ? t(key, { n: d ? d.length : "" }) : t("err.generic", { code: m.code });
@@ -195,6 +284,8 @@ const HANDLERS = {
 };
 
 function handle(m) {
+  // messages of a tournament this page left (the leaver hears nothing more of it but its rating)
+  if (S.leftTournament && m.tournament_id === S.leftTournament && m.type !== "rating") return;
   const fn = HANDLERS[m.type];
   if (fn) fn(m);
 }
@@ -202,35 +293,47 @@ function handle(m) {
 function setMe(player) {
   S.me = { ...player };
   S.names[player.id] = player.nickname;
-  updateHeader();
 }
 
 const meId = () => (S.me ? S.me.id : null);
 
+function setDeadline(d, deadline) {
+  if (deadline && deadline !== d.deadline_ms) d.turnStart = serverNow();
+  d.deadline_ms = deadline;
+}
+
 function applyLobby(m) {
+  if (m.status === "left" && S.screen !== "lobby") return;
   S.lobby = m;
   if (m.alphabet && m.alphabet.length) { S.alphabet = m.alphabet; S.keyboard = m.keyboard; }
   for (const p of m.players) S.names[p.id] = p.nickname;
-  if (m.status === "waiting") { S.screen = "lobby"; S.end = null; S.rating = null; }
+  if (m.status === "waiting") { S.screen = "lobby"; S.end = null; S.rating = null; S.notice = null; }
   else if (m.status === "started") { startTournament(m.tournament_id); }
-  else if (m.status === "left" && S.screen === "lobby") { S.screen = "home"; S.lobby = null; }
+  else if (m.status === "left") { S.screen = "home"; S.lobby = null; }
 }
 
 function startTournament(id) {
-  if (S.tournamentId === id && S.screen === "tournament") return;
+  if (S.tournamentId === id && (S.screen === "tournament" || S.screen === "end")) return;
   Object.assign(S, { tournamentId: id, screen: "tournament", duels: {}, myDuel: null, view: null,
-    eliminated: false, rating: null, end: null, round: null, input: [], standings: [] });
+    eliminated: false, eliminatedReason: null, rating: null, end: null, round: null, input: [],
+    standings: [], lastDuel: null, history: [], leftTournament: null, notice: null });
+}
+
+function resetToHome() {
+  Object.assign(S, { screen: "home", lobby: null, round: null, duels: {}, myDuel: null, view: null,
+    lastDuel: null, input: [], eliminated: false, tournamentId: null });
 }
 
 function applyParty(m) {
   S.party = m.status === "left" ? null : m;
   for (const p of m.members || []) S.names[p.id] = p.nickname;
-  if (S.party && S.party.invite) S.inviteSeen = true;
 }
 
 function applyRound(m) {
   if (S.tournamentId !== m.tournament_id) startTournament(m.tournament_id);
   S.screen = "tournament";
+  const prev = S.duels[S.myDuel];
+  if (!S.round || S.round.round < m.round) S.lastDuel = prev && prev.over ? prev : null;
   S.round = m;
   S.introUntil = m.intro_deadline_ms;
   S.duels = {};
@@ -238,6 +341,7 @@ function applyRound(m) {
   S.view = null;
   S.input = [];
   S.byeRound = m.bye === meId() ? m.round : null;
+  if (S.byeRound && !S.history.some((x) => x.round === m.round)) S.history.push({ round: m.round, bye: true });
   for (const p of m.pairs) {
     duel(p.duel_id, p.players, null);
     if (p.players.includes(meId())) { S.myDuel = p.duel_id; S.view = p.duel_id; }
@@ -261,38 +365,57 @@ function duel(id, players, length) {
   return d;
 }
 
+function applyBoard(b) {
+  const d = duel(b.duel_id, b.players, b.length);
+  Object.assign(d, { rows: b.rows.map((r) => ({ ...r })), next_player: b.next_player,
+    over: b.over, result: b.result, winner: b.winner, word: b.display || b.word });
+  setDeadline(d, b.deadline_ms);
+  return d;
+}
+
 function applySnapshot(snap) {
+  // Each part reads like the latest message of its kind: the screen is redrawn from it alone.
+  S.lobby = null; S.round = null; S.duels = {}; S.myDuel = null; S.view = null; S.input = [];
   // the game language first: a reload mid-tournament has no lobby message to take it from
   if (snap.language) { S.alphabet = snap.language.alphabet; S.keyboard = snap.language.keyboard; }
+  S.party = null;
   if (snap.party) applyParty(snap.party);
   if (snap.lobby) applyLobby(snap.lobby);
   if (snap.round) applyRound(snap.round);
   if (snap.standings) applyStandings(snap.standings.players);
-  const boards = [snap.duel, ...(snap.spectating || [])].filter(Boolean);
-  for (const b of boards) {
-    const d = duel(b.duel_id, b.players, b.length);
-    Object.assign(d, { rows: b.rows, next_player: b.next_player, deadline_ms: b.deadline_ms,
-      over: b.over, result: b.result, winner: b.winner, word: b.word });
-  }
+  for (const st of snap.statuses || []) HANDLERS.player_status(st);
+  for (const b of [snap.duel, ...(snap.spectating || [])].filter(Boolean)) applyBoard(b);
   if (snap.duel && snap.duel.players.includes(meId())) { S.myDuel = snap.duel.duel_id; S.view = S.myDuel; }
+  if (S.view && !S.duels[S.view]) S.view = Object.keys(S.duels)[0] || null;
   const mine = S.standings.find((s) => s.player_id === meId());
   if (mine && mine.eliminated) S.eliminated = true;
-  if (snap.eliminated) HANDLERS.eliminated(snap.eliminated);
+  if (snap.eliminated && snap.eliminated.player_id === meId()) {
+    S.eliminated = true; S.eliminatedReason = snap.eliminated.reason;
+  }
   if (snap.rating) HANDLERS.rating(snap.rating);
   if (snap.tournament_end) { HANDLERS.tournament_end(snap.tournament_end); return; }
-  if (!snap.lobby && !snap.round && (S.screen === "lobby" || S.screen === "tournament")) S.screen = "home";
+  if (!snap.lobby && !snap.round) {
+    if (snap.eliminated && snap.eliminated.player_id === meId() && S.leftTournament !== snap.eliminated.tournament_id) {
+      // out of a tournament this page did not leave: say why (e.g. away for more than 60 s)
+      S.notice = { reason: snap.eliminated.reason, tournament: snap.eliminated.tournament_id, rating: snap.rating || null };
+    }
+    if (S.screen === "lobby" || S.screen === "tournament") resetToHome();
+  }
 }
 
-function liveDuel() {
-  const live = Object.values(S.duels).find((d) => !d.over && d.length);
-  return live ? live.duel_id : null;
+function recordHistory(d) {
+  if (!S.round || S.history.some((x) => x.duel === d.duel_id)) return;
+  S.history.push({ round: S.round.round, duel: d.duel_id, opponent: d.players.find((p) => p !== meId()),
+    result: d.result === "draw" ? "draw" : d.winner === meId() ? "won" : "lost", word: (d.word || "").toUpperCase() });
 }
 
 // ---- input -----------------------------------------------------------------------------------
 
+function introRunning() { return S.screen === "tournament" && S.round && serverNow() < S.introUntil; }
+
 function myTurn() {
   const d = S.duels[S.myDuel];
-  return !!(d && !d.over && d.next_player === meId() && S.view === S.myDuel && serverNow() >= S.introUntil);
+  return !!(S.ready && d && !d.over && d.next_player === meId() && S.view === S.myDuel && !introRunning());
 }
 
 function typeTile(tile) {
@@ -314,26 +437,63 @@ function backspace() {
   render();
 }
 
+function shakeRow() {
+  S.shake = true; render();
+  setTimeout(() => { S.shake = false; render(); }, 500);
+}
+
 function submit() {
   const d = S.duels[S.myDuel];
   if (!myTurn() || !d) return;
   if (S.input.length !== d.length) {
-    S.shake = true; flash(t("err.wrong_length", { n: d.length }), 2000); render();
-    setTimeout(() => { S.shake = false; }, 500);
+    flash(t("err.wrong_length", { n: d.length }), 2000);
+    shakeRow();
     return;
   }
   const id = send({ action: "guess", duel_id: d.duel_id, word: S.input.join("") });
-  if (id) S.guessIds.add(id);
+  if (id) { S.guessIds.add(id); S.pendingGuess = { id, at: Date.now() }; }
 }
+
+// A guess answered by neither its `turn` nor an `error` within GUESS_ANSWER_MS went into a dead
+// socket (one that has not noticed yet): say so and resume on a new one, whose snapshot tells
+// whether the guess landed. Never a guess silently dropped.
+const GUESS_ANSWER_MS = 8000;
+function checkPendingGuess() {
+  const p = S.pendingGuess;
+  if (!p || Date.now() - p.at < GUESS_ANSWER_MS) return;
+  S.pendingGuess = null;
+  if (!S.open) return;
+  flash(t("guess_no_answer"), 4000);
+  abandon();
+}
+
+const CONTROLS = ["INPUT", "SELECT", "TEXTAREA", "BUTTON", "A", "SUMMARY"];
 
 function physicalKey(e) {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
-  if (document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName)) return;
   if ($("#nick-dialog").open) return;
+  if (e.key === "Tab" && trapFocus(e)) return;
+  const el = document.activeElement;
+  const onControl = el && CONTROLS.includes(el.tagName);
+  // Enter or Space on a focused button presses that button (the browser does it), never a guess;
+  // letters typed while a button has focus still type (the on-screen keys are buttons too).
+  if (onControl && (e.key === "Enter" || e.key === " ")) return;
+  if (el && ["INPUT", "SELECT", "TEXTAREA"].includes(el.tagName)) return;
   if (e.key === "Enter") { if (myTurn()) { e.preventDefault(); submit(); } return; }
   if (e.key === "Backspace") { if (myTurn()) { e.preventDefault(); backspace(); } return; }
   const tile = keyToTile(e.key);
   if (tile) { e.preventDefault(); typeTile(tile); }
+}
+
+function trapFocus(e) {
+  const overlay = $(".overlay");
+  if (!overlay) return false;
+  const items = [...overlay.querySelectorAll("button, [tabindex]")];
+  const i = items.indexOf(document.activeElement);
+  const next = items[(i + (e.shiftKey ? -1 : 1) + items.length) % items.length];
+  e.preventDefault();
+  if (next) next.focus();
+  return true;
 }
 
 function keyToTile(key) {
@@ -352,9 +512,10 @@ function keyToTile(key) {
   return null;
 }
 
-// ---- rendering -------------------------------------------------------------------------------
+// ---- announcements, toasts, status -----------------------------------------------------------
 
-function setStatus(text) { $("#status").textContent = text; }
+let statusText = "";
+function setStatus(text) { if (text !== null) statusText = text; }
 
 let flashTimer = null;
 function flash(text, ms) {
@@ -362,18 +523,43 @@ function flash(text, ms) {
   el.textContent = text;
   el.classList.add("show");
   clearTimeout(flashTimer);
-  flashTimer = setTimeout(() => el.classList.remove("show"), ms || 2500);
+  flashTimer = setTimeout(() => { el.classList.remove("show"); el.textContent = ""; }, ms || 2500);
 }
+
+// One polite live region that stays in the page: a new text is always announced, the same text
+// again too (cleared first).
+function announce(text) {
+  const el = $("#announce");
+  el.textContent = "";
+  setTimeout(() => { el.textContent = text; }, 60);
+}
+
+let announced = { turn: null, low: null };
+function announceTurn() {
+  const d = S.duels[S.myDuel];
+  const key = d && myTurn() ? `${d.duel_id}:${d.rows.length}` : null;
+  if (key && key !== announced.turn) {
+    announced.turn = key;
+    announce(`${t("your_turn")} · ${turnText(d)}`);
+  }
+  if (key && d.deadline_ms && d.deadline_ms - serverNow() < LOW_TIME_MS && announced.low !== key) {
+    announced.low = key;
+    announce(t("low_time", { s: Math.ceil((d.deadline_ms - serverNow()) / 1000) }));
+  }
+}
+
+// ---- screens ---------------------------------------------------------------------------------
 
 function updateHeader() {
   document.documentElement.lang = S.ui;
   document.documentElement.dir = UI_LANGUAGES[S.ui].dir;
   document.title = t("title");
-  $("#ui-lang").value = S.ui;
+  if ($("#ui-lang").value !== S.ui) $("#ui-lang").value = S.ui;
   $("#title").textContent = t("title");
   $("#ui-lang-label").textContent = t("ui_language");
   $("#cb-label").textContent = t("colour_blind");
   $("#nick-btn").textContent = S.me ? S.me.nickname : "…";
+  $("#nick-btn").disabled = !S.ready;
   $("#nick-btn").setAttribute("aria-label", `${t("nickname")}: ${S.me ? S.me.nickname : ""} (${t("change")})`);
   $("#rating").textContent = S.me ? t("rating", { r: S.me.rating }) : "";
   $("#nick-title").textContent = t("nickname");
@@ -388,50 +574,79 @@ function name(id) {
 
 function render() {
   updateHeader();
-  const app = $("#app");
-  const view = { home: renderHome, lobby: renderLobby, tournament: renderTournament, end: renderEnd }[S.screen];
-  app.replaceChildren(...[view()].flat());
+  const screen = { home: renderHome, lobby: renderLobby, tournament: renderTournament, end: renderEnd }[S.screen];
+  morphChildren($("#status"), h("div", {}, renderStatus()));
+  const hadOverlay = !!$(".overlay");
+  morphChildren($("#app"), h("main", {}, screen()));
+  const overlay = $(".overlay");
+  if (overlay && !hadOverlay) {
+    S.focusBeforeIntro = document.activeElement;
+    overlay.querySelector(".card").focus();
+  } else if (!overlay && hadOverlay && (!document.activeElement || document.activeElement === document.body)) {
+    const back = S.focusBeforeIntro;
+    ((back && back.isConnected) ? back : $("#app")).focus({ preventScroll: true });
+  }
+  document.body.classList.toggle("playing", !!$(".keyboard"));
   tick();
 }
 
+function renderStatus() {
+  if (S.replaced) return h("div", { class: "offline" }, t("replaced"));
+  if (S.ready || !S.lostAt) return statusText ? h("div", {}, statusText) : null;
+  const inGame = S.screen === "lobby" || (S.screen === "tournament" && !S.eliminated);
+  return h("div", { class: "offline", key: "offline" },
+    h("strong", {}, t("offline_title")), " ",
+    h("span", { "data-retry": "1", "aria-hidden": "true" }, ""), " ",
+    inGame ? h("span", { "data-window": "1" }, t("window_left", { s: windowLeft() })) : null);
+}
+
 function languageSelect(id) {
-  return h("select", { id, onchange: (e) => { S.gameLang = e.target.value; localStorage.setItem(LS.lang, S.gameLang); } },
-    GAME_LANGUAGES.map(([code, label]) => h("option", { value: code, selected: code === S.gameLang }, label)));
+  return h("select", { id, value: S.gameLang, onchange: (e) => { S.gameLang = e.target.value; localStorage.setItem(LS.lang, S.gameLang); } },
+    GAME_LANGUAGES.map(([code, label]) => h("option", { value: code, selected: code === S.gameLang, lang: code }, label)));
+}
+
+function renderNotice() {
+  const n = S.notice;
+  if (!n) return null;
+  return h("section", { class: "card notice", key: "notice", role: "status" },
+    h("p", {}, outText(n.reason, true)),
+    n.rating ? h("p", {}, ratingLine(n.rating)) : null,
+    h("button", { type: "button", onclick: () => { S.notice = null; render(); } }, t("dismiss")));
 }
 
 function renderHome() {
-  const out = [h("section", { class: "card" },
+  const p = S.party;
+  const member = p && p.leader !== meId();
+  return [renderNotice(), h("section", { class: "card", key: "home" },
     h("p", {}, t("intro")),
-    h("label", { class: "field" }, t("game_language"), languageSelect("game-lang")),
-    S.party ? null : h("button", { class: "primary", id: "join", disabled: !S.open,
+    member ? null : h("label", { class: "field" }, t("game_language"), languageSelect("game-lang")),
+    p ? null : h("button", { class: "primary", id: "join", type: "button", disabled: !S.ready,
       onclick: () => send({ action: "join", language: S.gameLang }) }, t("play")),
-  )];
-  out.push(renderParty());
-  return out;
+  ), renderParty()];
 }
 
 function renderParty() {
   const p = S.party;
   if (!p) {
-    return h("section", { class: "card" }, h("h2", {}, t("party")),
-      h("button", { id: "party-create", disabled: !S.open, onclick: () => send({ action: "party_create" }) }, t("party_create")));
+    return h("section", { class: "card", key: "party" }, h("h2", {}, t("party")),
+      h("button", { id: "party-create", type: "button", disabled: !S.ready, onclick: () => send({ action: "party_create" }) }, t("party_create")));
   }
   const link = `${location.origin}${location.pathname}?invite=${encodeURIComponent(p.invite || "")}`;
   const leader = p.leader === meId();
-  return h("section", { class: "card", "aria-labelledby": "party-h" },
+  return h("section", { class: "card", key: "party", "aria-labelledby": "party-h" },
     h("h2", { id: "party-h" }, t("party")),
     h("label", { class: "field" }, t("party_invite"),
       h("div", { class: "invite" },
-        h("input", { id: "invite-link", readonly: true, value: link, onfocus: (e) => e.target.select() }),
+        h("input", { id: "invite-link", readonly: true, value: link, onfocusin: (e) => e.target.select() }),
         h("button", { type: "button", onclick: () => copy(link) }, t("copy")))),
-    h("ul", { class: "plain" }, p.members.map((m) => h("li", {},
+    h("ul", { class: "plain" }, p.members.map((m) => h("li", { key: "pm-" + m.id },
       h("span", {}, name(m.id)), h("span", { class: "muted" }, m.id === p.leader ? t("party_leader") : m.rating)))),
     h("div", { class: "row", style: "margin-top:.5rem" },
       leader
-        ? h("button", { class: "primary", id: "party-start", disabled: !S.open,
-            onclick: () => send({ action: "party_start", language: S.gameLang }) }, t("party_start"))
+        ? (S.screen === "home" ? h("button", { class: "primary", id: "party-start", type: "button", disabled: !S.ready,
+            onclick: () => send({ action: "party_start", language: S.gameLang }) }, t("party_start")) : null)
         : h("span", { class: "muted" }, t("party_waiting_leader")),
-      h("button", { onclick: () => send({ action: "party_leave" }) }, t("party_leave"))),
+      h("button", { type: "button", id: "party-leave", onclick: () => send({ action: "party_leave" }) }, t("party_leave"))),
   );
 }
 
@@ -443,12 +658,12 @@ function copy(text) {
 
 function renderLobby() {
   const l = S.lobby;
-  return [h("section", { class: "card", "aria-labelledby": "lobby-h" },
+  return [h("section", { class: "card", key: "lobby", "aria-labelledby": "lobby-h" },
     h("h2", { id: "lobby-h" }, `${t("lobby")} · ${langName(l.language)}`),
     h("p", { class: "big", "aria-live": "polite" }, t("lobby_waiting", { n: l.players.length, seats: l.seats })),
-    h("ul", { class: "plain" }, l.players.map((p) => h("li", {}, h("span", {}, name(p.id)), h("span", { class: "muted" }, p.rating)))),
+    h("ul", { class: "plain" }, l.players.map((p) => h("li", { key: "lp-" + p.id }, h("span", {}, name(p.id)), h("span", { class: "muted" }, p.rating)))),
     h("p", { class: "muted" }, t("lobby_note")),
-    h("button", { id: "leave", onclick: () => send({ action: "leave" }) }, t("leave"))),
+    h("button", { id: "leave", type: "button", onclick: () => send({ action: "leave" }) }, t("leave"))),
     S.party ? renderParty() : null];
 }
 
@@ -457,29 +672,39 @@ const langName = (code) => (GAME_LANGUAGES.find(([c]) => c === code) || [code, c
 function renderTournament() {
   const out = [];
   const r = S.round;
-  if (r && serverNow() < S.introUntil) out.push(renderIntro(r));
+  const intro = r && introRunning();
+  if (intro) out.push(renderIntro(r));
   const mine = S.duels[S.myDuel];
   const banners = [];
-  if (S.rating) banners.push(h("div", { class: "banner" }, ratingLine(S.rating)));
-  else if (S.eliminated) banners.push(h("div", { class: "banner" }, t("eliminated_you")));
-  if (r && S.byeRound === r.round) banners.push(h("div", { class: "banner" }, t("you_bye")));
+  if (S.rating) banners.push(h("div", { class: "banner", key: "b-rating" }, ratingLine(S.rating)));
+  else if (S.eliminated) banners.push(h("div", { class: "banner", key: "b-out" }, outText()));
+  if (r && S.byeRound === r.round) banners.push(h("div", { class: "banner", key: "b-bye" }, t("you_bye")));
 
-  const card = h("section", { class: "card", "aria-labelledby": "round-h" },
+  // during the next round's intro, the last duel's final board (with its result) stays on screen
+  const shown = intro && S.lastDuel ? S.lastDuel : S.duels[S.view];
+  const card = h("section", { class: "card", key: "duel", "aria-labelledby": "round-h" },
     h("div", { class: "duel-head" },
       h("h2", { id: "round-h" }, r ? t("round", { n: r.round }) : t("title")),
-      h("button", { class: "danger", id: "leave", onclick: leaveTournament }, t("leave"))),
-    banners, renderTabs(), renderDuel(S.duels[S.view]));
+      h("button", { class: "danger", id: "leave", type: "button", onclick: leaveTournament }, t("leave"))),
+    banners, intro ? null : renderTabs(), renderDuel(shown));
   out.push(card);
-  if (mine && S.view === S.myDuel && !mine.over) out.push(renderKeyboard(mine));
+  if (mine && S.view === S.myDuel && !mine.over && !S.eliminated) out.push(renderKeyboard(mine));
   out.push(renderStandings());
+  out.push(renderHistory());
   return out;
 }
 
 function leaveTournament() {
   const inPlay = S.screen === "tournament" && !S.eliminated;
   if (inPlay && !confirm(t("leave_confirm"))) return;
-  send({ action: "leave" });
-  if (!inPlay) { S.screen = "home"; render(); }
+  if (!send({ action: "leave" })) return;
+  // The leaver gets nothing more of this tournament (but its rating): home at once, no live board.
+  S.leftTournament = S.tournamentId;
+  S.notice = inPlay ? { reason: "left", tournament: S.tournamentId, rating: null } : null;
+  resetToHome();
+  render();
+  const join = $("#join");
+  if (join) join.focus();
 }
 
 function ratingLine(m) {
@@ -487,13 +712,37 @@ function ratingLine(m) {
   return h("span", {}, t("place_rating", { place: m.place, change, rating: m.rating }));
 }
 
+function outText(reason, past) {
+  const r = reason || S.eliminatedReason || "lives";
+  const why = t(r === "timeout" ? "out_timeout" : r === "left" ? "out_left" : "out_lives");
+  if (past || S.rating || r !== "lives") return why;
+  return `${why} ${t("out_place_later")}`;
+}
+
+function duelResult(d, mine) {
+  const word = (d.word || "").toUpperCase();
+  if (mine) {
+    if (d.reason === "timeout" && d.winner === meId()) return `${t("duel_won")} ${t("opponent_timeout")}`;
+    return t(d.result === "draw" ? "duel_draw" : d.winner === meId() ? "duel_won" : "duel_lost", { word });
+  }
+  return d.result === "draw" ? t("duel_drawn", { word }) : t("duel_over", { winner: name(d.winner), word });
+}
+
 function renderIntro(r) {
-  return h("div", { class: "overlay", role: "dialog", "aria-modal": "true", "aria-labelledby": "intro-h" },
-    h("section", { class: "card" },
+  const last = S.lastDuel;
+  return h("div", { class: "overlay", key: "intro" },
+    h("section", { class: "card", role: "dialog", "aria-modal": "true", "aria-labelledby": "intro-h", tabindex: "-1" },
       h("h2", { id: "intro-h", class: "big" }, t("round", { n: r.round })),
-      h("p", { class: "big timer", "data-deadline": r.intro_deadline_ms, "data-format": "intro" }, ""),
-      h("ul", { class: "plain pairs" }, r.pairs.map((p) =>
-        h("li", {}, `${name(p.players[0])} ${t("vs")} ${name(p.players[1])}`))),
+      h("p", { class: "timer intro-timer", "data-deadline": r.intro_deadline_ms, "data-format": "intro" }, ""),
+      last ? h("p", { class: "banner last-result" }, duelResult(last, true)) : null,
+      h("ul", { class: "plain pairs" }, r.pairs.map((p) => {
+        const own = p.players.includes(meId());
+        return h("li", { key: "pair-" + p.duel_id, class: own ? "mine" : null },
+          own ? h("span", { class: "sr-only" }, t("your_duel") + ": ") : null,
+          h("span", {}, `${name(p.players[0])} ${hearts(livesOf(p.players[0]))}`),
+          h("span", { class: "vs" }, t("vs")),
+          h("span", {}, `${name(p.players[1])} ${hearts(livesOf(p.players[1]))}`));
+      })),
       r.bye ? h("p", { class: "muted" }, t("bye", { name: name(r.bye) })) : null));
 }
 
@@ -504,56 +753,73 @@ function renderTabs() {
   return h("div", { class: "tabs", role: "group", "aria-label": t("other_duels") }, ids.map((id) => {
     const d = S.duels[id];
     const label = id === S.myDuel ? t("your_duel") : d.players.map((p) => S.names[p] || "?").join(" – ");
-    return h("button", { "aria-pressed": String(id === S.view), onclick: () => { S.view = id; render(); } },
-      label + (d.over ? " ✓" : ""));
+    return h("button", { key: "tab-" + id, type: "button", "aria-pressed": String(id === S.view),
+      onclick: () => { S.view = id; render(); } }, label + (d.over ? " ✓" : ""));
   }));
+}
+
+const livesOf = (id) => { const s = S.standings.find((x) => x.player_id === id); return s ? s.lives : 0; };
+
+function turnText(d) {
+  const player = d.next_player || meId();
+  const n = Math.min(TURNS_EACH, d.rows.filter((r) => r.player === player).length + 1);
+  return t("turn_of", { n, of: TURNS_EACH });
 }
 
 function renderDuel(d) {
   if (!d) return h("p", { class: "muted" }, S.round ? t("waiting_round") : "");
-  const mine = d.duel_id === S.myDuel;
-  const parts = [];
+  const mine = d.players.includes(meId());
   const [a, b] = mine ? [meId(), d.players.find((p) => p !== meId())] : d.players;
-  parts.push(h("div", { class: "duel-head" },
-    h("span", { class: "who" }, mine ? `${name(a)} ${t("vs")} ${name(b)}` : t("watching", { a: name(a), b: name(b) })),
-    d.over || !d.deadline_ms ? null : h("span", { class: "timer", "data-deadline": d.deadline_ms, role: "timer" }, "")));
+  const who = (id) => h("span", { class: "duellist" }, name(id), " ",
+    h("span", { class: "hearts", role: "img", "aria-label": t("lives", { n: livesOf(id) }) }, hearts(livesOf(id))));
+  const live = !d.over && d.deadline_ms && !introRunning();
+  const parts = [h("div", { class: "duel-head", key: "head-" + d.duel_id },
+    h("span", { class: "who" }, mine ? [who(a), ` ${t("vs")} `, who(b)] : [t("watching_short"), " ", who(a), ` ${t("vs")} `, who(b)]),
+    live ? h("span", { class: "timer", "data-deadline": d.deadline_ms, role: "timer" }, "") : null)];
+  if (live) {
+    parts.push(h("div", { class: "progress", "aria-hidden": "true" },
+      h("div", { class: "bar", "data-bar": d.deadline_ms, "data-start": d.turnStart || serverNow() })));
+  }
   if (d.over) {
-    const word = (d.word || "").toUpperCase();
-    let text;
-    if (mine) text = t(d.result === "draw" ? "duel_draw" : d.winner === meId() ? "duel_won" : "duel_lost", { word });
-    else text = d.result === "draw" ? t("duel_drawn", { word }) : t("duel_over", { winner: name(d.winner), word });
-    parts.push(h("div", { class: "banner", role: "status" }, text));
-  } else if (d.next_player) {
+    parts.push(h("div", { class: "banner result " + (mine ? d.result === "draw" ? "draw" : d.winner === meId() ? "won" : "lost" : ""),
+      role: "status", key: "result-" + d.duel_id }, duelResult(d, mine)));
+  } else if (d.next_player && !introRunning()) {
     const turn = d.next_player === meId();
-    parts.push(h("p", { class: "turn-note" + (turn ? " mine" : ""), "aria-live": "polite" },
-      turn ? t("your_turn") : t("their_turn", { name: name(d.next_player) })));
+    const offline = turn && !S.ready;
+    parts.push(h("p", { class: "turn-note" + (turn && !offline ? " mine" : "") + (offline ? " paused" : "") },
+      offline ? t("offline_turn") : turn ? t("your_turn") : t("their_turn", { name: name(d.next_player) }),
+      h("span", { class: "turn-count" }, ` · ${turnText(d)}`)));
   }
   parts.push(renderBoard(d, mine));
+  parts.push(h("p", { class: "muted small draw-hint" }, t("draw_hint")));
   return parts;
 }
 
 function renderBoard(d, mine) {
   const len = d.length || 5;
-  const rows = d.rows.map((row) => {
+  const winRow = d.over && d.result === "win" && d.reason === "solved" ? d.rows.length - 1 : -1;
+  const rows = d.rows.map((row, n) => {
+    const me = row.player === meId();
     const tag = h("span", { class: "tag", title: name(row.player) }, (S.names[row.player] || "?").slice(0, 4));
+    const cls = "brow" + (me ? " me" : "") + (row.fresh ? " reveal" : "") + (n === winRow ? " win" : "");
     if (row.skipped) {
-      return h("div", { class: "brow" + (row.player === meId() ? " me" : ""), role: "row" }, tag,
-        h("div", { class: "tile skip", style: `width:calc(${len} * var(--tile) + ${len - 1} * .3rem)` }, t("skipped")));
+      return h("div", { class: cls, role: "row", key: `r-${d.duel_id}-${n}` }, tag,
+        h("div", { class: "tile skip", role: "cell", style: `width:calc(${len} * var(--tile) + ${len - 1} * var(--gap))` }, t("skipped")));
     }
-    return h("div", { class: "brow" + (row.player === meId() ? " me" : ""), role: "row" }, tag,
-      row.tiles.map((l, i) => h("div", { class: `tile ${row.marks[i]}`, role: "cell",
+    return h("div", { class: cls, role: "row", key: `r-${d.duel_id}-${n}` }, tag,
+      row.tiles.map((l, i) => h("div", { class: `tile ${row.marks[i]}`, role: "cell", style: `--i:${i}`,
         "aria-label": t("tile_" + row.marks[i], { l: l.toUpperCase() }) }, l)));
   });
-  if (mine && !d.over && d.next_player === meId()) {
+  if (mine && !d.over && d.next_player === meId() && !introRunning()) {
     const cells = [];
     for (let i = 0; i < len; i++) {
       const l = S.input[i];
       cells.push(h("div", { class: "tile" + (l ? " filled" : ""), role: "cell" }, l || ""));
     }
-    rows.push(h("div", { class: "brow input me" + (S.shake ? " shake" : ""), role: "row", "aria-label": S.input.join("") },
-      h("span", { class: "tag" }, t("you").slice(0, 4)), cells));
+    rows.push(h("div", { class: "brow input me" + (S.shake ? " shake" : ""), role: "row", key: "input-" + d.duel_id,
+      "aria-label": S.input.join("") }, h("span", { class: "tag" }, t("you").slice(0, 4)), cells));
   }
-  return h("div", { class: "board", role: "grid", "aria-label": t("board"), dir: "ltr" }, rows);
+  return h("div", { class: "board", role: "grid", "aria-label": t("board"), dir: "ltr", key: "board-" + d.duel_id }, rows);
 }
 
 function letterStates(d) {
@@ -569,74 +835,104 @@ function letterStates(d) {
   return states;
 }
 
+const noFocusSteal = (e) => e.preventDefault();  // a mouse or touch press leaves focus where it was
+
 function renderKeyboard(d) {
   const states = letterStates(d);
   const enabled = myTurn();
   const rows = (S.keyboard.length ? S.keyboard : [S.alphabet]).map((row, i, all) => {
     const keys = row.map((l) => h("button", { class: "key " + (states[l] || ""), type: "button", disabled: !enabled,
-      "aria-label": states[l] ? t("tile_" + states[l], { l: l.toUpperCase() }) : l.toUpperCase(),
-      onclick: () => typeTile(l) }, l));
+      key: "k-" + l, "aria-label": states[l] ? t("tile_" + states[l], { l: l.toUpperCase() }) : l.toUpperCase(),
+      onmousedown: noFocusSteal, onclick: () => typeTile(l) }, l));
     if (i === all.length - 1) {
-      keys.unshift(h("button", { class: "key wide", type: "button", id: "enter", disabled: !enabled, onclick: submit }, t("enter")));
-      keys.push(h("button", { class: "key wide", type: "button", disabled: !enabled, onclick: backspace,
-        "aria-label": t("backspace") }, "⌫"));
+      keys.unshift(h("button", { class: "key wide", type: "button", id: "enter", disabled: !enabled,
+        onmousedown: noFocusSteal, onclick: submit }, t("enter")));
+      keys.push(h("button", { class: "key wide", type: "button", id: "backspace", disabled: !enabled,
+        onmousedown: noFocusSteal, onclick: backspace, "aria-label": t("backspace") }, "⌫"));
     }
-    return h("div", { class: "krow" }, keys);
+    return h("div", { class: "krow", key: "krow-" + i }, keys);
   });
-  return h("div", { class: "keyboard", role: "group", "aria-label": t("keyboard"), dir: "ltr" }, rows);
+  return h("div", { class: "keyboard" + (enabled ? "" : " idle"), key: "keyboard", role: "group",
+    "aria-label": t("keyboard"), dir: "ltr" }, rows);
 }
 
 function hearts(n) { return "♥".repeat(Math.max(0, n)) + "♡".repeat(Math.max(0, 3 - n)); }
 
+function standingOrder(x, y) {
+  // alive players first, most lives first; then the eliminated by place; then by name
+  return (x.eliminated - y.eliminated) || (x.eliminated ? 0 : y.lives - x.lives)
+    || ((x.place || 99) - (y.place || 99)) || x.nickname.localeCompare(y.nickname);
+}
+
 function renderStandings(final) {
-  const list = [...S.standings].sort((x, y) =>
-    (x.place || 99) - (y.place || 99) || (y.lives - x.lives) || x.nickname.localeCompare(y.nickname));
-  return h("section", { class: "card", "aria-labelledby": "st-h" },
-    h("h2", { id: "st-h" }, final ? t("tournament_over") : t("standings")),
+  const list = [...S.standings].sort(standingOrder);
+  return h("section", { class: "card", key: "standings", "aria-labelledby": "st-h" },
+    h("h2", { id: "st-h" }, final ? t("final_standings") : t("standings")),
     h("table", { class: "standings" },
-      h("thead", {}, h("tr", {}, h("th", {}, t("place")), h("th", {}, t("player")), h("th", {}, ""),
+      h("thead", {}, h("tr", {}, h("th", {}, t("place")), h("th", {}, t("player")), h("th", {}, t("lives_col")),
         h("th", {}, t("change_col")))),
       h("tbody", {}, list.map((s) => {
         const status = s.left ? t("left") : s.eliminated ? t("out") : !s.connected ? t("disconnected") : "";
         const ch = s.rating_change;
-        return h("tr", { class: (s.player_id === meId() ? "me " : "") + (s.eliminated ? "out" : "") },
+        return h("tr", { key: "st-" + s.player_id, class: (s.player_id === meId() ? "me " : "") + (s.eliminated ? "out" : "") },
           h("td", {}, s.place || ""),
           h("td", {}, name(s.player_id)),
-          h("td", {}, h("span", { class: "hearts", "aria-label": t("lives", { n: s.lives }) }, hearts(s.lives)),
+          h("td", {}, h("span", { class: "hearts", role: "img", "aria-label": t("lives", { n: s.lives }) }, hearts(s.lives)),
             status ? h("span", { class: "muted" }, " " + status) : null),
           h("td", { class: ch > 0 ? "pos" : ch < 0 ? "neg" : "" }, ch === null || ch === undefined ? "" : (ch > 0 ? "+" : "") + ch));
       }))));
 }
 
+function renderHistory() {
+  if (!S.history.length) return null;
+  return h("section", { class: "card", key: "history", "aria-labelledby": "hist-h" },
+    h("h2", { id: "hist-h" }, t("history")),
+    h("ol", { class: "plain history" }, S.history.map((x) => h("li", { key: "h-" + x.round },
+      h("span", {}, t("round", { n: x.round })),
+      h("span", {}, x.bye ? t("bye_short") : `${t("vs")} ${name(x.opponent)}: ${t("res_" + x.result)} · ${x.word}`)))));
+}
+
 function renderEnd() {
   const e = S.end;
   const winners = (e ? e.winners : []).map(name).join(", ");
-  const out = [h("section", { class: "card" },
-    h("h2", { class: "big" }, t("tournament_over")),
+  return [h("section", { class: "card", key: "end" },
+    h("h2", { class: "big", id: "end-h" }, t("tournament_over")),
     h("p", { class: "big" }, t("winner", { names: winners })),
     S.rating ? h("p", { class: "banner" }, ratingLine(S.rating)) : null,
     h("div", { class: "row" },
-      S.party ? null : h("button", { class: "primary", id: "again",
+      S.party ? null : h("button", { class: "primary", id: "again", type: "button", disabled: !S.ready,
         onclick: () => send({ action: "join", language: S.lobby ? S.lobby.language : S.gameLang }) }, t("play_again")),
-      h("button", { onclick: () => { S.screen = "home"; render(); } }, t("home"))))];
-  out.push(renderStandings(true));
-  return out;
+      h("button", { type: "button", id: "home", onclick: () => { S.screen = "home"; render(); const j = $("#join"); if (j) j.focus(); } }, t("home")))),
+  renderStandings(true), renderHistory()];
 }
+
+const windowLeft = () => Math.max(0, Math.ceil((S.lostAt + RECONNECT_WINDOW_MS - Date.now()) / 1000));
 
 // ---- timers ----------------------------------------------------------------------------------
 
+let introShown = false;
 function tick() {
   const now = serverNow();
   for (const el of document.querySelectorAll("[data-deadline]")) {
     const left = Math.max(0, Number(el.dataset.deadline) - now);
     const s = Math.ceil(left / 1000);
-    if (el.dataset.format === "intro") el.textContent = t("round_intro", { n: S.round ? S.round.round : "", s: t("seconds", { s }) });
-    else el.textContent = t("seconds", { s });
-    el.classList.toggle("low", left < 5000);
+    el.textContent = el.dataset.format === "intro" ? t("starts_in", { s: t("seconds", { s }) }) : t("seconds", { s });
+    el.classList.toggle("low", el.dataset.format !== "intro" && left < LOW_TIME_MS);
   }
-  if (S.screen === "tournament" && S.round && S.introUntil && now >= S.introUntil && document.querySelector(".overlay")) {
-    render();
+  for (const el of document.querySelectorAll("[data-bar]")) {
+    const end = Number(el.dataset.bar), start = Number(el.dataset.start);
+    const share = Math.max(0, Math.min(1, (end - now) / Math.max(1, end - start)));
+    el.style.width = (share * 100).toFixed(1) + "%";
+    el.classList.toggle("low", end - now < LOW_TIME_MS);
   }
+  const retry = $("[data-retry]");
+  if (retry) retry.textContent = t("retry_in", { s: Math.max(0, Math.ceil((S.retryAt - Date.now()) / 1000)) });
+  const win = $("[data-window]");
+  if (win) win.textContent = t("window_left", { s: windowLeft() });
+  checkPendingGuess();
+  const intro = introRunning();
+  if (introShown !== !!intro && S.screen === "tournament") { introShown = !!intro; render(); return; }
+  announceTurn();
 }
 setInterval(tick, 250);
 
