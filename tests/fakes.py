@@ -23,15 +23,15 @@ from typing import Any
 
 from infra.emulator.testing import ManualClock, RecordingNotifier
 from shared.adapters.dynamo.store import TokenCreated
+from shared.domain.matchmaking import LobbyStatus
 from shared.services.deps import Deps, Timing
 from shared.services.errors import ConflictError
 from shared.services.model import (
     Connection,
     InviteCreated,
     InviteDeleted,
-    Lobby,
     LobbyOpener,
-    LobbyStatus,
+    LobbyRecord,
     PartyRecord,
     Player,
     RatingApplied,
@@ -48,8 +48,8 @@ def _key_of(record: Any) -> _Key:
         return ("player", record.player_id)
     if isinstance(record, Connection):
         return ("connection", record.connection_id)
-    if isinstance(record, Lobby):
-        return ("lobby", record.lobby_id)
+    if isinstance(record, LobbyRecord):
+        return ("lobby", record.lobby.lobby_id)
     if isinstance(record, TournamentRecord):
         return ("tournament", record.tournament.tournament_id)
     if isinstance(record, LobbyOpener):
@@ -59,7 +59,7 @@ def _key_of(record: Any) -> _Key:
     raise TypeError(f"not a versioned record: {type(record).__name__}")
 
 
-_VERSIONED = (Player, Connection, Lobby, LobbyOpener, TournamentRecord, PartyRecord)
+_VERSIONED = (Player, Connection, LobbyRecord, LobbyOpener, TournamentRecord, PartyRecord)
 
 
 class InMemoryStore:
@@ -107,17 +107,19 @@ class InMemoryStore:
     def player_id_for_token(self, token_hash: str) -> str | None:
         return self.tokens.get(token_hash)
 
-    def get_lobby(self, lobby_id: str) -> Lobby | None:
+    def get_lobby(self, lobby_id: str) -> LobbyRecord | None:
         return self._load("lobby", lobby_id)  # type: ignore[no-any-return]
 
-    def waiting_lobbies(self, language: str, limit: int = 50) -> list[Lobby]:
+    def waiting_lobbies(self, language: str, limit: int = 50) -> list[LobbyRecord]:
         """Waiting lobbies of ``language``, oldest first (what gsi_waiting's sort key gives)."""
         waiting = [
             v
             for (kind, _), v in self.items.items()
-            if kind == "lobby" and v.status is LobbyStatus.WAITING and v.language == language
+            if kind == "lobby"
+            and v.lobby.status is LobbyStatus.WAITING
+            and v.lobby.language == language
         ]
-        waiting.sort(key=lambda lobby: (lobby.created_ms, lobby.lobby_id))
+        waiting.sort(key=lambda rec: (rec.lobby.created_ms, rec.lobby.lobby_id))
         return [copy.deepcopy(x) for x in waiting[:limit]]
 
     def get_opener(self, language: str, bucket: int) -> LobbyOpener | None:

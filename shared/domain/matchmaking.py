@@ -1,8 +1,9 @@
 """Domain layer: lobby admission and lobby choice for matchmaking (ruling 8).
 
-Pure values and functions, stdlib only. A lobby is seen as a ``LobbyView``: its language and
-its seats, each seat a player with the rating snapshot used for admission and, for party
-members, the party they came with. A solo player joins a waiting lobby of their game language
+Pure values and functions, stdlib only. A ``Lobby`` is its language, its status and its seats,
+each seat a player (with the nickname shown in the lobby) and the rating snapshot used for
+admission and, for party members, the party they came with; its transitions are ``with_seat``,
+``without_player`` and ``started``. A solo player joins a waiting lobby of their game language
 only if their rating is within ``RATING_WINDOW`` of every solo player in it and within
 ``RATING_WINDOW`` of the mean rating of each party in it. The window never widens: nothing here
 takes the time, so waiting longer never admits anyone who was refused before. A party's members
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from shared.domain.errors import (
     AlreadyInPartyError,
@@ -28,13 +30,15 @@ from shared.domain.errors import (
 __all__ = [
     "LOBBY_SEATS",
     "RATING_WINDOW",
-    "LobbyView",
+    "Lobby",
+    "LobbyStatus",
     "Seat",
     "admits",
     "check_admission",
     "choose_lobby",
     "is_full",
     "party_lobby",
+    "started",
     "with_seat",
     "without_player",
 ]
@@ -56,11 +60,22 @@ class Seat:
     """The player's rating when they asked for the seat (integer rating points, ruling 1)."""
     party_id: str | None = None
     """The party the player came with, or ``None`` for a solo player."""
+    nickname: str = ""
+    """The name the lobby shows for the seat (ruling 11)."""
+
+
+class LobbyStatus(StrEnum):
+    """A lobby waits for players until its 8th seat starts the tournament; a waiting lobby
+    whose last player leaves is empty (and never used again)."""
+
+    WAITING = "waiting"
+    STARTED = "started"
+    EMPTY = "empty"
 
 
 @dataclass(frozen=True)
-class LobbyView:
-    """A waiting lobby as matchmaking sees it.
+class Lobby:
+    """A lobby of up to 8 seats in one game language (ruling 8).
 
     Invariants (checked on construction): at most ``LOBBY_SEATS`` seats (else
     ``LobbyFullError``) and no player seated twice (else ``AlreadyQueuedError``).
@@ -70,12 +85,15 @@ class LobbyView:
     """The lobby's id; the last tie-breaker of ``choose_lobby``."""
     language: str
     """The game language code the lobby plays (e.g. ``"en"``)."""
-    seats: tuple[Seat, ...]
+    seats: tuple[Seat, ...] = ()
     """Seats taken, in the order they were taken."""
     party_id: str | None = None
     """Set when a party opened the lobby (``party_lobby``); ``None`` for a solo lobby."""
     created_ms: int = 0
     """When the lobby was opened, UTC milliseconds; older lobbies are preferred."""
+    status: LobbyStatus = LobbyStatus.WAITING
+    tournament_id: str | None = None
+    """The tournament its 8th seat started (``started``)."""
 
     def __post_init__(self) -> None:
         if len(self.seats) > LOBBY_SEATS:
@@ -84,7 +102,7 @@ class LobbyView:
             raise AlreadyQueuedError("a player cannot hold two seats in one lobby")
 
 
-def is_full(lobby: LobbyView) -> bool:
+def is_full(lobby: Lobby) -> bool:
     """Whether every one of the ``LOBBY_SEATS`` seats is taken, i.e. the lobby starts (ruling 8)."""
     return len(lobby.seats) >= LOBBY_SEATS
 
@@ -99,7 +117,7 @@ def _within_window(rating: int, ratings: Sequence[int]) -> bool:
     return abs(rating * n - sum(ratings)) <= RATING_WINDOW * n
 
 
-def check_admission(lobby: LobbyView, entrant: Seat) -> None:
+def check_admission(lobby: Lobby, entrant: Seat) -> None:
     """Refuse a solo ``entrant`` who may not take a seat in the waiting ``lobby`` (ruling 8).
 
     The entrant must be solo (``entrant.party_id is None``): party members only ever sit in
@@ -140,7 +158,7 @@ def check_admission(lobby: LobbyView, entrant: Seat) -> None:
             )
 
 
-def admits(lobby: LobbyView, entrant: Seat) -> bool:
+def admits(lobby: Lobby, entrant: Seat) -> bool:
     """Whether ``check_admission(lobby, entrant)`` would pass (ruling 8). Never raises."""
     try:
         check_admission(lobby, entrant)
@@ -149,7 +167,7 @@ def admits(lobby: LobbyView, entrant: Seat) -> bool:
     return True
 
 
-def choose_lobby(lobbies: Sequence[LobbyView], entrant: Seat, *, language: str) -> LobbyView | None:
+def choose_lobby(lobbies: Sequence[Lobby], entrant: Seat, *, language: str) -> Lobby | None:
     """The waiting lobby a solo ``entrant`` of ``language`` should join, or ``None`` (ruling 8).
 
     Deterministic: among the lobbies of ``language`` that admit the entrant, prefer the fullest,
@@ -171,7 +189,7 @@ def party_lobby(
     members: Sequence[Seat],
     party_id: str,
     created_ms: int,
-) -> LobbyView:
+) -> Lobby:
     """Open the lobby of a party that starts: all its members seated, solo players fill the rest.
 
     Ruling 8 (a party's members are exempt from the window among themselves; a party lobby is
@@ -188,7 +206,7 @@ def party_lobby(
         raise PartyFullError(f"a party has at most {LOBBY_SEATS} members, got {len(members)}")
     if any(member.party_id != party_id for member in members):
         raise NotInPartyError("every seat of a party lobby must belong to the party opening it")
-    return LobbyView(
+    return Lobby(
         lobby_id=lobby_id,
         language=language,
         seats=tuple(members),
@@ -197,7 +215,7 @@ def party_lobby(
     )
 
 
-def with_seat(lobby: LobbyView, seat: Seat) -> LobbyView:
+def with_seat(lobby: Lobby, seat: Seat) -> Lobby:
     """``lobby`` with the solo ``seat`` added last, after ``check_admission`` (ruling 8).
 
     Raises whatever ``check_admission`` raises; the lobby never exceeds ``LOBBY_SEATS``.
@@ -206,13 +224,23 @@ def with_seat(lobby: LobbyView, seat: Seat) -> LobbyView:
     return replace(lobby, seats=(*lobby.seats, seat))
 
 
-def without_player(lobby: LobbyView, player_id: str) -> LobbyView:
+def without_player(lobby: Lobby, player_id: str) -> Lobby:
     """``lobby`` without ``player_id``'s seat; leaving a waiting lobby is free (ruling 9).
 
-    The other seats keep their order, and the lobby keeps its ``party_id``. Raises
-    ``NotQueuedError`` if the player holds no seat in it.
+    The other seats keep their order, and the lobby keeps its ``party_id``; a lobby whose last
+    seat leaves is ``EMPTY``. Raises ``NotQueuedError`` if the player holds no seat in it.
     """
     remaining = tuple(seat for seat in lobby.seats if seat.player_id != player_id)
     if len(remaining) == len(lobby.seats):
         raise NotQueuedError("the player holds no seat in this lobby")
-    return replace(lobby, seats=remaining)
+    status = lobby.status if remaining else LobbyStatus.EMPTY
+    return replace(lobby, seats=remaining, status=status)
+
+
+def started(lobby: Lobby, tournament_id: str) -> Lobby:
+    """The full ``lobby`` once its tournament ``tournament_id`` started (ruling 8). Raises
+    ``ValueError`` for a lobby that is not full (a programming error: only the 8th seat
+    starts a tournament)."""
+    if not is_full(lobby):
+        raise ValueError("only a full lobby starts a tournament")
+    return replace(lobby, status=LobbyStatus.STARTED, tournament_id=tournament_id)

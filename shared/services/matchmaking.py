@@ -14,37 +14,27 @@ from shared.domain.errors import (
     DomainError,
     NotQueuedError,
 )
+from shared.domain.matchmaking import LobbyStatus
 from shared.domain.tournament import Dealer
 from shared.services.change import Change, run
 from shared.services.deps import Deps
 from shared.services.errors import NoSessionError
 from shared.services.model import (
-    Lobby,
     LobbyOpener,
-    LobbyStatus,
+    LobbyRecord,
     PlayerStatus,
     TournamentRecord,
     Write,
 )
 from shared.services.outbox import Gone, Outbox, Request
 from shared.services.presence import drop
-from shared.services.seating import free_seat, party_plays, seat_players
+from shared.services.seating import free_seat, party_plays, seat_of, seat_players
 from shared.services.tournament_change import (
     Decision,
     change_tournament,
     leave_tournament,
     parties_back,
 )
-
-
-def _view(lobby: Lobby) -> mm.LobbyView:
-    return mm.LobbyView(
-        lobby_id=lobby.lobby_id,
-        language=lobby.language,
-        seats=tuple(mm.Seat(s.player_id, s.rating, s.party_id) for s in lobby.seats),
-        party_id=lobby.party_id,
-        created_ms=lobby.created_ms,
-    )
 
 
 def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
@@ -70,19 +60,20 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
             raise NoSessionError("your connection closed; send session again")
         if player.party_id is not None:
             raise AlreadyInPartyError("you are in a party: the leader starts the game")
-        entrant = mm.Seat(player.player_id, player.rating, player.party_id)
+        entrant = seat_of(player)
         candidates = deps.store.waiting_lobbies(language_code)
         found = _pick(deps, candidates, entrant, language_code, consistent=retry)
         opener: list[Write] = []
         if found is None:
-            lobby, opener = _open_lobby(deps, language_code, entrant)
+            rec, opener = _open_lobby(deps, language_code, entrant)
         else:
-            lobby = found
-            mm.check_admission(_view(lobby), entrant)
+            rec = found
+        rec.lobby = mm.with_seat(rec.lobby, entrant)  # admission checked (ruling 8)
         watched = player.tournament_id
         player.tournament_id = None  # stops spectating an earlier tournament
         box = Outbox(reply_to=req)
-        writes = seat_players(deps, lobby, [player], box, actor_id=player_id)
+        writes = seat_players(deps, rec, [player], box, actor_id=player_id)
+        lobby = rec.lobby
         if lobby.party_id is not None and lobby.status is LobbyStatus.STARTED:
             party_plays(deps, lobby.party_id, writes, box)
         return Change(watched, [*writes, *opener], box)
@@ -112,7 +103,7 @@ def _stop_watching(deps: Deps, player_id: str, tournament_id: str) -> Gone:
         return ()
 
 
-def _open_lobby(deps: Deps, language: str, entrant: mm.Seat) -> tuple[Lobby, list[Write]]:
+def _open_lobby(deps: Deps, language: str, entrant: mm.Seat) -> tuple[LobbyRecord, list[Write]]:
     """No waiting lobby admits the entrant: sit in the lobby that the language and rating
     bucket's opener points to, if it still waits and admits them, else open a new one and
     point the opener at it (saved with the seat, on the opener's version). Concurrent openers
@@ -123,22 +114,29 @@ def _open_lobby(deps: Deps, language: str, entrant: mm.Seat) -> tuple[Lobby, lis
         current = deps.store.get_lobby(opener.lobby_id)
         if (
             current is not None
-            and current.status is LobbyStatus.WAITING
-            and current.party_id is None
-            and mm.admits(_view(current), entrant)
+            and current.lobby.status is LobbyStatus.WAITING
+            and current.lobby.party_id is None
+            and mm.admits(current.lobby, entrant)
         ):
             return current, []
-    lobby = Lobby(lobby_id=deps.ids(), language=language, created_ms=deps.clock.now_ms())
+    lobby = mm.Lobby(
+        lobby_id=deps.ids(), language=language, seats=(), created_ms=deps.clock.now_ms()
+    )
     if opener is None:
         opener = LobbyOpener(language, bucket, lobby.lobby_id)
     else:
         opener.lobby_id = lobby.lobby_id
-    return lobby, [opener]
+    return LobbyRecord(lobby), [opener]
 
 
 def _pick(
-    deps: Deps, candidates: list[Lobby], entrant: mm.Seat, language: str, *, consistent: bool
-) -> Lobby | None:
+    deps: Deps,
+    candidates: list[LobbyRecord],
+    entrant: mm.Seat,
+    language: str,
+    *,
+    consistent: bool,
+) -> LobbyRecord | None:
     """The waiting lobby to seat ``entrant`` in (ruling 8), or None to open one.
 
     The candidates come from gsi_waiting, which is eventually consistent: a lobby there may
@@ -147,19 +145,19 @@ def _pick(
     conflict (``consistent``) each choice is re-read with a strongly consistent GetItem and
     re-checked, falling back to the next best candidate. The first attempt trusts the index
     (one Query, no extra read); the conditional save keeps it safe either way."""
-    pool = {c.lobby_id: c for c in candidates}
+    pool = {c.lobby.lobby_id: c for c in candidates}
     while True:
-        chosen = mm.choose_lobby([_view(c) for c in pool.values()], entrant, language=language)
+        chosen = mm.choose_lobby([c.lobby for c in pool.values()], entrant, language=language)
         if chosen is None:
             return None
-        lobby = pool.pop(chosen.lobby_id)
+        rec = pool.pop(chosen.lobby_id)
         if not consistent:
-            return lobby
-        fresh = deps.store.get_lobby(lobby.lobby_id)
+            return rec
+        fresh = deps.store.get_lobby(chosen.lobby_id)
         if (
             fresh is not None
-            and fresh.status is LobbyStatus.WAITING
-            and mm.admits(_view(fresh), entrant)
+            and fresh.lobby.status is LobbyStatus.WAITING
+            and mm.admits(fresh.lobby, entrant)
         ):
             return fresh
 

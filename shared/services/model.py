@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from shared.domain.matchmaking import Lobby
 from shared.domain.party import Party
 from shared.domain.tournament import Tournament
 
@@ -67,32 +68,11 @@ class Connection:
 
 
 @dataclass
-class Seat:
-    """A lobby seat."""
+class LobbyRecord:
+    """A lobby (``shared.domain.matchmaking.Lobby``: seats, status) with the connection of each
+    seat's holder."""
 
-    player_id: str
-    nickname: str
-    rating: int
-    party_id: str | None = None
-
-
-class LobbyStatus(StrEnum):
-    WAITING = "waiting"
-    STARTED = "started"
-    EMPTY = "empty"
-
-
-@dataclass
-class Lobby:
-    """A lobby of up to 8 seats in one language (ruling 8)."""
-
-    lobby_id: str
-    language: str
-    created_ms: int
-    seats: list[Seat] = field(default_factory=list)
-    party_id: str | None = None
-    status: LobbyStatus = LobbyStatus.WAITING
-    tournament_id: str | None = None
+    lobby: Lobby
     connections: dict[str, str | None] = field(default_factory=dict)
     """Connection id by player id (None while disconnected)."""
     version: int = 0
@@ -161,7 +141,7 @@ class InviteDeleted:
 Write = (
     Player
     | Connection
-    | Lobby
+    | LobbyRecord
     | LobbyOpener
     | TournamentRecord
     | PartyRecord

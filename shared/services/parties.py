@@ -24,7 +24,7 @@ from shared.services.deps import Deps
 from shared.services.model import (
     InviteCreated,
     InviteDeleted,
-    Lobby,
+    LobbyRecord,
     PartyRecord,
     Player,
     PlayerStatus,
@@ -33,7 +33,7 @@ from shared.services.model import (
 from shared.services.outbox import Outbox, Request
 from shared.services.presence import drop
 from shared.services.presenter import party_event
-from shared.services.seating import free_seat, seat_players
+from shared.services.seating import free_seat, seat_of, seat_players
 from shared.services.snapshot import party_status
 
 
@@ -138,7 +138,7 @@ def leave(deps: Deps, req: Request, player_id: str) -> None:
     gone = done.gone
     if done.value:
         lobby = deps.store.get_lobby(done.value)
-        if lobby is not None and lobby.party_id is not None:
+        if lobby is not None and lobby.lobby.party_id is not None:
             gone += free_seat(deps, player_id).gone
     drop(deps, gone)
 
@@ -165,25 +165,20 @@ def start(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
             # an offline member would hold a seat and skip every turn with no deadline to
             # free it (idle players get none): start when everyone is back
             raise PartyMemberOfflineError("a party member is not connected")
-        now = deps.clock.now_ms()
-        lobby = Lobby(
-            lobby_id=deps.ids(),
-            language=language_code,
-            created_ms=now,
-            party_id=rec.party.party_id,
-        )
-        mm.party_lobby(
-            lobby.lobby_id,
-            language_code,
-            [mm.Seat(m, members[m].rating, rec.party.party_id) for m in rec.party.members],
-            rec.party.party_id,
-            now,
-        )
         seated = [members[m] for m in rec.party.members]
+        lobby = LobbyRecord(
+            mm.party_lobby(
+                deps.ids(),
+                language_code,
+                [seat_of(m, rec.party.party_id) for m in seated],
+                rec.party.party_id,
+                deps.clock.now_ms(),
+            )
+        )
         for m in seated:
             m.tournament_id = None
         rec.language = language_code
-        rec.lobby_id = lobby.lobby_id
+        rec.lobby_id = lobby.lobby.lobby_id
         box = Outbox(reply_to=req)
         writes = [rec, *seat_players(deps, lobby, seated, box, actor_id=player_id)]
         _broadcast(deps, rec, box, seated)

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from shared.domain import events as ev
 from shared.domain.duel import Duel, DuelId, Row
 from shared.domain.languages import Language
+from shared.domain.matchmaking import Lobby, LobbyStatus
 from shared.domain.tournament import PlayerState, Tournament
 from shared.protocol import outbound as out
-from shared.services.model import Lobby, PartyRecord, Player, TournamentRecord
+from shared.services.model import PartyRecord, Player, TournamentRecord
 from shared.services.outbox import Outbox
 from shared.services.ports import Lexicon, Timer, TimerKind
 
@@ -91,6 +92,7 @@ def board(t: Tournament, d: Duel, lexicon: Lexicon) -> out.DuelBoard:
 
 
 def lobby_event(lobby: Lobby, language: Language) -> out.LobbyEvent:
+    """The ``lobby`` message: seats, status and the language's tiles and keyboard."""
     return out.LobbyEvent(
         lobby_id=lobby.lobby_id,
         language=lobby.language,
@@ -100,7 +102,7 @@ def lobby_event(lobby: Lobby, language: Language) -> out.LobbyEvent:
             for s in lobby.seats
         ],
         party_id=lobby.party_id,
-        status="started" if lobby.status.value == "started" else "waiting",
+        status="started" if lobby.status is LobbyStatus.STARTED else "waiting",
         tournament_id=lobby.tournament_id,
         alphabet=list(language.alphabet),
         keyboard=[list(row) for row in language.keyboard],

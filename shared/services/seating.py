@@ -14,17 +14,11 @@ Imports no use case: ``matchmaking``, ``parties``, ``sessions`` and ``deadlines`
 from __future__ import annotations
 
 from shared.domain import matchmaking as mm
+from shared.domain.matchmaking import LobbyStatus
 from shared.protocol import outbound as out
 from shared.services.change import Change, Done, run
 from shared.services.deps import Deps
-from shared.services.model import (
-    Lobby,
-    LobbyStatus,
-    Player,
-    PlayerStatus,
-    Seat,
-    Write,
-)
+from shared.services.model import LobbyRecord, Player, PlayerStatus, Write
 from shared.services.outbox import Gone, Outbox, Request
 from shared.services.presenter import lobby_event, party_event, present
 from shared.services.snapshot import lobby_statuses
@@ -33,35 +27,34 @@ from shared.services.tournament_change import new_tournament
 
 def seat_players(
     deps: Deps,
-    lobby: Lobby,
+    rec: LobbyRecord,
     newcomers: list[Player],
     box: Outbox,
     *,
     actor_id: str | None = None,
 ) -> list[Write]:
-    """Seat ``newcomers`` (already checked) in ``lobby``; if it is now full, start the
-    tournament — unless a seat's holder is absent at that moment (ruling 9): disconnected,
-    or not heard from for the heartbeat timeout (ruling 14; ``actor_id``, who sent the message
-    being handled, is alive by definition). Absent holders are released (idle, told on
-    resume: not queued any more; a silent one's connection is closed) and the lobby waits for
-    more. Returns the writes to commit; queues the messages (and closes) in ``box``."""
+    """Seat ``newcomers``, whose seats ``rec.lobby`` already holds (``mm.with_seat`` for a solo
+    player, ``mm.party_lobby`` for a party); if the lobby is now full, start the tournament —
+    unless a seat's holder is absent at that moment (ruling 9): disconnected, or not heard
+    from for the heartbeat timeout (ruling 14; ``actor_id``, who sent the message being
+    handled, is alive by definition). Absent holders are released (idle, told on resume: not
+    queued any more; a silent one's connection is closed) and the lobby waits for more.
+    Returns the writes to commit; queues the messages (and closes) in ``box``."""
     now = deps.clock.now_ms()
+    lobby = rec.lobby
     for p in newcomers:
-        lobby.seats.append(
-            Seat(p.player_id, p.nickname, p.rating, p.party_id if lobby.party_id else None)
-        )
-        lobby.connections[p.player_id] = p.connection_id if p.connected else None
+        rec.connections[p.player_id] = p.connection_id if p.connected else None
         p.status = PlayerStatus.QUEUED
         p.lobby_id = lobby.lobby_id
         p.language = lobby.language
-    writes: list[Write] = [lobby, *newcomers]
+    writes: list[Write] = [rec, *newcomers]
     language = deps.lexicon.language(lobby.language)
-    if len(lobby.seats) < mm.LOBBY_SEATS:
-        box.add(lobby.connections.values(), lobby_event(lobby, language))
+    if not mm.is_full(lobby):
+        box.add(rec.connections.values(), lobby_event(lobby, language))
         for p in newcomers:
             # who is away in the lobby, as the others were told when it happened (ruling 9)
-            for status in lobby_statuses(deps, lobby, p.player_id):
-                box.add([lobby.connections.get(p.player_id)], status)
+            for status in lobby_statuses(deps, rec, p.player_id):
+                box.add([rec.connections.get(p.player_id)], status)
         return writes
     # The 8th seat: start (ruling 8). Everyone seated becomes a tournament player.
     seated_ids = [s.player_id for s in lobby.seats]
@@ -71,25 +64,29 @@ def seat_players(
     players = {**others, **{p.player_id: p for p in newcomers}}
     absent = _absent(deps, players, actor_id, now)
     if absent:
-        released = _release(lobby, players, absent, box)
+        released = _release(rec, players, absent, box)
         deps.metrics("SeatsReleased", len(released))
-        box.add(lobby.connections.values(), lobby_event(lobby, language))
-        return [lobby, *{p.player_id: p for p in [*newcomers, *released]}.values()]
-    rec, events = new_tournament(deps, lobby, players, now)
-    lobby.status = LobbyStatus.STARTED
-    lobby.tournament_id = rec.tournament.tournament_id
+        box.add(rec.connections.values(), lobby_event(rec.lobby, language))
+        return [rec, *{p.player_id: p for p in [*newcomers, *released]}.values()]
+    tournament, events = new_tournament(deps, rec, players, now)
+    tid = tournament.tournament.tournament_id
+    rec.lobby = mm.started(lobby, tid)
     for pid in seated_ids:
         p = players[pid]
         if p.status is not PlayerStatus.QUEUED or p.lobby_id != lobby.lobby_id:
             # a seat whose player moved on: the transaction's version check fails anyway
             continue
         p.status = PlayerStatus.PLAYING
-        p.tournament_id = rec.tournament.tournament_id
+        p.tournament_id = tid
         p.lobby_id = None
-    writes = [lobby, *players.values(), rec]
-    box.add(lobby.connections.values(), lobby_event(lobby, language))
-    present(rec, events, box, deps.lexicon)
-    return writes
+    box.add(rec.connections.values(), lobby_event(rec.lobby, language))
+    present(tournament, events, box, deps.lexicon)
+    return [rec, *players.values(), tournament]
+
+
+def seat_of(player: Player, party_id: str | None = None) -> mm.Seat:
+    """The seat ``player`` takes: their id, nickname and rating now (ruling 8's snapshot)."""
+    return mm.Seat(player.player_id, player.rating, party_id, player.nickname)
 
 
 def _absent(
@@ -118,7 +115,7 @@ def _absent(
 
 
 def _release(
-    lobby: Lobby, players: dict[str, Player], absent: dict[str, bool], box: Outbox
+    rec: LobbyRecord, players: dict[str, Player], absent: dict[str, bool], box: Outbox
 ) -> list[Player]:
     """Free the seats of ``absent`` holders (ruling 9): each goes back to idle with no
     reconnect deadline (a pending one is made stale); a silent one (``True``) is treated as
@@ -126,8 +123,8 @@ def _release(
     released = []
     for pid, silent in absent.items():
         p = players[pid]
-        lobby.seats = [s for s in lobby.seats if s.player_id != pid]
-        lobby.connections.pop(pid, None)
+        rec.lobby = mm.without_player(rec.lobby, pid)
+        rec.connections.pop(pid, None)
         p.status = PlayerStatus.IDLE
         p.lobby_id = None
         p.reconnect_deadline_ms = None
@@ -172,22 +169,24 @@ def free_seat(
             player.connected or player.disconnect_seq != only_if_disconnect_seq
         ):
             return Change(False)
-        lobby = deps.store.get_lobby(player.lobby_id)
+        rec = deps.store.get_lobby(player.lobby_id)
         player.status = PlayerStatus.IDLE
         player.lobby_id = None
         if only_if_disconnect_seq is not None:
             player.reconnect_deadline_ms = None
         writes: list[Write] = [player]
         box = Outbox(reply_to=reply_to)
-        if lobby is not None and lobby.status is LobbyStatus.WAITING:
-            lobby.seats = [s for s in lobby.seats if s.player_id != player_id]
-            cid = lobby.connections.pop(player_id, None)
-            if not lobby.seats:
-                lobby.status = LobbyStatus.EMPTY
-            writes.append(lobby)
-            language = deps.lexicon.language(lobby.language)
-            box.add(lobby.connections.values(), lobby_event(lobby, language))
-            left = lobby_event(lobby, language).model_copy(update={"status": "left"})
+        if (
+            rec is not None
+            and rec.lobby.status is LobbyStatus.WAITING
+            and any(s.player_id == player_id for s in rec.lobby.seats)
+        ):
+            rec.lobby = mm.without_player(rec.lobby, player_id)
+            cid = rec.connections.pop(player_id, None)
+            writes.append(rec)
+            language = deps.lexicon.language(rec.lobby.language)
+            box.add(rec.connections.values(), lobby_event(rec.lobby, language))
+            left = lobby_event(rec.lobby, language).model_copy(update={"status": "left"})
             box.add([cid or player.connection_id], left)
         return Change(True, writes, box)
 
@@ -204,23 +203,23 @@ def lobby_connection(
     def step() -> Change[None]:
         if player.lobby_id is None:
             return Change(None)
-        lobby = deps.store.get_lobby(player.lobby_id)
-        if lobby is None or player.player_id not in lobby.connections:
+        rec = deps.store.get_lobby(player.lobby_id)
+        if rec is None or player.player_id not in rec.connections:
             return Change(None)
-        if closed is not None and lobby.connections.get(player.player_id) != closed:
+        if closed is not None and rec.connections.get(player.player_id) != closed:
             return Change(None)
-        lobby.connections[player.player_id] = connection_id
-        others = [c for pid, c in lobby.connections.items() if pid != player.player_id]
+        rec.connections[player.player_id] = connection_id
+        others = [c for pid, c in rec.connections.items() if pid != player.player_id]
         box = Outbox()
         box.add(
             others,
             out.PlayerStatusEvent(
-                lobby_id=lobby.lobby_id,
+                lobby_id=rec.lobby.lobby_id,
                 player_id=player.player_id,
                 status="connected" if connection_id else "disconnected",
                 reconnect_deadline_ms=player.reconnect_deadline_ms if not connection_id else None,
             ),
         )
-        return Change(None, [lobby], box)
+        return Change(None, [rec], box)
 
     return run(deps, step).gone

@@ -24,7 +24,7 @@ from shared.domain.languages import Language
 from shared.domain.tournament import PlayerState, Tournament
 from shared.protocol import outbound as out
 from shared.services.deps import Deps
-from shared.services.model import Lobby, Player, PlayerStatus, TournamentRecord
+from shared.services.model import LobbyRecord, Player, PlayerStatus, TournamentRecord
 from shared.services.presenter import (
     board,
     lobby_event,
@@ -58,12 +58,12 @@ def snapshot(deps: Deps, player: Player, *, ended: TournamentRecord | None = Non
     """
     parts: dict[str, Any] = {}
     if player.status is PlayerStatus.QUEUED and player.lobby_id:
-        lobby = deps.store.get_lobby(player.lobby_id)
-        if lobby is not None and any(s.player_id == player.player_id for s in lobby.seats):
-            language = deps.lexicon.language(lobby.language)
+        seat = deps.store.get_lobby(player.lobby_id)
+        if seat is not None and any(s.player_id == player.player_id for s in seat.lobby.seats):
+            language = deps.lexicon.language(seat.lobby.language)
             parts["language"] = language_info(language)
-            parts["lobby"] = lobby_event(lobby, language)
-            parts["statuses"] = lobby_statuses(deps, lobby, player.player_id)
+            parts["lobby"] = lobby_event(seat.lobby, language)
+            parts["statuses"] = lobby_statuses(deps, seat, player.player_id)
     if ended is not None:
         parts.update(_ended(ended.tournament, player.player_id))
     elif player.tournament_id:
@@ -185,16 +185,16 @@ def _ended(t: Tournament, player_id: str) -> dict[str, Any]:
     }
 
 
-def lobby_statuses(deps: Deps, lobby: Lobby, player_id: str) -> list[out.PlayerStatusEvent]:
+def lobby_statuses(deps: Deps, rec: LobbyRecord, player_id: str) -> list[out.PlayerStatusEvent]:
     """The lobby's other seats whose holder is disconnected (ruling 9), with the time their
     seat is released (the holder's reconnect deadline, absolute UTC ms)."""
-    away = [pid for pid, cid in lobby.connections.items() if cid is None and pid != player_id]
+    away = [pid for pid, cid in rec.connections.items() if cid is None and pid != player_id]
     if not away:
         return []
     profiles = deps.store.get_players(away)
     return [
         out.PlayerStatusEvent(
-            lobby_id=lobby.lobby_id,
+            lobby_id=rec.lobby.lobby_id,
             player_id=pid,
             status="disconnected",
             reconnect_deadline_ms=profiles[pid].reconnect_deadline_ms if pid in profiles else None,

@@ -25,7 +25,7 @@ from shared.services.change import Change, run
 from shared.services.deps import Deps
 from shared.services.errors import NotFoundError
 from shared.services.model import (
-    Lobby,
+    LobbyRecord,
     Player,
     PlayerStatus,
     RatingApplied,
@@ -307,11 +307,12 @@ def set_connection(
 
 
 def new_tournament(
-    deps: Deps, lobby: Lobby, players: dict[str, Player], now: int
+    deps: Deps, rec: LobbyRecord, players: dict[str, Player], now: int
 ) -> tuple[TournamentRecord, list[ev.Event]]:
     """Ruling 8: the lobby's 8th seat filled. Builds the tournament record (ratings
     snapshotted, ruling 1) for the caller to commit with the seats. Every seat's holder is
     connected and alive (``seating.seat_players`` released the absent ones first, ruling 9)."""
+    lobby = rec.lobby
     entrants = []
     for s in lobby.seats:
         p = players[s.player_id]
@@ -326,9 +327,9 @@ def new_tournament(
         )
     tid = deps.ids()
     t, events = Tournament.start(tid, lobby.language, entrants, now, deps.dealer(lobby.language))
-    rec = TournamentRecord(
+    record = TournamentRecord(
         tournament=t,
-        connections={s.player_id: lobby.connections.get(s.player_id) for s in lobby.seats},
+        connections={s.player_id: rec.connections.get(s.player_id) for s in lobby.seats},
         party_ids={s.player_id: s.party_id for s in lobby.seats if s.party_id},
     )
-    return rec, events
+    return record, events

@@ -15,9 +15,10 @@ from shared.domain.errors import (
     PartyFullError,
     UnknownInviteError,
 )
+from shared.domain.matchmaking import LobbyStatus
 from shared.services import matchmaking, parties, sessions
 from shared.services.errors import NoSessionError, TryAgainError
-from shared.services.model import LobbyStatus, PlayerStatus
+from shared.services.model import PlayerStatus
 from shared.services.outbox import Request
 from tests.backend.interleave import interleaving, paused
 
@@ -51,14 +52,14 @@ def test_two_joins_racing_for_the_last_seat(backend):
         ("x", "ok"),
     ]
     full = backend.store.get_lobby(lobby_id)
-    assert full.status is LobbyStatus.STARTED
-    assert [s.player_id for s in full.seats] == [p.id for p in seated] + [y.id]
-    tournament = backend.tournament(full.tournament_id).tournament
+    assert full.lobby.status is LobbyStatus.STARTED
+    assert [s.player_id for s in full.lobby.seats] == [p.id for p in seated] + [y.id]
+    tournament = backend.tournament(full.lobby.tournament_id).tournament
     assert {p.player_id for p in tournament.players} == {p.id for p in [*seated, y]}
     px = backend.store.get_player(x.id)
     assert px.status is PlayerStatus.QUEUED
     assert px.lobby_id != lobby_id
-    assert [s.player_id for s in backend.store.get_lobby(px.lobby_id).seats] == [x.id]
+    assert [s.player_id for s in backend.store.get_lobby(px.lobby_id).lobby.seats] == [x.id]
     assert sorted(_lobby_sizes(backend).values()) == [1, 8]
     assert backend.store.get_player(y.id).status is PlayerStatus.PLAYING
     assert not x.all("round")
@@ -95,8 +96,10 @@ def test_join_racing_a_leave_takes_the_freed_seat_without_starting(backend):
 
     assert jx.error is None
     lobby = backend.store.get_lobby(lobby_id)
-    assert lobby.status is LobbyStatus.WAITING
-    assert [s.player_id for s in lobby.seats] == [p.id for p in seated if p is not leaver] + [x.id]
+    assert lobby.lobby.status is LobbyStatus.WAITING
+    assert [s.player_id for s in lobby.lobby.seats] == [p.id for p in seated if p is not leaver] + [
+        x.id
+    ]
     assert backend.store.get_player(leaver.id).status is PlayerStatus.IDLE
     assert backend.store.get_player(x.id).lobby_id == lobby_id
     assert not any(i["pk"].startswith("TOURN#") for i in backend.items())
@@ -119,11 +122,11 @@ def test_leave_racing_the_start_loses_with_a_clear_error(backend):
 
     assert isinstance(lv.error, AlreadyPlayingError)  # told, not silently ignored
     lobby = backend.store.get_lobby(lobby_id)
-    assert lobby.status is LobbyStatus.STARTED
-    assert len(lobby.seats) == 8
+    assert lobby.lobby.status is LobbyStatus.STARTED
+    assert len(lobby.lobby.seats) == 8
     p = backend.store.get_player(leaver.id)
-    assert (p.status, p.tournament_id) == (PlayerStatus.PLAYING, lobby.tournament_id)
-    assert leaver.last("round")["tournament_id"] == lobby.tournament_id
+    assert (p.status, p.tournament_id) == (PlayerStatus.PLAYING, lobby.lobby.tournament_id)
+    assert leaver.last("round")["tournament_id"] == lobby.lobby.tournament_id
 
 
 def test_two_party_joins_racing_for_the_eighth_place(backend):
@@ -188,7 +191,7 @@ def test_party_start_racing_a_member_leaving_seats_only_the_members(backend):
     (lobby_id, size), *rest = _lobby_sizes(backend).items()
     assert not rest
     assert size == 2
-    seats = [s.player_id for s in backend.store.get_lobby(lobby_id).seats]
+    seats = [s.player_id for s in backend.store.get_lobby(lobby_id).lobby.seats]
     assert seats == [leader.id, b.id]
     assert backend.store.get_player(a.id).status is PlayerStatus.IDLE
     assert backend.store.get_player(a.id).party_id is None
@@ -236,7 +239,7 @@ class _LaggingIndex:
         return getattr(self._inner, name)
 
     def waiting_lobbies(self, language, limit=50):
-        return [copy.deepcopy(x) for x in self._frozen if x.language == language]
+        return [copy.deepcopy(x) for x in self._frozen if x.lobby.language == language]
 
 
 def test_join_succeeds_while_the_waiting_index_lags(backend):
@@ -250,7 +253,11 @@ def test_join_succeeds_while_the_waiting_index_lags(backend):
 
     matchmaking.join(deps, Request(x.connection_id), x.id, "en")
 
-    assert [s.player_id for s in backend.store.get_lobby(lobby_id).seats] == [a.id, b.id, x.id]
+    assert [s.player_id for s in backend.store.get_lobby(lobby_id).lobby.seats] == [
+        a.id,
+        b.id,
+        x.id,
+    ]
     assert backend.store.get_player(x.id).lobby_id == lobby_id
 
 
@@ -266,7 +273,7 @@ def test_join_skips_a_started_lobby_the_lagging_index_still_lists(backend):
     px = backend.store.get_player(x.id)
     assert px.status is PlayerStatus.QUEUED
     assert px.lobby_id != lobby_id
-    assert len(backend.store.get_lobby(lobby_id).seats) == 8
+    assert len(backend.store.get_lobby(lobby_id).lobby.seats) == 8
 
 
 def test_join_racing_the_last_member_leaving_finds_no_party(backend):
@@ -321,5 +328,5 @@ def test_two_players_opening_lobbies_at_once_meet_in_one(backend):
     assert jy.error is None
     px, py = backend.store.get_player(x.id), backend.store.get_player(y.id)
     assert px.lobby_id == py.lobby_id
-    assert [s.player_id for s in backend.store.get_lobby(px.lobby_id).seats] == [x.id, y.id]
+    assert [s.player_id for s in backend.store.get_lobby(px.lobby_id).lobby.seats] == [x.id, y.id]
     assert sorted(_lobby_sizes(backend).values()) == [2]

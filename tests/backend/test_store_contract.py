@@ -6,6 +6,7 @@ adapter (STYLE.md: "fakes need a contract test run against the real adapter too"
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from shared.adapters.dynamo.store import TokenCreated
+from shared.domain.matchmaking import Lobby, LobbyStatus, Seat
 from shared.domain.party import Party
 from shared.domain.tournament import Phase, PlayerState, Tournament
 from shared.services.errors import ConflictError
@@ -20,13 +22,11 @@ from shared.services.model import (
     Connection,
     InviteCreated,
     InviteDeleted,
-    Lobby,
-    LobbyStatus,
+    LobbyRecord,
     PartyRecord,
     Player,
     PlayerStatus,
     RatingApplied,
-    Seat,
     TournamentRecord,
 )
 from tests.fakes import InMemoryStore
@@ -58,8 +58,16 @@ def _player(pid: str = "p1", **kw: Any) -> Player:
     return Player(player_id=pid, nickname=f"Nick{pid}", rating=1000, created_ms=NOW, **kw)
 
 
-def _lobby(lid: str, language: str = "en", created: int = NOW, **kw: Any) -> Lobby:
-    return Lobby(lobby_id=lid, language=language, created_ms=created, **kw)
+def _lobby(
+    lid: str,
+    language: str = "en",
+    created: int = NOW,
+    *,
+    connections: dict[str, str | None] | None = None,
+    **kw: Any,
+) -> LobbyRecord:
+    lobby = Lobby(lobby_id=lid, language=language, created_ms=created, **kw)
+    return LobbyRecord(lobby, connections=dict(connections or {}))
 
 
 def _tournament(tid: str, intro_deadline_ms: int, phase: Phase = Phase.INTRO) -> Tournament:
@@ -129,10 +137,10 @@ def test_stale_save_conflicts_and_keeps_the_winner(store: Any) -> None:
 
 
 def test_creating_an_existing_record_conflicts(store: Any) -> None:
-    store.commit([_lobby("l1", seats=[Seat("a", "Aa1", 1000)])])
+    store.commit([_lobby("l1", seats=(Seat("a", 1000, None, "Aa1"),))])
     with pytest.raises(ConflictError):
         store.commit([_lobby("l1")])
-    assert [s.player_id for s in store.get_lobby("l1").seats] == ["a"]
+    assert [s.player_id for s in store.get_lobby("l1").lobby.seats] == ["a"]
 
 
 def test_saving_a_record_that_vanished_conflicts(store: Any) -> None:
@@ -151,7 +159,7 @@ def test_transaction_is_all_or_nothing(store: Any) -> None:
     fresh.rating = 1100
     store.commit([fresh])
 
-    lobby = _lobby("l1", seats=[Seat("p1", "Nickp1", 1000)])
+    lobby = _lobby("l1", seats=(Seat("p1", 1000, None, "Nickp1"),))
     stale.status = PlayerStatus.QUEUED
     stale.lobby_id = "l1"
     with pytest.raises(ConflictError):
@@ -201,20 +209,19 @@ def test_waiting_lobbies_of_a_language_oldest_first(store: Any) -> None:
     store.commit([_lobby("started", created=NOW, status=LobbyStatus.STARTED)])
     store.commit([_lobby("empty", created=NOW, status=LobbyStatus.EMPTY)])
 
-    assert [x.lobby_id for x in store.waiting_lobbies("en")] == ["old", "new"]
-    assert [x.lobby_id for x in store.waiting_lobbies("de")] == ["other-language"]
+    assert [x.lobby.lobby_id for x in store.waiting_lobbies("en")] == ["old", "new"]
+    assert [x.lobby.lobby_id for x in store.waiting_lobbies("de")] == ["other-language"]
     assert store.waiting_lobbies("fr") == []
-    assert [x.lobby_id for x in store.waiting_lobbies("en", limit=1)] == ["old"]
+    assert [x.lobby.lobby_id for x in store.waiting_lobbies("en", limit=1)] == ["old"]
 
 
 def test_a_lobby_leaves_the_waiting_query_when_it_starts(store: Any) -> None:
     lobby = _lobby("l1")
     store.commit([lobby])
-    lobby.status = LobbyStatus.STARTED
-    lobby.tournament_id = "t1"
+    lobby.lobby = dataclasses.replace(lobby.lobby, status=LobbyStatus.STARTED, tournament_id="t1")
     store.commit([lobby])
     assert store.waiting_lobbies("en") == []
-    assert store.get_lobby("l1").tournament_id == "t1"
+    assert store.get_lobby("l1").lobby.tournament_id == "t1"
 
 
 def test_overdue_lists_due_tournaments_and_disconnected_players(store: Any) -> None:
@@ -317,7 +324,7 @@ def test_records_round_trip_every_field(store: Any) -> None:
     lobby = _lobby(
         "l1",
         language="de",
-        seats=[Seat("p1", "Nickp1", 1000, "party1"), Seat("p2", "Zoë", 1190)],
+        seats=(Seat("p1", 1000, "party1", "Nickp1"), Seat("p2", 1190, None, "Zoë")),
         party_id="party1",
         connections={"p1": None, "p2": "c2="},
     )

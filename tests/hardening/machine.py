@@ -50,13 +50,14 @@ from hypothesis.stateful import (
 from functions import apply_deadlines
 from infra.emulator.testing import ManualClock, RecordingNotifier
 from shared.domain.errors import DomainError
+from shared.domain.matchmaking import LobbyStatus
 from shared.domain.rating import INITIAL_RATING
 from shared.protocol.errors import ErrorCode
 from shared.services import deadlines as clock_service
 from shared.services import duels, matchmaking, parties, sessions
 from shared.services.deps import Deps, Timing
 from shared.services.errors import TryAgainError
-from shared.services.model import LobbyStatus, PlayerStatus
+from shared.services.model import PlayerStatus
 from shared.services.outbox import Request
 from shared.services.presence import player_for_connection
 from tests.backend.interleave import PausingStore
@@ -511,10 +512,10 @@ class Hardening(RuleBasedStateMachine):
     @invariant()
     def one_place_per_player(self) -> None:
         seated: dict[str, list[str]] = defaultdict(list)
-        for lobby in self.inner.waiting_lobbies("en", limit=1000):
-            assert len(lobby.seats) <= 8
-            for s in lobby.seats:
-                seated[s.player_id].append(lobby.lobby_id)
+        for rec in self.inner.waiting_lobbies("en", limit=1000):
+            assert len(rec.lobby.seats) <= 8
+            for s in rec.lobby.seats:
+                seated[s.player_id].append(rec.lobby.lobby_id)
         alive: dict[str, list[str]] = defaultdict(list)
         for rec in self._tournaments():
             if rec is None or rec.tournament.over:
@@ -536,8 +537,8 @@ class Hardening(RuleBasedStateMachine):
                 assert p.tournament_id == alive[pid][0]
             if p.status is PlayerStatus.PLAYING:
                 assert (pid, p.tournament_id) not in self.inner_ratings()
-        for lobby in self.inner.waiting_lobbies("en", limit=1000):
-            assert lobby.status is LobbyStatus.WAITING
+        for rec in self.inner.waiting_lobbies("en", limit=1000):
+            assert rec.lobby.status is LobbyStatus.WAITING
 
 
 STATS: Counter[str] = Counter()

@@ -24,13 +24,14 @@ from pathlib import Path
 
 import pytest
 
+from shared.domain.matchmaking import Lobby
 from shared.domain.party import Party
 from shared.services.model import (
     Connection,
     InviteCreated,
     InviteDeleted,
-    Lobby,
     LobbyOpener,
+    LobbyRecord,
     PartyRecord,
     Player,
     RatingApplied,
@@ -141,20 +142,20 @@ def _ops(store, write):
 
 @pytest.mark.parametrize("version", [0, 3])
 def test_every_write_the_store_builds_carries_a_condition(version):
-    from shared.adapters.dynamo.store import DynamoStore, _TokenCreated
+    from shared.adapters.dynamo.store import DynamoStore, TokenCreated
 
     store = DynamoStore(object(), "t", lambda: 0)
     player = Player("p", "Nick Name", 1000, 0, version=version)
     writes = [
         player,
         Connection("c", 0, "p", version=version),
-        Lobby("l", "en", 0, version=version),
+        LobbyRecord(Lobby("l", "en", created_ms=0), version=version),
         LobbyOpener("en", 5, "l", version=version),
         PartyRecord(Party("pa", "A" * 43, ("p",)), version=version),
         RatingApplied("p", "t", 1, 25, 1000, update_player=True),
         RatingApplied("p", "t", 1, 25, 1000, update_player=False),
         InviteCreated("A" * 43, "pa"),
-        _TokenCreated("h", "p"),
+        TokenCreated("h", "p"),
         InviteDeleted("A" * 43),
     ]
     for w in writes:

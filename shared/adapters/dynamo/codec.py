@@ -8,18 +8,17 @@ from typing import Any
 
 from shared.adapters.dynamo import schema
 from shared.domain.duel import Duel, DuelResult, EndReason, Row
+from shared.domain.matchmaking import Lobby, LobbyStatus, Seat
 from shared.domain.party import Party
 from shared.domain.scoring import Mark
 from shared.domain.tournament import Phase, PlayerState, Tournament
 from shared.services.model import (
     Connection,
-    Lobby,
     LobbyOpener,
-    LobbyStatus,
+    LobbyRecord,
     PartyRecord,
     Player,
     PlayerStatus,
-    Seat,
     TournamentRecord,
 )
 
@@ -250,7 +249,8 @@ def connection_from_item(item: dict[str, Any]) -> Connection:
     )
 
 
-def lobby_to_item(lobby: Lobby, now_ms: int) -> dict[str, Any]:
+def lobby_to_item(rec: LobbyRecord, now_ms: int) -> dict[str, Any]:
+    lobby = rec.lobby
     item: dict[str, Any] = {
         **schema.lobby_key(lobby.lobby_id),
         "kind": "lobby",
@@ -267,8 +267,8 @@ def lobby_to_item(lobby: Lobby, now_ms: int) -> dict[str, Any]:
             for s in lobby.seats
         ],
         "status": lobby.status.value,
-        "connections": dict(lobby.connections),
-        "version": lobby.version + 1,
+        "connections": dict(rec.connections),
+        "version": rec.version + 1,
     }
     if lobby.party_id is not None:
         item["party_id"] = lobby.party_id
@@ -282,20 +282,21 @@ def lobby_to_item(lobby: Lobby, now_ms: int) -> dict[str, Any]:
     return item
 
 
-def lobby_from_item(item: dict[str, Any]) -> Lobby:
-    return Lobby(
+def lobby_from_item(item: dict[str, Any]) -> LobbyRecord:
+    lobby = Lobby(
         lobby_id=item["lobby_id"],
         language=item["language"],
         created_ms=int(item["created_ms"]),
-        seats=[
-            Seat(s["player_id"], s["nickname"], int(s["rating"]), s.get("party_id"))
+        seats=tuple(
+            Seat(s["player_id"], int(s["rating"]), s.get("party_id"), s["nickname"])
             for s in item["seats"]
-        ],
+        ),
         party_id=item.get("party_id"),
         status=LobbyStatus(item["status"]),
         tournament_id=item.get("tournament_id"),
-        connections=dict(item.get("connections", {})),
-        version=int(item["version"]),
+    )
+    return LobbyRecord(
+        lobby, connections=dict(item.get("connections", {})), version=int(item["version"])
     )
 
 

@@ -83,8 +83,8 @@ from shared.services.model import (
     Connection,
     InviteCreated,
     InviteDeleted,
-    Lobby,
     LobbyOpener,
+    LobbyRecord,
     PartyRecord,
     Player,
     RatingApplied,
@@ -94,7 +94,7 @@ from shared.services.model import (
 
 logger = logging.getLogger(__name__)
 
-_VERSIONED_RECORDS = (Player, Connection, Lobby, LobbyOpener, TournamentRecord, PartyRecord)
+_VERSIONED_RECORDS = (Player, Connection, LobbyRecord, LobbyOpener, TournamentRecord, PartyRecord)
 _ser = TypeSerializer()
 _de = TypeDeserializer()
 
@@ -338,11 +338,11 @@ class DynamoStore:
         item = self._get(schema.token_key(token_hash))
         return str(item["player_id"]) if item else None
 
-    def get_lobby(self, lobby_id: str) -> Lobby | None:
+    def get_lobby(self, lobby_id: str) -> LobbyRecord | None:
         item = self._get(schema.lobby_key(lobby_id))
         return codec.lobby_from_item(item) if item else None
 
-    def waiting_lobbies(self, language: str, limit: int = 50) -> list[Lobby]:
+    def waiting_lobbies(self, language: str, limit: int = 50) -> list[LobbyRecord]:
         """Waiting lobbies of a language, oldest first (Query on gsi_waiting, eventually
         consistent: the seat-taking write is conditional on the lobby's version anyway)."""
         resp = self._client.query(
@@ -548,7 +548,7 @@ class DynamoStore:
             return self._versioned_put(codec.player_to_item(w), w.version)
         if isinstance(w, Connection):
             return self._versioned_put(codec.connection_to_item(w), w.version)
-        if isinstance(w, Lobby):
+        if isinstance(w, LobbyRecord):
             return self._versioned_put(codec.lobby_to_item(w, now), w.version)
         if isinstance(w, TournamentRecord):
             return self._versioned_put(codec.tournament_to_item(w, now), w.version)

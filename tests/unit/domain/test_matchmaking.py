@@ -18,7 +18,7 @@ from shared.domain.errors import (
 from shared.domain.matchmaking import (
     LOBBY_SEATS,
     RATING_WINDOW,
-    LobbyView,
+    Lobby,
     Seat,
     admits,
     check_admission,
@@ -32,10 +32,10 @@ from shared.domain.matchmaking import (
 
 def solo_lobby(
     *ratings: int, lobby_id: str = "L1", language: str = "en", created_ms: int = 0
-) -> LobbyView:
+) -> Lobby:
     """A solo lobby whose seats have ``ratings``, players p0, p1, ..."""
     seats = tuple(Seat(f"p{i}", rating) for i, rating in enumerate(ratings))
-    return LobbyView(lobby_id, language, seats, created_ms=created_ms)
+    return Lobby(lobby_id, language, seats, created_ms=created_ms)
 
 
 def party_seats(party_id: str, *ratings: int) -> list[Seat]:
@@ -102,7 +102,7 @@ def test_solo_entrant_in_party_lobby_is_checked_against_solos_and_party_mean() -
 def test_each_party_in_a_lobby_is_checked_on_its_own_mean() -> None:
     """Ruling 8: within 200 of the mean rating of *each* party present."""
     seats = (*party_seats("A", 1000, 1000), *party_seats("B", 1300, 1300))
-    lobby = LobbyView("L", "en", seats)
+    lobby = Lobby("L", "en", seats)
     assert admits(lobby, Seat("mid", 1150))
     assert not admits(lobby, Seat("low", 1050))  # 50 from A, 250 from B
 
