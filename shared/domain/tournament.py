@@ -326,10 +326,11 @@ class Tournament:
         dealer: Dealer,
     ) -> tuple[Tournament, list[Event]]:
         """Play a guess already checked against the word list, received and applied at
-        ``now_ms`` (``play``, for callers that checked the word themselves).
+        ``now_ms`` (``play``, for callers that checked the word themselves): what was due by
+        then is applied first, and its events come first.
 
-        Raises the refusal of ``play`` (nothing changes then), after applying nothing: call
-        ``expire(now_ms)`` first.
+        Raises the refusal of ``play``; the tournament is then unchanged only if nothing was
+        due (call ``expire(now_ms)`` first to keep the two apart, as the simulations do).
         """
         outcome = self.play(
             player_id,
