@@ -38,15 +38,13 @@ import tempfile
 from pathlib import Path
 
 from infra.lock import LOCK_FILE
-from infra.runtime_version import LAMBDA_PYTHON_VERSION
+from infra.runtime_version import LAMBDA_PYTHON_VERSION, PLATFORM
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BUILD_ROOT = REPO_ROOT / "build" / "lambda-layer"
 
 PYTHON_VERSION = LAMBDA_PYTHON_VERSION
 """The functions' runtime (declared once in ``cdk.json``, see ``infra.runtime_version``)."""
-PLATFORM = "manylinux2014_aarch64"
-"""Lambda on arm64 (Graviton) runs Amazon Linux 2023: glibc 2.34, so manylinux2014 wheels fit."""
 LAYER_FORMAT = 2
 """Part of the cache key: bump it when the way a layer is built changes (2: from the lock,
 boto3 included)."""

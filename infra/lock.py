@@ -6,7 +6,7 @@ jmespath, urllib3, python-dateutil, six, pydantic-core, ...) — one ``name==ver
 with the sha256 of *every* file the index has for that version (the sdist and every wheel:
 manylinux x86_64 and aarch64 alike), resolved for the Lambda runtime's Python
 (``infra.runtime_version.LAMBDA_PYTHON_VERSION``) on the layer's platform
-(``infra.layer.PLATFORM``).
+(``infra.runtime_version.PLATFORM``).
 
 Who installs it, with ``pip install --require-hashes``: ``.ci/setup``, before the dev extras, so
 the tests run against these versions; and ``infra.layer.build_layer``, which ships the same
@@ -33,7 +33,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from infra.runtime_version import LAMBDA_PYTHON_VERSION
+from infra.runtime_version import LAMBDA_PYTHON_VERSION, PLATFORM
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LOCK_FILE = REPO_ROOT / "infra" / "requirements.lock"
@@ -88,11 +88,10 @@ def compile_command(
 ) -> list[str]:
     """The ``uv pip compile`` argv that writes the lock for the Lambda runtime.
 
-    ``platform`` is pip's tag (default ``infra.layer.PLATFORM``). Without ``upgrade`` the pins
-    already in ``output`` are kept (uv reads them), so only what ``pyproject.toml`` changed moves.
+    ``platform`` is pip's tag (default ``infra.runtime_version.PLATFORM``). Without ``upgrade``
+    the pins already in ``output`` are kept (uv reads them), so only what ``pyproject.toml``
+    changed moves.
     """
-    from infra.layer import PLATFORM
-
     argv = [
         uv,
         "pip",
@@ -141,8 +140,6 @@ def _add_target_line(output: Path, platform: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Regenerate ``infra/requirements.lock`` (see the module docstring). Returns uv's exit code."""
-    from infra.layer import PLATFORM
-
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
     parser.add_argument("--upgrade", action="store_true", help="newest allowed versions")
     parser.add_argument(

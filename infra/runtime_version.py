@@ -32,3 +32,7 @@ def lambda_python_version(cdk_json: Path = CDK_JSON) -> str:
 
 LAMBDA_PYTHON_VERSION = lambda_python_version()
 """The runtime every function runs on and CI tests on (``"3.13"``)."""
+
+PLATFORM = "manylinux2014_aarch64"
+"""The functions' platform, pip's tag for their wheels: Lambda on arm64 (Graviton) runs Amazon
+Linux 2023 (glibc 2.34), so manylinux2014 wheels fit."""

@@ -1,2 +1,5 @@
-"""Service layer: one use case per module. Load, decide with the domain, save with conditions,
-push, schedule. Talks to the outside world only through the ports in ``ports.py``."""
+"""Service layer: building blocks (``change``, ``outbox``, ``deps``, ``presenter``,
+``snapshot``, ``tournament_change``, ``seating``, ``presence``) below the use cases
+(``sessions``, ``matchmaking``, ``parties``, ``duels``, ``deadlines``), which never import each
+other. Load, decide with the domain, save with conditions, push, schedule; the outside world
+only through the ports in ``ports.py``."""

@@ -11,7 +11,6 @@ import pytest
 
 from infra.constructs.functions import ARCHITECTURE, RUNTIME
 from infra.layer import (
-    PLATFORM,
     PYTHON_VERSION,
     build_layer,
     cache_key,
@@ -19,6 +18,7 @@ from infra.layer import (
     pip_command,
 )
 from infra.lock import LOCK_FILE
+from infra.runtime_version import PLATFORM
 
 
 def test_wheels_target_the_functions_runtime_and_architecture():

@@ -12,7 +12,6 @@ from importlib import metadata
 import pytest
 from packaging.requirements import Requirement
 
-from infra.layer import PLATFORM
 from infra.lock import (
     COMMAND,
     LOCK_FILE,
@@ -23,7 +22,7 @@ from infra.lock import (
     normalize,
     uv_platform,
 )
-from infra.runtime_version import LAMBDA_PYTHON_VERSION
+from infra.runtime_version import LAMBDA_PYTHON_VERSION, PLATFORM
 
 
 def _runtime_requirements() -> list[Requirement]:
