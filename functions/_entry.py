@@ -1,9 +1,16 @@
 """Entrypoints: the one wrapper that makes ``handle(event, deps)`` a Lambda handler.
 
 The Lambda container builds its ``Deps`` on the first invocation (never at import time:
-``shared.runtime.bootstrap.build`` from the environment's settings) and keeps it: the only
-module-level state of the code base. The local runtime and the tests call the same wrapped
-path with their own ``Deps`` (``Entrypoint.invoke``).
+``shared.runtime.bootstrap.build`` from the environment's settings) and keeps it for the
+invocations that reuse the container — AWS Lambda, "Lambda execution environment lifecycle":
+objects declared outside the handler stay initialised between invocations
+(https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html). That cache is
+the only module-level state of the code base. The local runtime and the tests call the same
+wrapped path with their own ``Deps`` (``Entrypoint.invoke``).
+
+A handler is any callable ``handler(event, context)`` the function's ``handler`` setting names
+(AWS Lambda, "Define Lambda function handler in Python",
+https://docs.aws.amazon.com/lambda/latest/dg/python-handler.html).
 """
 
 from __future__ import annotations
