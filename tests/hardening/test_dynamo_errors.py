@@ -488,9 +488,9 @@ def test_a_persistent_write_error_is_try_again_and_changes_nothing(monkeypatch, 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="players._create commits the player (transaction) before binding the connection "
+    reason="sessions._create commits the player (transaction) before binding the connection "
     "(PutItem): when only the bind stays refused, the player gets try_again and an orphan "
-    "player item stays behind (players.py is not this change's file)",
+    "player item stays behind (one transaction for both writes would fix it)",
 )
 def test_a_new_session_whose_connection_bind_stays_refused_changes_nothing(monkeypatch, faults):
     with _backend(monkeypatch) as run:
