@@ -50,173 +50,161 @@ def fold(text: str) -> str:
 _RAW: dict[str, str] = {
     # English: sexual, scatological, slurs, insults.
     "en": """
-        *fuck* *shit* *nigger* *nigga* *faggot* cunt* motherf* fagot bitch* whore* slut* wank*
-        cock cocks cocksuck* dick dicks dickhead* prick pricks pussy pussies twat* bollock*
-        arse arsehole* ass asses asshole* bastard* bugger* crap crappy piss* turd turds
-        dildo* porn* horny penis* vagina* vulva clit* boob boobs boobies titty titties tits
-        anal anus scrotum testicle* sperm semen cum cumshot* jizz* orgasm* orgy orgies
-        blowjob* handjob* rimjob* bukkake* hentai* milf* incest* pedo pedos pedophile* paedo*
-        rape rapes raped rapist* molest* nazi nazis hitler kike* spic spics chink* gook*
-        wetback* tranny* retard* spaz dyke dykes homo homos queer* coon coons darkie* negro*
-        paki pakis raghead* towelhead* gypsy gyp honky* redneck* hooker* skank* thot pimp
-        pimps sex sexy sexual nude nudes naked stripper* douche* scumbag* shithead dumbass
-        jackass wanker* tosser* bellend* knobhead* minge* punani* poop poops fart farts
-        farting butt butthole* boner* erection kinky fetish* bdsm bondage* kkk
+        *fuck* *shit* *nigger* *nigga* *faggot* cunt* motherf* fagot bitch* whore* slut* wank* cock
+        cocks cocksuck* dick dicks dickhead* prick pricks pussy pussies twat* bollock* arse
+        arsehole* ass asses asshole* bastard* bugger* crap crappy piss* turd turds dildo* porn*
+        horny penis* vagina* vulva clit* boob boobs boobies titty titties tits anal anus scrotum
+        testicle* sperm semen cum cumshot* jizz* orgasm* orgy orgies blowjob* handjob* rimjob*
+        bukkake* hentai* milf* incest* pedo pedos pedophile* paedo* rape rapes raped rapist* molest*
+        nazi nazis hitler kike* spic spics chink* gook* wetback* tranny* retard* spaz dyke dykes
+        homo homos queer* coon coons darkie* negro* paki pakis raghead* towelhead* gypsy gyp honky*
+        redneck* hooker* skank* thot pimp pimps sex sexy sexual nude nudes naked stripper* douche*
+        scumbag* shithead dumbass jackass wanker* tosser* bellend* knobhead* minge* punani* poop
+        poops fart farts farting butt butthole* boner* erection kinky fetish* bdsm bondage* kkk
         """,
     # Indonesian: kasar (rude) words, sexual words, insults.
     "id": """
-        anjing anjir bangsat bajingan babi brengsek kampret kontol* memek* ngentot* entot*
-        ngewe* jembut* peler* pepek* titit* tetek toket* ngaceng* coli colmek bokep* perek*
-        lonte* pelacur* sundal* jablay* bencong* banci* homo lesbi pantat tai taik tahi berak
-        kencing goblok* tolol* bego idiot dungu keparat laknat jancok* jancuk* cuk asu bacot
-        bangke sialan kafir* porno seks seksi bugil telanjang payudara penis vagina sperma
-        orgasme zina* cabul* mesum* perkosa* pemerkosa* pedofil*
+        anjir bangsat bajingan brengsek kampret kontol* memek* ngentot* entot* ngewe* jembut* peler*
+        pepek* titit* tetek toket* ngaceng* coli colmek bokep* perek* lonte* pelacur* sundal*
+        jablay* bencong* banci* homo lesbi pantat tai taik tahi berak kencing goblok* tolol* bego
+        idiot dungu keparat laknat jancok* jancuk* cuk bacot bangke sialan kafir* porno seks seksi
+        bugil telanjang payudara penis vagina sperma orgasme dildo* zina* cabul* mesum* perkosa*
+        pemerkosa* pedofil*
         """,
     # German: vulgar, sexual, slurs.
     "de": """
-        *fick* *scheiß* *scheiss* arschloch* arsch ärsche kacke kack* pisse pissen piss*
-        fotze* möse mösen muschi* schlampe* hure huren hurensohn* nutte* nutten wichs* wixx*
-        wixer* schwanz* pimmel* penis* vagina* titte* titten busen nippel dildo* porno* porn*
-        sex sexy geil geile geiler orgie* orgasmus* sperma* onanie* masturb* bumsen vögeln
-        poppen schwul* schwuchtel* homo homos lesbe* tunte* neger* nigger* kanake* kanacke*
-        zigeuner* polack* kümmeltürke* spast* spasti* mongo krüppel* missgeburt* bastard*
-        idiot idioten wichser* penner* spacko* depp dödel* ficken vergewalt* vergasen nazi
-        nazis hitler judensau* kinderschänder* pädo* pädophil* prostituierte* bordell*
-        stricher* fetisch*
+        *fick* *scheiß* *scheiss* arschloch* arsch ärsche kacke kack* pisse pissen piss* fotze* möse
+        mösen muschi* schlampe* hure huren hurensohn* nutte* nutten wichs* wixx* wixer* schwanz*
+        pimmel* penis* vagina* titte* titten busen nippel dildo* porno* porn* sex sexy geil geile
+        geiler orgie* orgasmus* sperma* onanie* masturb* bumsen vögeln poppen schwul* schwuchtel*
+        homo homos lesbe* tunte* neger negers negerin negerkuss* nigger* anal kanake* kanacke*
+        zigeuner* polack* kümmeltürke* spast* spasti* mongo krüppel* missgeburt* bastard* idiot
+        idioten wichser* penner* spacko* depp dödel* ficken vergewalt* vergasen nazi nazis hitler
+        judensau* kinderschänder* pädo* pädophil* prostituierte* bordell* stricher* fetisch*
         """,
     # Spanish: vulgar, sexual, slurs.
     "es": """
-        puta* puto putos hijoputa* hijueputa* joder* jodido* jodida coño* cojon* cojón cojones
-        polla* pollas verga* vergas pija pijas pinga chocho ojete* culo culos mierda* cagar
-        cagada cabrón* cabron* cabrona maricón* maricon* marica* mariquita joto* puñeta*
-        pendejo* pendeja* gilipolla* capullo* mamón* mamon* mamada* chingar* chingada*
-        chingado* pinche* culero* furcia* ramera* prostituta* follar* follada* tetas teta
-        pezón* pene* vagina* clítoris* semen esperma orgasmo* orgía* porno* sexo sexy
-        masturb* pajero* cachondo* correrse negrata* sudaca* maketo* panchito* subnormal*
-        retrasado* mongólico* idiota imbécil* nazi nazis hitler violar* violación violador*
-        pedófilo*
+        puta putas putita* puto putos hijoputa* hijueputa* joder* jodido* jodida coño* cojon* cojón
+        cojones polla* pollas verga* vergas pija pijas pinga chocho ojete* culo culos mierda* cagar
+        cagada cabrón* cabron* cabrona maricón* maricon* marica* mariquita joto* puñeta* pendejo*
+        pendeja* gilipolla* capullo* mamón* mamon* mamada* chingar* chingada* chingado* pinche*
+        culero* furcia* ramera* prostituta* follar* follada* tetas teta pezón* pene* vagina*
+        clítoris* semen esperma orgasmo* orgía* porno* sexo sexy sexual* anal dildo* masturb*
+        pajero* cachondo* correrse negrata* sudaca* maketo* panchito* subnormal* retrasado*
+        mongólico* idiota imbécil* nazi nazis hitler violar* violación violador* pedófilo*
         """,
     # French: vulgar, sexual, slurs.
     "fr": """
-        *putain* pute* putes enculé* encule* enculer* salope* salaud* connard* connasse*
-        conne ~con cons couille* ~bite ~bites ~pine ~pines chatte* foutre* baiser baise baisé
-        nique* niquer* ntm merde* emmerde* chier chiasse* cul culs trouduc* branle* branler*
-        branleur* pédé* pede tapette gouine* enfoiré* bâtard* batard* bordel* catin*
-        pouffiasse* pétasse* petasse* grognasse* trainée* pisse* pisser zizi* zob* teub*
-        chibre* nichon* nichons tétons téton pénis* vagin* clitoris* sperme* orgasme* orgie*
-        porno* sexe sexy masturb* sodomi* fellation* suceur* suceuse* éjacul* bougnoul*
-        bougnoule* négro* nègre* bamboula* youpin* youtre* bicot* chinetoque* niakoué*
-        crouille* gogol* triso* attardé* débile* nazi nazis hitler viol violer* violeur*
-        pédophile*
+        *putain* pute* putes enculé* encule* enculer* salope* salaud* connard* connasse* conne ~con
+        cons couille* ~bite ~bites ~pine ~pines chatte* foutre* baiser baise baisé nique niqué
+        niquez niquer* ntm homo anal dildo* merde* emmerde* chier chiasse* cul culs trouduc* branle*
+        branler* branleur* pédé* pede tapette gouine* enfoiré* bâtard* batard* bordel* catin*
+        pouffiasse* pétasse* petasse* grognasse* trainée* pisse* pisser zizi* zob* teub* chibre*
+        nichon* nichons tétons téton pénis* vagin* clitoris* sperme* orgasme* orgie* porno* sexe
+        sexy masturb* sodomi* fellation* suceur* suceuse* éjacul* bougnoul* bougnoule* négro* nègre*
+        bamboula* youpin* youtre* bicot* chinetoque* niakoué* crouille* gogol* triso* attardé*
+        débile* nazi nazis hitler viol violer* violeur* pédophile*
         """,
     # Italian: vulgar, sexual, blasphemous, slurs.
     "it": """
-        *cazz* *minchi* figa fighe ~fica ~fiche ~mona cornuto* cornuti puttana* puttane
-        puttanata* troia* troie zoccola* zoccole mignotta* baldracca* sgualdrina* stronzo*
-        stronza* stronzi merda* merde culo culi culone* culattone* frocio* froci finocchio*
-        ricchione* ricchioni checca* lesbica* vaffanculo* fanculo* affanculo* scopare*
-        scopata* fottere* fottuto* fottuta* sborra* sborrare* ~sega ~seghe segaiolo*
-        pompino* pompini bocchino* tette tetta zizze capezzolo* pene* vagina* clitoride*
-        sperma* orgasmo* orgia* porno* sesso sexy masturb* coglione* coglioni minchione*
-        pirla pippa bastardo* bastarda* porcodio* porcamadonna* diocane* negro* negri negra
-        terrone* polentone* zingaro* zingari handicappato* mongoloide* ritardato* idiota
-        deficiente* nazi nazista* hitler stupro* stuprare* stupratore* pedofilo*
+        *cazz* *minchi* figa fighe ~fica ~fiche ~mona cornuto* cornuti puttana* puttane puttanata*
+        troia* troie zoccola* zoccole mignotta* baldracca* sgualdrina* stronzo* stronza* stronzi
+        merda* merde culo culi culone* culattone* frocio* froci finocchio* ricchione* ricchioni
+        checca* lesbica* vaffanculo* fanculo* affanculo* scopare* scopata* fottere* fottuto*
+        fottuta* sborra* sborrare* ~sega ~seghe segaiolo* pompino* pompini bocchino* tette tetta
+        zizze capezzolo* pene* vagina* clitoride* sperma* orgasmo* orgia* porno* sesso sexy anal
+        dildo* fetish* masturb* coglione* coglioni minchione* pirla pippa bastardo* bastarda*
+        porcodio* porcamadonna* diocane* negro* negri negra terrone* polentone* zingaro* zingari
+        handicappato* mongoloide* ritardato* idiota deficiente* nazi nazista* hitler stupro*
+        stuprare* stupratore* pedofilo*
         """,
     # Dutch: vulgar, sexual, disease curses, slurs.
     "nl": """
-        kut* lul lullen lulletje* pik piemel* penis* vagina* dildo* neuk* geneukt klote*
-        kloot* kloten klootzak* hoer* hoeren hoerenzoon* slet* sletten teef* bitch* trut
-        trutten tering* tyfus* kanker* kolere* pleuris* godver* godverdomme* verdomme* gadver*
-        *shit* stront* schijt* zeik* zeiken* pis pissen* pisbak* poep poepen* reet kont
-        kontgat* tiet tieten sperma* orgasme* orgie* porno* seks sexy geil geile geiler
-        masturb* rukker* pijpbeurt* beffen* flikker* flikkers homo homos mietje* lesbo*
-        neger* nikker* kaaskop* zigeuner* mongool* mongolen debiel* idioot eikel eikels
-        sukkel* lijer* mafkees* nazi nazis hitler verkrachten* verkrachting* verkrachter*
-        pedo pedofiel*
+        kut kutje* kutwijf* kuthoer* kutzooi* kutkop* anus pissig anal lul lullen lulletje* pik
+        piemel* penis* vagina* dildo* neuk* geneukt klote* kloot* kloten klootzak* hoer* hoeren
+        hoerenzoon* slet* sletten teef* bitch* trut trutten tering* tyfus* kanker* kolere* pleuris*
+        godver* godverdomme* verdomme* gadver* *shit* stront* schijt* zeik* zeiken* pis pissen*
+        pisbak* poep poepen* reet kont kontgat* tiet tieten sperma* orgasme* orgie* porno* seks sexy
+        geil geile geiler masturb* rukker* pijpbeurt* beffen* flikker* flikkers homo homos mietje*
+        lesbo* neger negers negerin nikker* kaaskop* zigeuner* mongool* mongolen debiel* idioot
+        eikel eikels sukkel* lijer* mafkees* nazi nazis hitler verkrachten* verkrachting*
+        verkrachter* pedo pedofiel*
         """,
     # Uzbek (1995 Latin and the plain-apostrophe spellings): so'kinish words.
     "uz": """
-        qoʻtoq* qotoq* koʻt jalab* fohisha* itvachcha* haromi* haromzoda* ahmoq* axmoq*
-        tentak* jinni* eshak* onangni* sikish* sik siktir* amcha* iflos* ablah* nomard*
-        yaramas* badbaxt* laʼnati* lanati* xotinboz* gey pidaras* pidor* seks porno*
-        jinsiy* yalangʻoch*
+        qoʻtoq* qotoq* koʻt jalab* fohisha* itvachcha* haromi* haromzoda* ahmoq* axmoq* tentak*
+        jinni* eshak* onangni* sikish* sik siktir* amcha* iflos* ablah* nomard* yaramas* badbaxt*
+        laʼnati* lanati* xotinboz* gey pidaras* pidor* seks porno* jinsiy* yalangʻoch*
         """,
     # Polish: wulgaryzmy, sexual, slurs.
     "pl": """
-        *kurw* *chuj* *pierdol* huj* pierdziel* jeb* zajeb* wyjeb* pojeb* spierdal*
-        odpierdal* *pizd* cipa* cipka* cipy dupa* dupek* dupy gówno* gówna sraka* srać
-        sracz* szczać* szczyny* kutas* fiut* ciul* penis* wagina* łechtaczka* sperma* orgazm*
-        orgia* porno* seks seksowny masturb* walić walenie obciąg* lodzik* ruchać* ruchanie*
-        dymać* bzykać* bzykanie* suka* suki szmata* szmaty dziwka* dziwki prostytutk*
-        lachon* pedał* pedały ciota* cioty lesba* parówa* murzyn* czarnuch* żydek* cygan*
-        kacap* debil* idiota kretyn* downie* ciapat* nazista* hitler gwałt* gwałcić*
-        gwałciciel* pedofil*
+        *kurw* *chuj* *pierdol* huj huja hujem hujowy* hujowo pierdziel* jeb* zajeb* wyjeb* pojeb*
+        spierdal* odpierdal* *pizd* cipa* cipka* cipy dupa* dupek* dupy gówno* gówna sraka* srać
+        sracz* szczać* szczyny* kutas* fiut* ciul* penis* wagina* łechtaczka* sperma* orgazm* orgia*
+        porno* seks seksowny masturb* walić walenie obciąg* lodzik* ruchać* ruchanie* dymać* bzykać*
+        bzykanie* suka suki sukinsyn* dildo* anal szmata* szmaty dziwka* dziwki prostytutk* lachon*
+        pedał* pedały ciota* cioty lesba* parówa* murzyn* czarnuch* żydek* cygan* kacap* debil*
+        idiota kretyn* downie* ciapat* nazista* hitler gwałt* gwałcić* gwałciciel* pedofil*
         """,
     # Portuguese (BR and PT): palavrões, sexual, slurs.
     "pt": """
-        porra* caralho* foder* fodido* fodida* foda fodas fode fodase* puta* puto putos
-        putaria* merda* bosta* cacete* buceta* boceta* xoxota* xereca* piroca* ~pica ~rola
-        ~pau ~pinto ~cu cuzão* cuzao* arrombado* arrombada* viado* veado* bicha* boiola*
-        sapatão* sapatona* traveco* corno* cornos vagabunda* vadia* rameira* prostituta*
-        meretriz* safada* safado* tesão* tesudo* tesuda* gozada* punheta* siririca* boquete*
-        teta tetas mamilo* pênis* vagina* clitóris* esperma* sêmen orgasmo* orgia* porno*
-        pornô* sexo sexy masturb* broxa* brocha* otário* otaria babaca* imbecil* idiota
-        cretino* retardado* mongoloide* crioulo* negão* tição* nazista* hitler estupro*
-        estuprar* estuprador* pedófilo*
+        porra* caralho* foder* fodido* fodida* foda fodas fode fodase* puta putas puto putos
+        putaria* merda* bosta* cacete* buceta* boceta* xoxota* xereca* piroca* ~pica ~rola ~pau
+        ~pinto ~cu cuzão* cuzao* arrombado* arrombada* viado* veado* bicha* boiola* sapatão*
+        sapatona* traveco* corno* cornos vagabunda* vadia* rameira* prostituta* meretriz* safada*
+        safado* tesão* tesudo* tesuda* gozada* punheta* siririca* boquete* teta tetas mamilo* pênis*
+        vagina* clitóris* esperma* sêmen orgasmo* orgia* porno* pornô* sexo sexy sexual* anal homo
+        bordel* violar dildo* masturb* broxa* brocha* otário* otaria babaca* imbecil* idiota
+        cretino* retardado* mongoloide* crioulo* negão* tição* nazista* hitler estupro* estuprar*
+        estuprador* pedófilo*
         """,
     # Kazakh (Cyrillic): балағат сөздер, sexual, slurs.
     "kk": """
-        сігу* сік* сікі* сігіл* қотақ* котак* ам амың* жезөкше* жалап* қаншық* *бляд* блять*
-        сука* *хуй* *пизд* ебат* ебан* еблан* жыныстық* зорлау* зорлаушы* зорлық* мастурб*
-        порно* секс* оргазм* шәует* қатын* иттің* ақымақ* малғұн* оңбаған* нәжіс* боқ*
-        педофил*
+        сігу* сік* сікі* сігіл* қотақ* котак* ам амың* жезөкше* жалап* қаншық* *бляд* блять* сука*
+        *хуй* *пизд* ебат* ебан* еблан* жыныстық* зорлау* зорлаушы* зорлық* мастурб* порно* секс*
+        оргазм* шәует* қатын* иттің* ақымақ* малғұн* оңбаған* нәжіс* боқ* педофил*
         """,
     # Russian: мат, sexual, slurs.
     "ru": """
-        *хуй* хуе* хуя* хуё* хуи* нахуй* похуй* *пизд* пезд* ебат* ебан* ебал* ебну* ебуч*
-        ебло* ебля ебу ебёт* заеб* выеб* наеб* уеб* долбоеб* долбоёб* бля* блять* *блядь*
-        *бляд* сука* суки сучка* сучара* шлюха* шлюхи шалава* проститут* потаскух* мудак*
-        мудил* мудозвон* манда мандавош* гандон* гондон* залуп* пидор* пидар* педик
-        педераст* гомик* гомосек* лесбух* пенис* вагина* клитор* сперма* оргазм* оргия*
-        порно* секс* мастурб* дрочить* дроч* минет* сиськ* титьк* жопа* жопы жопу срать*
-        сраный* говно* говна дерьмо* ссать* ссаный* пердеть* пердун* жид жиды жидовка
-        черномазый* чурка хач хачи хохол хохлы кацап* москаль* нигер* негр* дебил* идиот*
-        кретин* даун* урод* ублюдок* мразь* сволочь* падла* тварь* гитлер насиловать*
+        *хуй* хуе* хуя* хуё* хуи* дилдо* нахуй* похуй* *пизд* пезд* ебат* ебан* ебал* ебну* ебуч*
+        ебло* ебля ебу ебёт* заеб* выеб* наеб* уеб* долбоеб* долбоёб* бля* блять* *блядь* *бляд*
+        сука* суки сучка* сучара* шлюха* шлюхи шалава* проститут* потаскух* мудак* мудил* мудозвон*
+        манда мандавош* гандон* гондон* залуп* пидор* пидар* педик педераст* гомик* гомосек* лесбух*
+        пенис* вагина* клитор* сперма* оргазм* оргия* порно* секс* мастурб* дрочить* дроч* минет*
+        сиськ* титьк* жопа* жопы жопу срать* сраный* говно* говна дерьмо* ссать* ссаный* пердеть*
+        пердун* жид жиды жидовка черномазый* чурка хач хачи хохол хохлы кацап* москаль* нигер* негр*
+        дебил* идиот* кретин* даун* урод* ублюдок* мразь* сволочь* падла* тварь* гитлер насиловать*
         насильник* изнасил* педофил*
         """,
     # Ukrainian: лайка, sexual, slurs.
     "uk": """
-        *хуй* хує* хуя* хуї* нахуй* *пизд* їбат* ебат* їбан* йоб* єба* заїб* виїб* бля*
-        блять* *блядь* *бляд* сука* суки сучка* курва* шльондра* повія* повії хвойда*
-        курвисько* мудак* мудил* гандон* гондон* залуп* підор* підар* педик педераст*
-        гомосек* пеніс* піхва* вагіна* клітор* сперма* оргазм* оргія* порно* секс* мастурб*
-        дрочит* дроч* мінет* цицьк* сиськ* дупа* дупи срака* сраний* срати* лайно* гівно*
-        гімно* сцяти* сцикун* пердіт* жид жиди чурка москаль* кацап* хохол негр* нігер*
-        дебіл* ідіот* кретин* даун* виродок* покидьок* мерзота* падлюка* тварюка* гітлер
-        зґвалт* гвалтув* педофіл*
+        *хуй* хує* хуя* хуї* нахуй* *пизд* жопа* урод* шлюха* ділдо* їбат* ебат* їбан* йоб* єба*
+        заїб* виїб* бля* блять* *блядь* *бляд* сука* суки сучка* курва* шльондра* повія* повії
+        хвойда* курвисько* мудак* мудил* гандон* гондон* залуп* підор* підар* педик педераст*
+        гомосек* пеніс* піхва* вагіна* клітор* сперма* оргазм* оргія* порно* секс* мастурб* дрочит*
+        дроч* мінет* цицьк* сиськ* дупа* дупи срака* сраний* срати* лайно* гівно* гімно* сцяти*
+        сцикун* пердіт* жид жиди чурка москаль* кацап* хохол негр* нігер* дебіл* ідіот* кретин*
+        даун* виродок* покидьок* мерзота* падлюка* тварюка* гітлер зґвалт* гвалтув* педофіл*
         """,
     # Macedonian (a UI language): пцовки, sexual, slurs.
     "mk": """
-        курац* курви* курва* пичка* пичкин* пичко* ебам* ебење* јебам* јебе* јебење* јебига*
-        шупак* педер* педери пиздар* *пизд* кур говно* говна глупак* кретен* идиот* дебил*
-        сперма* порно* секс* циганин* шиптар* курвар* курвето* проститутка* силување*
-        силувач* педофил* хитлер
+        курац* курви* курва* пичка* пичкин* пичко* ебам* ебење* јебам* јебе* јебење* јебига* шупак*
+        педер* педери пиздар* *пизд* кур говно* говна глупак* кретен* идиот* дебил* сперма* порно*
+        секс* циганин* шиптар* курвар* курвето* проститутка* силување* силувач* педофил* хитлер
         """,
     # Hindi (a UI language, in Devanagari and in the usual Latin spellings).
     "hi": """
-        चूतिया* चुतिया* चूत* भोसड़ी* भोसडी* मादरचोद* बहनचोद* बेहेनचोद* भेनचोद* लौड़ा* लौडा*
-        लंड* गांडू* गांड* रंडी* रण्डी* हरामी* हरामज़ादा* हरामजादा* कुतिया* कमीना* कमीने*
-        चोद* चुदाई* झाट* भड़वा* भडवा* हिजड़ा* छक्का* सेक्स* पोर्न* chutiya* chutia* choot*
-        chut bhosdi* bhosadi* *madarchod* *maderchod* *behenchod* *bhenchod* *benchod* lauda
-        lavda gandu* gaand* randi harami* haramzad* kamina* kamine* chod* chudai* jhaat*
-        bhadwa* bhadva* chakka
+        चूतिया* चुतिया* चूत* भोसड़ी* भोसडी* मादरचोद* बहनचोद* बेहेनचोद* भेनचोद* लौड़ा* लौडा* लंड*
+        गांडू* गांड* रंडी* रण्डी* हरामी* हरामज़ादा* हरामजादा* कुतिया* कमीना* कमीने* चोद* चुदाई* झाट*
+        भड़वा* भडवा* हिजड़ा* छक्का* सेक्स* पोर्न* chutiya* chutia* choot* chut bhosdi* bhosadi*
+        *madarchod* *maderchod* *behenchod* *bhenchod* *benchod* lauda lavda gandu gaand* randi
+        harami* haramzad* kamina* kamine* chod* chudai* jhaat* bhadwa* bhadva* chakka
         """,
     # Arabic (a UI language, in Arabic script and in the usual Latin spellings).
     "ar": """
-        كس كسمك* كسختك* طيز* زب زبي شرموطة* شرموط* قحبة* قحاب* منيوك* منيك* نيك* ينيك*
-        متناك* عرص* خول لوطي* شاذ ابن_الكلب* حقير* سكس* بورن* اباحي* kosomak* kusomak*
-        sharmoota* sharmouta* sharmuta* qahba* kahba* manyak* manyouk* ayre khawal*
-        khawwal* ibn_el_kalb*
+        كس كسمك* كسختك* طيز* زب زبي شرموطة* شرموط* قحبة* قحاب* منيوك* منيك* نيك* ينيك* متناك* عرص*
+        خول لوطي* شاذ ابن_الكلب* حقير* سكس* بورن* اباحي* kosomak* kusomak* sharmoota* sharmouta*
+        sharmuta* qahba* kahba* manyak* manyouk* ayre khawal* khawwal* ibn_el_kalb*
         """,
 }
 
