@@ -293,7 +293,15 @@ class Pymorphy:
         parses = self.morph.parse(word)
         if not parses or not parses[0].is_known:
             return False
-        best = parses[0]
+        # The likeliest reading that is a dictionary form (робота "work", not the genitive of
+        # робот "robot"), if it is about as likely as the likeliest reading of all.
+        lemma_parses = [
+            p
+            for p in parses
+            if p.normal_form.replace("ё", "е") == word.replace("ё", "е")
+            and p.score >= 0.5 * parses[0].score
+        ]
+        best = lemma_parses[0] if lemma_parses else parses[0]
         tag = best.tag
         grammemes = set(tag.grammemes)
         # pymorphy3's Ukrainian dictionary tags infinitives VERB+infn and leaves out "sing".
@@ -417,6 +425,11 @@ def with_sharp_s(words: Iterable[str], lower: set[str], cap: set[str]) -> Iterat
 
 def it_clitic_form(word: str, lower: set[str]) -> bool:
     """An Italian verb form with pronouns attached (dirti, farla, vederlo, facci, dammi)."""
+    import simplemma
+
+    # A noun or adjective of its own (valle, stalla, ditta, burla) is no verb form.
+    if simplemma.is_known(word, lang="it") and simplemma.lemmatize(word, lang="it") == word:
+        return False
     if IT_SHORT_IMPERATIVE.fullmatch(word):
         return True
     for clitic in IT_CLITICS:
@@ -597,9 +610,28 @@ def frequent_guesses(code: str, lang: Language) -> set[str]:
         if wordfreq.zipf_frequency(word, code) < ZIPF_GUESS:
             break
         if word.isalpha() or (APOSTROPHES & set(word) and code == "uk"):
-            play = playable(lang, word)
-            if play is not None:
-                out.add(play)
+            spellings = [word]
+            if code == "de" and "ss" in word:
+                spellings += sharp_s_spellings(word)
+            for spelling in spellings:
+                play = playable(lang, spelling)
+                if play is not None:
+                    out.add(play)
+    return out
+
+
+def sharp_s_spellings(word: str) -> list[str]:
+    """The ß spellings of a folded German word (fussweg -> Fußweg) that simplemma knows."""
+    import simplemma
+
+    parts = word.split("ss")
+    out = []
+    for mask in range(1, 2 ** (len(parts) - 1)):
+        joined = parts[0]
+        for i, part in enumerate(parts[1:]):
+            joined += ("ß" if mask >> i & 1 else "ss") + part
+        if simplemma.is_known(joined, lang="de") or simplemma.is_known(joined.title(), lang="de"):
+            out.append(joined)
     return out
 
 
@@ -817,6 +849,7 @@ def reference_words(code: str, cache: Path) -> tuple[set[str], str] | None:
             debs.mkdir(parents=True, exist_ok=True)
             subprocess.run(["apt-get", "download", f"{package}={version}"], cwd=debs, check=True)
             for deb in debs.glob(f"{package}_*.deb"):
+                root.mkdir(parents=True, exist_ok=True)
                 subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
         if code == "en":
             words = set()
@@ -834,7 +867,14 @@ def reference_words(code: str, cache: Path) -> tuple[set[str], str] | None:
 
     dictionary = DefaultDictionaryFactory().get_dictionary(code)
     lemmas = {str(v, "utf-8") if isinstance(v, bytes) else v for v in dictionary.values()}
-    return {w for w in lemmas if w == w.lower()}, SIMPLEMMA_NOTE
+    if code != "de":
+        return {w for w in lemmas if w == w.lower()}, SIMPLEMMA_NOTE
+    # German nouns are capitalised. The list also keeps pre-1996 spellings (bewußt beside
+    # bewusst), which wordfreq cannot tell apart (it folds ß): measure the current one only.
+    lower = {w.lower() for w in lemmas}
+    return {
+        w.lower() for w in lemmas if not ("ß" in w and w.lower().replace("ß", "ss") in lower)
+    }, SIMPLEMMA_NOTE
 
 
 def read_lists(code: str, rev: str | None) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
