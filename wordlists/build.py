@@ -299,9 +299,15 @@ class Pymorphy:
             p
             for p in parses
             if p.normal_form.replace("ё", "е") == word.replace("ё", "е")
+            and p.tag.POS == "NOUN"
             and p.score >= 0.5 * parses[0].score
         ]
         best = lemma_parses[0] if lemma_parses else parses[0]
+        # A neuter adjective used as a noun (гарне, друге, зайве) is an adjective's form.
+        if best.tag.POS == "NOUN" and any(
+            p.tag.POS == "ADJF" and p.normal_form != best.normal_form for p in parses
+        ):
+            return False
         tag = best.tag
         grammemes = set(tag.grammemes)
         # pymorphy3's Ukrainian dictionary tags infinitives VERB+infn and leaves out "sing".
@@ -363,6 +369,11 @@ def wordfreq_candidates(
             continue
         if code == "it" and it_clitic_form(word, lower):
             reject(code, play, "inflected form")
+            continue
+        if code == "it" and (play[-1] not in "aeiou" or set(play) & set("jkwxy")):
+            # Italian words end in a vowel and do not use j k w x y: the rest are loans
+            # (album, click, coach, email) or truncations (alcun, suor).
+            reject(code, play, "foreign word")
             continue
         if code == "de":
             # igerman98 lists lower-case compound parts ("apfel" for "Bratapfel"): a lower-case
@@ -898,7 +909,9 @@ def read_lists(code: str, rev: str | None) -> tuple[dict[int, set[str]], dict[in
     return answers, allowed
 
 
-def measure(code: str, cache: Path, rev: str | None = None) -> dict[int, tuple[int, float, float]]:
+def measure(
+    code: str, cache: Path, rev: str | None = None
+) -> dict[int, tuple[int, float, float, float]]:
     """Per length: (common reference words, % of them our guesses accept, % of our secrets the
     reference knows). Common = Zipf >= ZIPF_COMMON in wordfreq (the whole list for kk/uz)."""
     import wordfreq
@@ -925,7 +938,8 @@ def measure(code: str, cache: Path, rev: str | None = None) -> dict[int, tuple[i
     for n in LENGTHS:
         accepted = len(common[n] & allowed[n]) / max(1, len(common[n]))
         known = len(answers[n] & by_len[n]) / max(1, len(answers[n]))
-        out[n] = (len(common[n]), 100 * accepted, 100 * known)
+        every = len(by_len[n] & allowed[n]) / max(1, len(by_len[n]))
+        out[n] = (len(common[n]), 100 * accepted, 100 * known, 100 * every)
     return out
 
 
@@ -969,7 +983,9 @@ def write_review(cache: Path, before_rev: str | None = None, seed: int = 3) -> N
         "rebuild.\n\n",
         f"*Common* words of a reference list are those with Zipf >= {ZIPF_COMMON} in wordfreq. "
         "*Guesses accept* is the share of them that our allowed list of that length accepts "
-        "(goal >= 99.5%); *secrets known* is the share of our answers that the reference lists.\n",
+        "(goal >= 99.5%); *secrets known* is the share of our answers that the reference lists; "
+        "*all its words accepted* is the share of every word of the reference at that length "
+        "(rare, archaic and technical words included) that our guesses accept.\n",
     ]
     if before_rev:
         parts.append(f"*Before* columns: the lists at git revision `{before_rev}`.\n")
@@ -986,17 +1002,19 @@ def write_review(cache: Path, before_rev: str | None = None, seed: int = 3) -> N
             now = measure(code, cache)
             old = measure(code, cache, before_rev) if before_rev else {}
             parts.append(f"Reference: {ref[1]}.\n\n")
-            head = "| tiles | common words | guesses accept | secrets known |"
-            rule = "| --- | --- | --- | --- |"
+            head = (
+                "| tiles | common words | guesses accept | secrets known | all its words accepted |"
+            )
+            rule = "| --- | --- | --- | --- | --- |"
             if old:
-                head += " guesses accept (before) | secrets known (before) |"
-                rule += " --- | --- |"
+                head += " guesses accept (before) | secrets known (before) | all (before) |"
+                rule += " --- | --- | --- |"
             rows = [head, rule]
             for n in LENGTHS:
-                c, acc, known = now[n]
-                row = f"| {n} | {c:,} | {acc:.1f}% | {known:.1f}% |"
+                c, acc, known, every = now[n]
+                row = f"| {n} | {c:,} | {acc:.1f}% | {known:.1f}% | {every:.1f}% |"
                 if old:
-                    row += f" {old[n][1]:.1f}% | {old[n][2]:.1f}% |"
+                    row += f" {old[n][1]:.1f}% | {old[n][2]:.1f}% | {old[n][3]:.1f}% |"
                 rows.append(row)
             parts.append("\n".join(rows) + "\n")
             misses = {n: missed_guesses(code, cache, n) for n in LENGTHS}
