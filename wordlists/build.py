@@ -293,19 +293,26 @@ class Pymorphy:
         parses = self.morph.parse(word)
         if not parses or not parses[0].is_known:
             return False
-        # The likeliest reading that is a dictionary form (робота "work", not the genitive of
-        # робот "robot"), if it is about as likely as the likeliest reading of all.
+        # The likeliest noun or adjective reading that is a dictionary form (робота "work", not
+        # the genitive of робот "robot"; синій "blue", not an imperative of синіти), if it is
+        # about as likely as the likeliest reading of all.
         lemma_parses = [
             p
             for p in parses
             if p.normal_form.replace("ё", "е") == word.replace("ё", "е")
-            and p.tag.POS == "NOUN"
+            and p.tag.POS in ("NOUN", "ADJF")
+            and not set(p.tag.grammemes) & self.BAD_TAGS
+            # Possessive adjectives (богів, дедов) hide plural genitives: not lemmas here.
+            and not (p.tag.POS == "ADJF" and word.endswith(("ів", "їв", "ин", "ін", "ов", "ев")))
             and p.score >= 0.5 * parses[0].score
         ]
         best = lemma_parses[0] if lemma_parses else parses[0]
         # A neuter adjective used as a noun (гарне, друге, зайве) is an adjective's form.
         if best.tag.POS == "NOUN" and any(
-            p.tag.POS == "ADJF" and p.normal_form != best.normal_form for p in parses
+            p.tag.POS == "ADJF"
+            and {"neut", "nomn"} <= set(p.tag.grammemes)
+            and p.normal_form != best.normal_form
+            for p in parses
         ):
             return False
         tag = best.tag
