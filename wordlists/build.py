@@ -307,6 +307,19 @@ class Pymorphy:
             and p.score >= 0.5 * parses[0].score
         ]
         best = lemma_parses[0] if lemma_parses else parses[0]
+        if best.tag.POS == "NOUN" and "nomn" not in best.tag:
+            # Inanimate nouns read the same in the accusative (магазин): take the nominative.
+            best = next(
+                (
+                    p
+                    for p in parses
+                    if p.normal_form == best.normal_form
+                    and p.tag.POS == "NOUN"
+                    and "nomn" in p.tag
+                    and set(p.tag.grammemes) - {"nomn"} == set(best.tag.grammemes) - {"accs"}
+                ),
+                best,
+            )
         # A neuter adjective used as a noun (гарне, друге, зайве) is an adjective's form.
         if best.tag.POS == "NOUN" and any(
             p.tag.POS == "ADJF"
