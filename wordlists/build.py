@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from shared.domain.languages import LANGUAGE_CODES, Language, get_language
+from shared.domain.offensive import blocklist as offensive_blocklist
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -65,6 +66,41 @@ MAX_ANSWERS = {4: 800, 5: 1300, 6: 1000}
 # A lower-case word that the dictionary also has capitalised (a name: "roman"/"Roman") must be
 # at least this frequent to be an answer.
 ZIPF_HOMOGRAPH = 3.5
+# Guesses: every word of the frequency list at least this frequent is accepted (loans, day and
+# month names, common inflected forms), whether or not the dictionary has it.
+ZIPF_GUESS = 2.5
+# kk / uz guesses: Unilex forms seen at least this often (lower case).
+UNILEX_GUESS_COUNT = 5
+ROMAN_NUMERAL = re.compile(r"m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")
+# Italian verb forms with attached pronouns (dirti, farla, darci, facci, dammi): never lemmas.
+IT_CLITICS = (
+    "gliela",
+    "glielo",
+    "glieli",
+    "gliele",
+    "gliene",
+    "gli",
+    "mi",
+    "ti",
+    "ci",
+    "vi",
+    "si",
+    "lo",
+    "la",
+    "li",
+    "le",
+    "ne",
+)
+IT_SHORT_IMPERATIVE = re.compile(r"(da|fa|di|va|sta)(mm|tt|cc|ll|nn|ss|gl)[iaoe]")
+APOSTROPHES = frozenset("'‘’ʻʼ`´ʹ′")
+
+# Why a word was not taken as an answer (the closing report counts words removed per reason).
+REASONS: dict[str, dict[str, str]] = defaultdict(dict)
+
+
+def reject(code: str, play: str, reason: str) -> None:
+    """Record the first reason ``play`` was refused as an answer of ``code``."""
+    REASONS[code].setdefault(play, reason)
 
 
 # --- small helpers -----------------------------------------------------------------------
@@ -257,7 +293,41 @@ class Pymorphy:
         parses = self.morph.parse(word)
         if not parses or not parses[0].is_known:
             return False
-        best = parses[0]
+        # The likeliest noun or adjective reading that is a dictionary form (робота "work", not
+        # the genitive of робот "robot"; синій "blue", not an imperative of синіти), if it is
+        # about as likely as the likeliest reading of all.
+        lemma_parses = [
+            p
+            for p in parses
+            if p.normal_form.replace("ё", "е") == word.replace("ё", "е")
+            and p.tag.POS in ("NOUN", "ADJF")
+            and not set(p.tag.grammemes) & self.BAD_TAGS
+            # Possessive adjectives (богів, дедов) hide plural genitives: not lemmas here.
+            and not (p.tag.POS == "ADJF" and word.endswith(("ів", "їв", "ин", "ін", "ов", "ев")))
+            and p.score >= 0.5 * parses[0].score
+        ]
+        best = lemma_parses[0] if lemma_parses else parses[0]
+        if best.tag.POS == "NOUN" and "nomn" not in best.tag:
+            # Inanimate nouns read the same in the accusative (магазин): take the nominative.
+            best = next(
+                (
+                    p
+                    for p in parses
+                    if p.normal_form == best.normal_form
+                    and p.tag.POS == "NOUN"
+                    and "nomn" in p.tag
+                    and set(p.tag.grammemes) - {"nomn"} == set(best.tag.grammemes) - {"accs"}
+                ),
+                best,
+            )
+        # A neuter adjective used as a noun (гарне, друге, зайве) is an adjective's form.
+        if best.tag.POS == "NOUN" and any(
+            p.tag.POS == "ADJF"
+            and {"neut", "nomn"} <= set(p.tag.grammemes)
+            and p.normal_form != best.normal_form
+            for p in parses
+        ):
+            return False
         tag = best.tag
         grammemes = set(tag.grammemes)
         # pymorphy3's Ukrainian dictionary tags infinitives VERB+infn and leaves out "sing".
@@ -298,7 +368,10 @@ def wordfreq_candidates(
     checker = load_hunspell(ensure_debs(cache, code)[0]).lookup if code == "de" else None
     out: list[tuple[str, str, float]] = []
     seen: set[str] = set()
-    for word in wordfreq.top_n_list(code, 200_000):
+    words: Iterable[str] = wordfreq.top_n_list(code, 200_000)
+    if code == "de":
+        words = with_sharp_s(words, lower, cap)
+    for word in words:
         zipf = wordfreq.zipf_frequency(word, code)
         if zipf < ZIPF_FLOOR:
             break
@@ -306,6 +379,21 @@ def wordfreq_candidates(
         if play is None or play in seen:
             continue
         if word in names:
+            reject(code, play, "proper name")
+            continue
+        if lang.code != "uz" and ROMAN_NUMERAL.fullmatch(word):
+            reject(code, play, "numeral")
+            continue
+        if APOSTROPHES & set(word):
+            reject(code, play, "apostrophe word (guess only)")
+            continue
+        if code == "it" and it_clitic_form(word, lower):
+            reject(code, play, "inflected form")
+            continue
+        if code == "it" and (play[-1] not in "aeiou" or set(play) & set("jkwxy")):
+            # Italian words end in a vowel and do not use j k w x y: the rest are loans
+            # (album, click, coach, email) or truncations (alcun, suor).
+            reject(code, play, "foreign word")
             continue
         if code == "de":
             # igerman98 lists lower-case compound parts ("apfel" for "Bratapfel"): a lower-case
@@ -316,25 +404,74 @@ def wordfreq_candidates(
             elif noun in cap:
                 display = noun
             else:
+                reject(code, play, "not a dictionary word")
                 continue
         else:
             # it_IT stores many nouns as a bare root plus endings ("cas" + a/e): accept any
             # hunspell full form there and let the lemma filter decide.
             if word not in lower and not (code in FULL_FORM_LANGS and forms.get(play) == word):
+                reject(code, play, "not a dictionary word")
                 continue
             if zipf < ZIPF_HOMOGRAPH and word[:1].upper() + word[1:] in cap:
+                reject(code, play, "proper name")
                 continue
             display = word
         if morph is not None:
             if not morph.lemma_ok(word):
+                reject(code, play, "inflected form or function word")
                 continue
         elif not simplemma_ok(code, display, require_known=code not in FULL_FORM_LANGS):
+            reject(code, play, "inflected form or function word")
             continue
         if code != "en" and _looks_english(word, zipf):
+            reject(code, play, "foreign word")
             continue
         seen.add(play)
         out.append((play, display, zipf))
     return out
+
+
+def with_sharp_s(words: Iterable[str], lower: set[str], cap: set[str]) -> Iterator[str]:
+    """wordfreq folds ß to ss ("strasse"): give back the dictionary's ß spelling (Straße).
+
+    Every ß spelling the dictionary has is yielded, then the ss spelling if the dictionary has
+    that too (Masse and Maße); the frequency is looked up on the folded form either way.
+    """
+    for word in words:
+        if "ss" not in word:
+            yield word
+            continue
+        parts = word.split("ss")
+        variants = set()
+        for mask in range(1, 2 ** (len(parts) - 1)):
+            joined = parts[0]
+            for i, part in enumerate(parts[1:]):
+                joined += ("ß" if mask >> i & 1 else "ss") + part
+            variants.add(joined)
+        for variant in sorted(variants):
+            if variant in lower or variant[:1].upper() + variant[1:] in cap:
+                yield variant
+        yield word
+
+
+def it_clitic_form(word: str, lower: set[str]) -> bool:
+    """An Italian verb form with pronouns attached (dirti, farla, vederlo, facci, dammi)."""
+    import simplemma
+
+    # A noun or adjective of its own (valle, stalla, ditta, burla) is no verb form.
+    if simplemma.is_known(word, lang="it") and simplemma.lemmatize(word, lang="it") == word:
+        return False
+    if IT_SHORT_IMPERATIVE.fullmatch(word):
+        return True
+    for clitic in IT_CLITICS:
+        base = word[: -len(clitic)]
+        if word.endswith(clitic) and len(base) >= 2:
+            # dir+ti -> dire, veder+lo -> vedere, far+la -> fare; parlan+do+ne is too rare here.
+            if base.endswith("r") and (base + "e" in lower or base + "re" in lower):
+                return True
+            if base.endswith(("ando", "endo")):
+                return True
+    return False
 
 
 _NAMES: set[str] = set()
@@ -492,22 +629,89 @@ def uz_hunspell(lang: Language, paths: list[Path]) -> set[str]:
     return out
 
 
+def frequent_guesses(code: str, lang: Language) -> set[str]:
+    """Every word of the frequency list at ZIPF_GUESS or above, in play form (guesses only).
+
+    wordfreq's ß-folded German forms (strasse) stay playable as the Swiss spelling.
+    """
+    import wordfreq
+
+    out = set()
+    for word in wordfreq.top_n_list(code, 200_000):
+        if wordfreq.zipf_frequency(word, code) < ZIPF_GUESS:
+            break
+        if word.isalpha() or (APOSTROPHES & set(word) and code == "uk"):
+            spellings = [word]
+            if code == "de" and "ss" in word:
+                spellings += sharp_s_spellings(word)
+            for spelling in spellings:
+                play = playable(lang, spelling)
+                if play is not None:
+                    out.add(play)
+    return out
+
+
+def sharp_s_spellings(word: str) -> list[str]:
+    """The ß spellings of a folded German word (fussweg -> Fußweg) that simplemma knows."""
+    import simplemma
+
+    parts = word.split("ss")
+    out = []
+    for mask in range(1, 2 ** (len(parts) - 1)):
+        joined = parts[0]
+        for i, part in enumerate(parts[1:]):
+            joined += ("ß" if mask >> i & 1 else "ss") + part
+        if simplemma.is_known(joined, lang="de") or simplemma.is_known(joined.title(), lang="de"):
+            out.append(joined)
+    return out
+
+
+def unilex_guesses(lang: Language, path: Path, *, cyrillic_uz: bool = False) -> set[str]:
+    """Lower-case Unilex forms seen UNILEX_GUESS_COUNT times or more (kk; uz transliterated)."""
+    out = set()
+    if cyrillic_uz:
+        from zirhuzmorph.translit import lotinga
+    for line in path.read_text("utf-8").splitlines():
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[1].isdigit() or int(parts[1]) < UNILEX_GUESS_COUNT:
+            continue
+        word = parts[0]
+        if not word.isalpha() or word != word.lower():
+            continue
+        if cyrillic_uz:
+            word = lotinga(word, unicode_apostrof=True)
+        play = playable(lang, word)
+        if play is not None:
+            out.add(play)
+    return out
+
+
 # --- selection and output ----------------------------------------------------------------
 def select_answers(
     lang: Language,
     cands: list[tuple[str, str, float]],
-    excluded: set[str],
+    excluded: dict[str, str],
     blocklist: set[str],
     allowed: set[str],
     zipf_scale: bool,
 ) -> dict[int, list[tuple[str, str]]]:
+    """Answers by length, most frequent first; ``excluded`` maps a play form to its reason."""
+    offensive = offensive_blocklist(lang.code)
     by_len: dict[int, list[tuple[str, str]]] = {n: [] for n in LENGTHS}
     taken: set[str] = set()
     for play, display, score in cands:
         n = length_of(lang, play)
-        if play in excluded or play in blocklist or display.lower() in blocklist:
+        if play in excluded:
+            reject(lang.code, play, excluded[play])
+            continue
+        if offensive.blocks_answer(display) or offensive.blocks_answer(play):
+            reject(lang.code, play, "offensive (curated blocklist)")
+            continue
+        if play in blocklist or display.lower() in blocklist:
+            reject(lang.code, play, "hand blocklist (names, non-words, inflected)")
             continue
         if play not in allowed:
+            reject(lang.code, play, "not a dictionary word")
             continue
         picked = by_len[n]
         if play in taken:
@@ -558,16 +762,21 @@ def build(code: str, data: Path, cache: Path) -> dict[int, tuple[int, int]]:
         # книга, улица): keep only what pymorphy3 does not call a noun, adjective or infinitive.
         morph = Pymorphy(code)
         stops = {w for w in stops if not morph.lemma_ok(w)}
-    raw_excluded = stops | naughty_words(cache, code)
-    excluded = {p for w in raw_excluded if " " not in w and (p := playable(lang, w))}
+    naughty = naughty_words(cache, code)
+    excluded = {
+        p: ("offensive (naughty-words)" if w in naughty else "stop word")
+        for w in sorted(stops | naughty)
+        if " " not in w and (p := playable(lang, w))
+    }
     if code == "uz":
         cands, allowed = uz_candidates(lang)
         allowed |= uz_hunspell(lang, paths)
+        allowed |= unilex_guesses(lang, data / "uz" / "unilex_uz.txt", cyrillic_uz=True)
         zipf_scale = False
     elif code == "kk":
         forms, _, _ = hunspell_forms(lang, paths, keep_capitalised=False)
         cands, extra = kk_candidates(lang, data)
-        allowed = set(forms) | extra
+        allowed = set(forms) | extra | unilex_guesses(lang, data / "kk" / "unilex_kk.txt")
         zipf_scale = False
     else:
         forms, lower, cap = hunspell_forms(lang, paths, keep_capitalised=(code == "de"))
@@ -578,7 +787,8 @@ def build(code: str, data: Path, cache: Path) -> dict[int, tuple[int, int]]:
             import wordfreq
 
             dictionary = load_hunspell(paths[0])
-            for word in wordfreq.top_n_list("de", 60_000):
+            top = wordfreq.top_n_list("de", 60_000)
+            for word in with_sharp_s(top, lower, cap):
                 play = playable(lang, word)
                 if (
                     play
@@ -586,37 +796,255 @@ def build(code: str, data: Path, cache: Path) -> dict[int, tuple[int, int]]:
                     and (dictionary.lookup(word) or dictionary.lookup(word[:1].upper() + word[1:]))
                 ):
                     allowed.add(play)
+        allowed |= frequent_guesses(code, lang)
         zipf_scale = True
     answers = select_answers(
         lang, cands, excluded, blocklist, allowed | {c[0] for c in cands}, zipf_scale
     )
     allowed |= {p for n in LENGTHS for p, _ in answers[n]}
-    counts = write_lists(code, lang, answers, allowed, excluded)
+    before = {n: set(read_answers(code, n)) for n in LENGTHS}
+    counts = write_lists(code, lang, answers, allowed, set(excluded))
+    write_removed(code, before, answers, cache)
     log(f"[{code}] " + "  ".join(f"{n}: {a}/{b}" for n, (a, b) in counts.items()))
     return counts
 
 
-def write_review(seed: int = 3) -> None:
-    """REVIEW.md: 50 random answers per language (all lengths), for a native speaker."""
-    rng = random.Random(seed)
+def read_answers(code: str, n: int) -> list[str]:
+    path = HERE / code / f"answers-{n}.txt"
+    if not path.exists():
+        return []
+    return [line.split("\t")[0] for line in path.read_text("utf-8").splitlines()]
+
+
+def write_removed(
+    code: str, before: dict[int, set[str]], answers: dict[int, list[tuple[str, str]]], cache: Path
+) -> None:
+    """Log (and keep in the cache) the previous answers this build dropped, by reason."""
+    removed: dict[str, list[str]] = defaultdict(list)
+    for n in LENGTHS:
+        now = {p for p, _ in answers[n]}
+        for play in sorted(before[n] - now):
+            reason = REASONS[code].get(play, "displaced (size cap; more frequent words first)")
+            removed[reason].append(play)
+    summary = dict(sorted(removed.items()))
+    (cache / f"removed-{code}.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1))
+    log(f"[{code}] removed: " + ", ".join(f"{r}: {len(w)}" for r, w in summary.items()))
+
+
+# --- measured quality (REVIEW.md) ----------------------------------------------------------
+# Independent native word lists, used only to measure (never copied into the lists): Debian
+# packages unpacked into the cache, or a PyPI package's lemma dictionary.
+REFERENCE_DEBS: dict[str, tuple[str, str, str, str]] = {
+    # lang -> (package, version, path inside the package, name and licence for REVIEW.md)
+    "en": (
+        "wordnet-base",
+        "1:3.0-37",
+        "usr/share/wordnet",
+        "Princeton WordNet 3.0 lemmas (Debian wordnet-base; WordNet 3.0 licence, permissive)",
+    ),
+    "fr": (
+        "wfrench",
+        "1.2.7-2",
+        "usr/share/dict/french",
+        "Debian wfrench word list (GPL-2+, "
+        "P. Leyland, C. Le Bars; not the Dicollecte dictionary we build from)",
+    ),
+    "es": (
+        "wspanish",
+        "1.0.30",
+        "usr/share/dict/spanish",
+        "Debian wspanish word list (public domain; the ispell espanol list, not RLA-ES)",
+    ),
+    "it": (
+        "witalian",
+        "1.10",
+        "usr/share/dict/italian",
+        "Debian witalian word list (GPL-3+, D. Salvetti; not the hunspell-it dictionary)",
+    ),
+}
+SIMPLEMMA_NOTE = (
+    "simplemma 2.0.0 lemma dictionary (PyPI, MIT; Wiktionary-derived lemma lists); the answers "
+    "filter also uses simplemma, so its share of our secrets is high by construction"
+)
+ZIPF_COMMON = 3.0
+SAMPLE_PER_LENGTH = 40
+
+
+def reference_words(code: str, cache: Path) -> tuple[set[str], str] | None:
+    """(words of an independent list, its name and licence), or None where none is offline."""
+    if code in REFERENCE_DEBS:
+        package, version, inner, note = REFERENCE_DEBS[code]
+        root = cache / "ref" / package
+        if not (root / inner).exists():
+            debs = cache / "deb"
+            debs.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["apt-get", "download", f"{package}={version}"], cwd=debs, check=True)
+            for deb in debs.glob(f"{package}_*.deb"):
+                root.mkdir(parents=True, exist_ok=True)
+                subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
+        if code == "en":
+            words = set()
+            for pos in ("noun", "verb", "adj", "adv"):
+                for line in (root / inner / f"index.{pos}").read_text("utf-8").splitlines():
+                    if line and not line.startswith(" "):
+                        words.add(line.split(" ", 1)[0])
+        else:
+            text = (root / inner).read_bytes().decode("utf-8", errors="replace")
+            words = {w for w in text.splitlines() if w and w == w.lower()}
+        return words, note
+    if code in ("kk", "uz"):
+        return None
+    from simplemma.strategies.dictionaries.dictionary_factory import DefaultDictionaryFactory
+
+    dictionary = DefaultDictionaryFactory().get_dictionary(code)
+    lemmas = {str(v, "utf-8") if isinstance(v, bytes) else v for v in dictionary.values()}
+    if code != "de":
+        return {w for w in lemmas if w == w.lower()}, SIMPLEMMA_NOTE
+    # German nouns are capitalised. The list also keeps pre-1996 spellings (bewußt beside
+    # bewusst), which wordfreq cannot tell apart (it folds ß): measure the current one only.
+    lower = {w.lower() for w in lemmas}
+    return {
+        w.lower() for w in lemmas if not ("ß" in w and w.lower().replace("ß", "ss") in lower)
+    }, SIMPLEMMA_NOTE
+
+
+def read_lists(code: str, rev: str | None) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+    """(answers, allowed) by length, from the work tree or from git revision ``rev``."""
+
+    def text(name: str) -> str:
+        if rev is None:
+            return (HERE / code / name).read_text("utf-8")
+        return subprocess.run(
+            ["git", "show", f"{rev}:wordlists/{code}/{name}"],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    answers = {
+        n: {ln.split("\t")[0] for ln in text(f"answers-{n}.txt").splitlines()} for n in LENGTHS
+    }
+    allowed = {n: set(text(f"allowed-{n}.txt").splitlines()) for n in LENGTHS}
+    return answers, allowed
+
+
+def measure(
+    code: str, cache: Path, rev: str | None = None
+) -> dict[int, tuple[int, float, float, float]]:
+    """Per length: (common reference words, % of them our guesses accept, % of our secrets the
+    reference knows). Common = Zipf >= ZIPF_COMMON in wordfreq (the whole list for kk/uz)."""
+    import wordfreq
+
+    ref = reference_words(code, cache)
+    if ref is None:
+        return {}
+    lang = get_language(code)
+    words, _ = ref
+    answers, allowed = read_lists(code, rev)
+    by_len: dict[int, set[str]] = defaultdict(set)
+    common: dict[int, set[str]] = defaultdict(set)
+    for word in words:
+        if not word.isalpha():
+            continue
+        play = playable(lang, word)
+        if play is None:
+            continue
+        n = length_of(lang, play)
+        by_len[n].add(play)
+        if wordfreq.zipf_frequency(word, code) >= ZIPF_COMMON:
+            common[n].add(play)
+    out = {}
+    for n in LENGTHS:
+        accepted = len(common[n] & allowed[n]) / max(1, len(common[n]))
+        known = len(answers[n] & by_len[n]) / max(1, len(answers[n]))
+        every = len(by_len[n] & allowed[n]) / max(1, len(by_len[n]))
+        out[n] = (len(common[n]), 100 * accepted, 100 * known, 100 * every)
+    return out
+
+
+def missed_guesses(code: str, cache: Path, n: int, limit: int = 15) -> list[str]:
+    """The most frequent common reference words our guesses still refuse (for REVIEW.md)."""
+    import wordfreq
+
+    ref = reference_words(code, cache)
+    if ref is None:
+        return []
+    lang = get_language(code)
+    _, allowed = read_lists(code, None)
+    missed = {}
+    for word in ref[0]:
+        play = playable(lang, word) if word.isalpha() else None
+        if play and length_of(lang, play) == n and play not in allowed[n]:
+            zipf = wordfreq.zipf_frequency(word, code)
+            if zipf >= ZIPF_COMMON:
+                missed[play] = zipf
+    return sorted(missed, key=lambda w: (-missed[w], w))[:limit]
+
+
+def review_sample(code: str, n: int, seed: int = 3) -> list[str]:
+    """SAMPLE_PER_LENGTH answers of ``code`` at ``n`` tiles (display forms), seeded, sorted."""
+    path = HERE / code / f"answers-{n}.txt"
+    shown = [ln.split("\t")[-1] for ln in path.read_text("utf-8").splitlines()]
+    rng = random.Random(f"{seed}-{code}-{n}")
+    return sorted(rng.sample(shown, min(SAMPLE_PER_LENGTH, len(shown))))
+
+
+def write_review(cache: Path, before_rev: str | None = None, seed: int = 3) -> None:
+    """REVIEW.md: measured coverage per language and length, and 40 seeded secrets per length."""
     parts = [
-        "# Native-speaker review sample\n",
-        "50 random answers per language (seeded, regenerated by the builder). Please flag any\n"
-        "word a native speaker would not know, or that is a name, abbreviation, foreign,\n"
-        "inflected (not the dictionary form), a function word or offensive; add it to\n"
-        "`wordlists/<lang>/blocklist.txt` and rebuild.\n",
+        "# Word-list review\n\n",
+        "Regenerated by `python -m wordlists.build` (or `--review-only`). For each language: how\n"
+        "the lists compare with an independent native word list, and a seeded sample of\n"
+        f"{SAMPLE_PER_LENGTH} secrets per length for a native reader. Please flag any secret a\n"
+        "native speaker would not know, or that is a name, abbreviation, foreign, inflected (not\n"
+        "the dictionary form), a function word or offensive: add it to\n"
+        "`wordlists/<lang>/blocklist.txt` (offensive words: `shared/domain/offensive.py`) and\n"
+        "rebuild.\n\n",
+        f"*Common* words of a reference list are those with Zipf >= {ZIPF_COMMON} in wordfreq. "
+        "*Guesses accept* is the share of them that our allowed list of that length accepts "
+        "(goal >= 99.5%); *secrets known* is the share of our answers that the reference lists; "
+        "*all its words accepted* is the share of every word of the reference at that length "
+        "(rare, archaic and technical words included) that our guesses accept.\n",
     ]
+    if before_rev:
+        parts.append(f"*Before* columns: the lists at git revision `{before_rev}`.\n")
     for code in LANGUAGE_CODES:
-        words: list[str] = []
-        for n in LENGTHS:
-            path = HERE / code / f"answers-{n}.txt"
-            if path.exists():
-                words += [ln.split("\t")[-1] for ln in path.read_text("utf-8").splitlines()]
-        sample = sorted(rng.sample(words, min(50, len(words))))
         lang = get_language(code)
-        parts.append(
-            f"\n## {code} — {lang.name} ({lang.native_name})\n\n" + ", ".join(sample) + "\n"
-        )
+        parts.append(f"\n## {code} — {lang.name} ({lang.native_name})\n\n")
+        ref = reference_words(code, cache)
+        if ref is None:
+            parts.append(
+                "Reference: none available offline (no independent native list of this language "
+                "in Debian or on PyPI beyond the sources the lists are built from).\n"
+            )
+        else:
+            now = measure(code, cache)
+            old = measure(code, cache, before_rev) if before_rev else {}
+            parts.append(f"Reference: {ref[1]}.\n\n")
+            head = (
+                "| tiles | common words | guesses accept | secrets known | all its words accepted |"
+            )
+            rule = "| --- | --- | --- | --- | --- |"
+            if old:
+                head += " guesses accept (before) | secrets known (before) | all (before) |"
+                rule += " --- | --- | --- |"
+            rows = [head, rule]
+            for n in LENGTHS:
+                c, acc, known, every = now[n]
+                row = f"| {n} | {c:,} | {acc:.1f}% | {known:.1f}% | {every:.1f}% |"
+                if old:
+                    row += f" {old[n][1]:.1f}% | {old[n][2]:.1f}% | {old[n][3]:.1f}% |"
+                rows.append(row)
+            parts.append("\n".join(rows) + "\n")
+            misses = {n: missed_guesses(code, cache, n) for n in LENGTHS}
+            if any(misses.values()):
+                parts.append("\nMost frequent common reference words still refused as guesses:\n\n")
+                for n in LENGTHS:
+                    parts.append(f"- {n}: " + (", ".join(misses[n]) or "none") + "\n")
+        parts.append(f"\nSample ({SAMPLE_PER_LENGTH} secrets per length, seeded):\n\n")
+        for n in LENGTHS:
+            parts.append(f"- {n}: " + ", ".join(review_sample(code, n, seed)) + "\n")
     (HERE / "REVIEW.md").write_text("".join(parts), "utf-8")
 
 
@@ -646,12 +1074,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("langs", nargs="*", default=list(LANGUAGE_CODES))
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "wordlists-data")
     parser.add_argument("--cache", type=Path, default=REPO / ".wordlists-cache")
+    parser.add_argument(
+        "--review-only", action="store_true", help="only rewrite REVIEW.md and the counts"
+    )
+    parser.add_argument(
+        "--before", metavar="REV", help="git revision to measure in REVIEW.md's before columns"
+    )
     args = parser.parse_args(argv)
     args.cache.mkdir(exist_ok=True)
     table = {}
-    for code in args.langs:
-        table[code] = build(code, args.data, args.cache)
-    write_review()
+    if not args.review_only:
+        for code in args.langs:
+            table[code] = build(code, args.data, args.cache)
+    write_review(args.cache, args.before)
     write_counts()
     print("| lang | " + " | ".join(f"{n} answers / allowed" for n in LENGTHS) + " |")
     for code, counts in table.items():

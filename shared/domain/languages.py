@@ -3,8 +3,8 @@
 Pure data and pure functions, stdlib only. A word is played in its *play form*: Unicode NFC,
 lower case (German ß is kept, never turned into "ss"), then the language's folding (accents
 stripped where the language's clones strip them, ё→е, Latin look-alikes → Kazakh Cyrillic,
-Uzbek apostrophe variants → ʻ/ʼ). Length is counted in *tiles*: one letter, except the Uzbek
-digraphs oʻ gʻ sh ch, which are one tile each.
+Uzbek apostrophe variants → ʻ/ʼ, the Ukrainian apostrophe dropped: it is no tile). Length is
+counted in *tiles*: one letter, except the Uzbek digraphs oʻ gʻ sh ch, which are one tile each.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ _UZ_APOSTROPHES = frozenset("'‘’ʻʼ`´ʹ′")
 _UZ_OKINA = "ʻ"  # U+02BB, the "tutuq" of oʻ and gʻ
 _UZ_TUTUQ = "ʼ"  # U+02BC, the glottal-stop letter (taʼlim)
 _UZ_DIGRAPHS = ("oʻ", "gʻ", "sh", "ch")
+
+# Ukrainian: every apostrophe-like mark a keyboard or a font may produce (U+02BC is the standard).
+_UK_APOSTROPHES = _UZ_APOSTROPHES
 
 # Kazakh: Latin letters that look like Cyrillic ones, as pasted or typed on a mixed keyboard.
 # Upper-case ones are mapped before lower-casing, so that Latin "B" or "H" means В and Н.
@@ -141,7 +144,10 @@ def _fold_ru(text: str) -> str:
 
 
 def _fold_uk(text: str) -> str:
-    return _lower(text, keep_sharp_s=False)
+    # The apostrophe (пам'ять, м'ясо, сім'я) is no tile: it is dropped, so such a word is typed
+    # and played without it ("память"). The word lists accept these words as guesses and never
+    # draw them as secrets, whose play form must be the word's own spelling.
+    return "".join(ch for ch in _lower(text, keep_sharp_s=False) if ch not in _UK_APOSTROPHES)
 
 
 def _fold_kk(text: str) -> str:

@@ -5,10 +5,12 @@ change it later. ``generate_nickname`` makes one from an injected ``random.Rando
 adjective + noun + number for ``"en"``, a language-free syllable name for every other language).
 ``validate_nickname`` cleans a player's choice (NFC, trimmed, inner spaces collapsed) and refuses
 anything outside the rules: 3-20 code points of letters and digits of any script, combining marks
-that follow a letter, space, ``_``, ``-`` and ``.``; no control, format, private-use, surrogate or
-unassigned characters. Unicode data is the running Python's ``unicodedata`` (Unicode 14.0 on
-3.11, newer on later Pythons), so a code point unassigned on one runtime may be a letter on the
-next; nicknames stored once are never re-validated against an older table.
+that follow a letter, space, ``_``, ``-`` and ``.``; no word of the offensive blocklists of the
+13 game and 5 UI languages (ruling 16, ``shared.domain.offensive``); no control, format,
+private-use, surrogate or unassigned characters. Unicode data is the running Python's
+``unicodedata`` (Unicode 14.0 on 3.11, newer on later Pythons), so a code point unassigned on one
+runtime may be a letter on the next; nicknames stored once are never re-validated against an
+older table (nor against a later blocklist).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import random
 import unicodedata
 
 from shared.domain.errors import InvalidNicknameError
+from shared.domain.offensive import nickname_is_offensive
 
 __all__ = [
     "NICKNAME_MAX_CHARS",
@@ -95,8 +98,11 @@ def _neutral_nickname(rng: random.Random) -> str:
     while True:  # each draw is rejected with a small probability, so this ends quickly
         first, second = _neutral_word(rng), _neutral_word(rng)
         letters = (first + second).lower()
-        if not any(bad in letters for bad in _NEUTRAL_DENYLIST):
-            return f"{first}-{second} {rng.randrange(10, 100)}"
+        if any(bad in letters for bad in _NEUTRAL_DENYLIST):
+            continue
+        name = f"{first}-{second} {rng.randrange(10, 100)}"
+        if not nickname_is_offensive(name):
+            return name
 
 
 def generate_nickname(rng: random.Random, language: str = "en") -> str:
@@ -148,11 +154,13 @@ def validate_nickname(raw: str) -> str:
     digits/numbers (N*) of any script, combining marks (M*) directly after a letter or after
     another such mark, space, ``_``, ``-`` and ``.``. Anything else is refused, notably control
     (Cc, including inner tabs and newlines), format (Cf: zero-width and bidi marks), private-use
-    (Co), surrogate (Cs) and unassigned (Cn) code points.
+    (Co), surrogate (Cs) and unassigned (Cn) code points. It must also hold no word of the
+    offensive blocklists of any game or UI language (ruling 16, ``shared.domain.offensive``).
 
     Raises ``InvalidNicknameError`` whose message says which check failed, in this order: empty
     (nothing left after trimming), a forbidden character (1-based position in the cleaned text
-    and its code point), too short, too long. The result validates to itself.
+    and its code point), too short, too long, an offensive word (not echoed). The result
+    validates to itself.
     """
     text = unicodedata.normalize("NFC", raw).strip()
     if not text:
@@ -179,4 +187,7 @@ def validate_nickname(raw: str) -> str:
         raise InvalidNicknameError(
             f"nickname is too long: {len(text)} characters, at most {NICKNAME_MAX_CHARS}"
         )
+    if nickname_is_offensive(text):
+        # The word is not echoed: the message may be shown or logged.
+        raise InvalidNicknameError("nickname contains an offensive word")
     return text

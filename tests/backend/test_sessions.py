@@ -150,3 +150,13 @@ def test_invalid_nickname_is_refused_and_nothing_is_stored(backend, nickname):
 
     assert a.errors == ["invalid_nickname"]
     assert backend.snapshot() == before
+
+
+def test_offensive_nickname_is_refused_as_invalid_nickname(backend):
+    a = backend.player("a")
+    before = backend.snapshot()
+
+    a.send("nickname", nickname="shit head")
+
+    assert a.errors == ["invalid_nickname"]
+    assert backend.snapshot() == before

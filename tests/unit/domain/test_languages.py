@@ -95,6 +95,10 @@ NORMALISATION = [
     ("uk", "Їжак", "їжак"),
     ("uk", "ҐАНОК", "ґанок"),
     ("uk", "Єдність", "єдність"),
+    # Ukrainian: the apostrophe is no tile, every variant of it is dropped.
+    ("uk", "Пам'ять", "память"),
+    ("uk", "м’ясо", "мясо"),
+    ("uk", "сімʼя", "сімя"),
     # Kazakh: Cyrillic kept, Latin look-alikes mapped to Cyrillic.
     ("kk", "Әке", "әке"),
     ("kk", "Ұлт", "ұлт"),
@@ -151,7 +155,8 @@ SPELLABLE = [
     ("ru", "ёлка", False),  # only the normalised form is playable
     ("ru", "елка", True),
     ("uk", "ёлка", False),
-    ("uk", "м'ята", False),  # apostrophe words are excluded
+    ("uk", "м'ята", False),  # the apostrophe is no tile: only "мята" (normalised) is spellable
+    ("uk", "мята", True),
     ("it", "l'acqua", False),
     ("pl", "łódź", True),
     ("kk", "kітап", False),  # un-normalised Latin k

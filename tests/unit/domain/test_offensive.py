@@ -1,0 +1,99 @@
+"""Unit tests: the offensive-word blocklists and the nickname rule built on them (ruling 16)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from shared.domain.errors import InvalidNicknameError
+from shared.domain.languages import LANGUAGE_CODES
+from shared.domain.nicknames import _EN_ADJECTIVES, _EN_NOUNS, generate_nickname, validate_nickname
+from shared.domain.offensive import BLOCKLIST_LANGUAGES, blocklist, nickname_is_offensive
+
+UI_LANGUAGES = ("en", "nl", "mk", "hi", "ar")
+
+
+def test_every_game_and_ui_language_has_a_non_empty_blocklist() -> None:
+    assert set(LANGUAGE_CODES) | set(UI_LANGUAGES) <= set(BLOCKLIST_LANGUAGES)
+    for code in BLOCKLIST_LANGUAGES:
+        entries = blocklist(code)
+        assert len(entries.words) + len(entries.prefixes) + len(entries.infixes) >= 20, code
+
+
+@pytest.mark.parametrize(
+    "nickname",
+    [
+        "shit head",  # the reported one
+        "ShitHead",
+        "sh1t_head",
+        "Motherfucker99",
+        "dumb ass",
+        "Hurensohn",
+        "kurwa mać",
+        "puta madre",
+        "Pute 12",
+        "сука",
+        "cyka",  # Latin letters that look like the Cyrillic word
+        "Хуйло",
+        "пичка",  # Macedonian, a UI language
+        "bhenchod",  # Hindi in Latin letters
+        "شرموطة",  # Arabic
+        "kontol 7",  # Indonesian
+        "Dupa.Jasiu",
+    ],
+)
+def test_offensive_nickname_is_refused_as_invalid_nickname(nickname: str) -> None:
+    assert nickname_is_offensive(nickname)
+    with pytest.raises(InvalidNicknameError) as caught:
+        validate_nickname(nickname)
+    assert caught.value.code == "invalid_nickname"
+    assert nickname.split()[0].lower() not in str(caught.value).lower()  # never echoed
+
+
+@pytest.mark.parametrize(
+    "nickname",
+    [
+        "Bass Hit",  # neighbouring words only count when they make a whole listed word
+        "Scunthorpe",
+        "Pine Cone",  # French "pine" only keeps French answers clean
+        "Mandarin",
+        "Kontakt",
+        "Pikachu",
+        "Truth",
+        "Cocktail",
+        "Dickens",
+        "Año Nuevo",
+        "Хлеб и соль",
+        "Grashüpfer",
+        "Analytics",
+    ],
+)
+def test_innocent_nickname_is_accepted(nickname: str) -> None:
+    assert not nickname_is_offensive(nickname)
+    assert validate_nickname(nickname) == nickname
+
+
+def test_every_english_generated_combination_is_clean() -> None:
+    dirty = [
+        f"{a}{n}42" for a in _EN_ADJECTIVES for n in _EN_NOUNS if nickname_is_offensive(f"{a}{n}42")
+    ]
+    assert not dirty
+
+
+@pytest.mark.parametrize("language", LANGUAGE_CODES)
+def test_no_generated_nickname_holds_a_blocklisted_word(language: str) -> None:
+    rng = random.Random(f"blocklist-{language}")
+    for _ in range(2000):
+        assert not nickname_is_offensive(generate_nickname(rng, language))
+
+
+def test_answer_check_matches_whole_words_prefixes_and_infixes_after_folding() -> None:
+    fr, es, ru = blocklist("fr"), blocklist("es"), blocklist("ru")
+    assert fr.blocks_answer("pine")  # answers-only: innocent in English nicknames
+    assert fr.blocks_answer("Enculés")  # prefix, case and accents folded
+    assert not es.blocks_answer("año")  # folds to "ano": not listed for that reason
+    assert ru.blocks_answer("шлюха")
+    assert ru.blocks_answer("сучка")
+    assert not ru.blocks_answer("мандарин")
+    assert not ru.blocks_answer("хлеба")
