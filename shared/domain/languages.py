@@ -1,4 +1,4 @@
-"""Domain layer: the 13 game languages, their tiles, folding and keyboards (issue 3, ruling 12).
+"""Domain layer: the 13 game languages, their tiles, folding and keyboards (ruling 12).
 
 Pure data and pure functions, stdlib only. A word is played in its *play form*: Unicode NFC,
 lower case (German ß is kept, never turned into "ss"), then the language's folding (accents

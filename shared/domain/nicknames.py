@@ -1,4 +1,4 @@
-"""Domain layer: anonymous nickname generation and nickname validation (ruling 11, issue 2).
+"""Domain layer: anonymous nickname generation and nickname validation (ruling 11).
 
 Players are anonymous (ruling 11): the first session gets a generated nickname, and a player may
 change it later. ``generate_nickname`` makes one from an injected ``random.Random`` (English
@@ -106,7 +106,7 @@ def _neutral_nickname(rng: random.Random) -> str:
 
 
 def generate_nickname(rng: random.Random, language: str = "en") -> str:
-    """A fresh anonymous nickname drawn from ``rng`` (ruling 11, issue 2).
+    """A fresh anonymous nickname drawn from ``rng`` (ruling 11).
 
     ``language`` is a game language code. ``"en"`` gives adjective + noun + two-digit number,
     e.g. ``"BraveOtter42"`` (368,640 combinations); any other code, known or not, gives a
@@ -146,7 +146,7 @@ def _forbidden_message(char: str, position: int, category: str) -> str:
 
 
 def validate_nickname(raw: str) -> str:
-    """The cleaned form of the nickname ``raw``, or ``InvalidNicknameError`` (ruling 11, issue 2).
+    """The cleaned form of the nickname ``raw``, or ``InvalidNicknameError`` (ruling 11).
 
     Cleaning: Unicode NFC; whitespace trimmed from both ends; each inner run of space separators
     (category Zs, e.g. U+00A0, U+3000) collapsed to one ASCII space. The cleaned nickname must be
