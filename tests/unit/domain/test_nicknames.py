@@ -17,6 +17,7 @@ from shared.domain.nicknames import (
     generate_nickname,
     validate_nickname,
 )
+from shared.domain.offensive import nickname_is_offensive
 
 GAME_LANGUAGES = ("en", "id", "de", "es", "fr", "it", "nl", "uz", "pl", "pt", "kk", "ru", "uk")
 ENGLISH_SHAPE = re.compile(r"[A-Z][a-z]+[A-Z][a-z]+[1-9][0-9]")
@@ -249,10 +250,15 @@ def test_validation_returns_a_fixed_point_or_refuses(raw: str) -> None:
     )
 )
 def test_letters_digits_and_allowed_punctuation_fail_only_on_length(raw: str) -> None:
-    """Issue 2: text made only of allowed characters is refused for emptiness or length only."""
+    """Ruling 11: text made only of allowed characters is refused for emptiness or length only,
+    unless it holds a word of the offensive blocklists (then ``offensive word``)."""
     # Here every whitespace is a space separator, so split/join is exactly trim + collapse.
-    length = len(unicodedata.normalize("NFC", " ".join(unicodedata.normalize("NFC", raw).split())))
-    if NICKNAME_MIN_CHARS <= length <= NICKNAME_MAX_CHARS:
+    clean = unicodedata.normalize("NFC", " ".join(unicodedata.normalize("NFC", raw).split()))
+    length = len(clean)
+    if NICKNAME_MIN_CHARS <= length <= NICKNAME_MAX_CHARS and nickname_is_offensive(clean):
+        with pytest.raises(InvalidNicknameError, match="offensive"):
+            validate_nickname(raw)
+    elif NICKNAME_MIN_CHARS <= length <= NICKNAME_MAX_CHARS:
         assert len(validate_nickname(raw)) == length
     else:
         with pytest.raises(InvalidNicknameError, match=r"empty|too short|too long"):
