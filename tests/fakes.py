@@ -16,6 +16,7 @@ record changes nothing until it commits.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import random
 from collections.abc import Iterable, Sequence
@@ -233,7 +234,6 @@ def fake_deps(*, seed: int = 7, heartbeat_ms: int | None = None, lexicon: Any = 
     (``id0001``...), secrets and chance, no retry sleeps. Due timers run the real clock
     function's logic (``functions.apply_deadlines.handle``) on this same ``Deps``."""
     from functions import apply_deadlines
-    from shared.adapters.lexicon import WordListLexicon
 
     rng = random.Random(seed)
     ids = itertools.count(1)
@@ -242,7 +242,7 @@ def fake_deps(*, seed: int = 7, heartbeat_ms: int | None = None, lexicon: Any = 
         store=InMemoryStore(),
         notifier=RecordingNotifier(),
         clock=clock,
-        lexicon=lexicon or _lexicon(WordListLexicon),
+        lexicon=lexicon or _word_lists(),
         timing=Timing(30_000, 6_000, 60_000, 1_000, heartbeat_ms),
         rng=lambda: random.Random(rng.random()),
         ids=lambda: f"id{next(ids):04d}",
@@ -253,11 +253,9 @@ def fake_deps(*, seed: int = 7, heartbeat_ms: int | None = None, lexicon: Any = 
     return deps
 
 
-_LEXICONS: dict[Any, Any] = {}
-
-
-def _lexicon(kind: Any) -> Any:
+@functools.cache
+def _word_lists() -> Any:
     """One word-list lexicon per process (loading the lists is the slow part)."""
-    if kind not in _LEXICONS:
-        _LEXICONS[kind] = kind()
-    return _LEXICONS[kind]
+    from shared.adapters.lexicon import WordListLexicon
+
+    return WordListLexicon()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shared.domain.tournament import Dealer
+from shared.protocol.limits import MAX_FRAME_BYTES
 from shared.services.ports import Clock, Lexicon, Limiter, Notifier, Store
 
 
@@ -69,7 +70,7 @@ class Deps:
     sleep: Callable[[float], None] = time.sleep
     metrics: Callable[[str, float], None] = no_metric
     limiter: Limiter | None = None
-    max_message_bytes: int = 32 * 1024
+    max_message_bytes: int = MAX_FRAME_BYTES
     """The largest inbound frame the entrypoints accept (API Gateway's 32 KB frame)."""
     watchdog_grace_ms: int = 5_000
     """How late a deadline may be before the watchdog applies it."""

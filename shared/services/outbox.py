@@ -41,7 +41,7 @@ class Outbox:
     timers: list[Timer] = field(default_factory=list)
     closes: list[str] = field(default_factory=list)
     """Connections to close after the messages (a replaced session's, a silent player's)."""
-    _replied: bool = False
+    _replied: bool = field(default=False, init=False, repr=False)
 
     def add(self, connections: Iterable[str | None], event: OutboundEvent) -> None:
         """Queue ``event`` once for each distinct connection (None entries are skipped)."""

@@ -15,6 +15,7 @@ Imports no use case. Reactions in other aggregates (the party screens after plac
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -109,8 +110,7 @@ def change_tournament(
 
     done = run(deps, step)
     _count(deps, done.value.events)
-    c = done.value
-    return Committed(c.record, c.events, c.changed, c.personal, c.refusal, done.gone)
+    return dataclasses.replace(done.value, gone=done.gone)
 
 
 def _count(deps: Deps, events: Sequence[ev.Event]) -> None:
