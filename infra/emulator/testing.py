@@ -126,6 +126,14 @@ def ws_event(route: str, connection_id: str, body: str | None, now_ms: int) -> d
     return event
 
 
+def _canonical(value: Any) -> str:
+    """JSON for what ``json`` cannot write: a Binary attribute (the tournament's compressed
+    state) as hex, anything else (Decimal) as its text."""
+    from boto3.dynamodb.types import Binary
+
+    return bytes(getattr(value, "value", b"")).hex() if isinstance(value, Binary) else str(value)
+
+
 class Backend:
     """The real handlers over moto + a manual clock + a recording notifier (see module doc)."""
 
@@ -249,7 +257,7 @@ class Backend:
 
     def snapshot(self) -> str:
         """The whole table as canonical JSON: equal snapshots mean nothing was written."""
-        return json.dumps(self.items(), sort_keys=True, default=str)
+        return json.dumps(self.items(), sort_keys=True, default=_canonical)
 
     def item(self, key: dict[str, str]) -> dict[str, Any] | None:
         """One raw item by key (e.g. ``schema.player_key(pid)``), as plain Python values."""

@@ -222,14 +222,15 @@ class Game:
         from boto3.dynamodb.types import TypeDeserializer
 
         from shared.adapters.dynamo import schema
-        from shared.adapters.dynamo.codec import tournament_from_json
+        from shared.adapters.dynamo.codec import tournament_from_item
 
         if self.dynamodb is None:  # AWS_ENDPOINT_URL points it at the test's moto
             self.dynamodb = boto3.client("dynamodb")
         key = {k: {"S": v} for k, v in schema.tournament_key(tid).items()}
         item = self.dynamodb.get_item(TableName=self.config["table"], Key=key, ConsistentRead=True)
-        state = TypeDeserializer().deserialize(item["Item"]["state"])
-        for duel in tournament_from_json(state).duels:
+        de = TypeDeserializer()
+        stored = tournament_from_item({k: de.deserialize(v) for k, v in item["Item"].items()})
+        for duel in stored.tournament.duels:
             if duel.duel_id == duel_id:
                 return duel.word
         raise AssertionError(f"duel {duel_id} is not in tournament {tid}")

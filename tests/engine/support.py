@@ -8,6 +8,7 @@ handlers (``backend.invoke`` / ``ScriptedPlayer.send``) or the services.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from collections.abc import Callable
@@ -36,7 +37,17 @@ def peek_item(key: dict[str, str]) -> dict[str, Any] | None:
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     item = _table().get_item(DynamoType({"S": key["pk"]}), DynamoType({"S": key["sk"]}))
-    return from_av(item.to_json()["Attributes"]) if item is not None else None
+    if item is None:
+        return None
+    # moto's JSON form carries a Binary as base64 text (as the wire does, and botocore decodes
+    # it) or, for some writes, as the raw bytes
+    attributes = {
+        name: {"B": base64.b64decode(av["B"]) if isinstance(av["B"], str) else av["B"]}
+        if "B" in av
+        else av
+        for name, av in item.to_json()["Attributes"].items()
+    }
+    return from_av(attributes)
 
 
 def peek(tournament_id: str) -> TournamentRecord:

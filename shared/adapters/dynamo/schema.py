@@ -20,7 +20,9 @@ Items (``pk`` / ``sk``):
 ``OPENER#<lang>#<bucket>`` ``OPENER`` the lobby that solo players of a language and rating bucket
                                         open into when no waiting lobby admits them; ``version``
 ``TOURN#<tournament_id>``  ``STATE``    the tournament aggregate (rounds, current duels, lives,
-                                        places) as JSON, connections by player; ``version``
+                                        places), connections and parties by player, as one
+                                        zlib-compressed document (``codec.STATE_SCHEMA``);
+                                        ``version``
 ``PARTY#<party_id>``       ``PARTY``    invite, members in joining order; ``version``
 ``INVITE#<invite>``        ``INVITE``   party id for an invite token
 =========================  ===========  =========================================================

@@ -1,18 +1,31 @@
 """The stored tournament document (``shared.adapters.dynamo.codec``): versioned, read back
-exactly, and a document of another layout refused rather than misread."""
+exactly, schema-1 items still read (a tournament running across a deployment), a document of
+another layout or a corrupt one refused rather than misread, and the worst item within 2 WRU /
+1 RRU (issue 16)."""
 
 from __future__ import annotations
 
 import json
+import zlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from infra.benchmarks import items, units
+from shared.adapters.dynamo import codec
 from shared.adapters.dynamo.codec import (
     STATE_SCHEMA,
     StateSchemaError,
+    tournament_from_item,
     tournament_from_json,
+    tournament_from_state,
+    tournament_to_item,
     tournament_to_json,
+    tournament_to_state,
 )
+from shared.adapters.dynamo.store import to_av
+from shared.services.model import TournamentRecord
 from tests.unit.domain.helpers import begin_round, play, start, wrong_word
 
 
@@ -25,23 +38,126 @@ def _played():
     return t
 
 
-def test_the_document_carries_its_schema_and_reads_back_the_same_tournament() -> None:
-    t = _played()
-    raw = tournament_to_json(t)
-    assert json.loads(raw)["schema"] == STATE_SCHEMA == 1
-    assert tournament_from_json(raw) == t
+def _record(t=None) -> TournamentRecord:
+    t = t or _played()
+    ids = [p.player_id for p in t.players]
+    return TournamentRecord(
+        tournament=t,
+        connections={pid: f"conn-{pid}" for pid in ids[:6]},
+        party_ids={ids[0]: "party-1", ids[1]: "party-1"},
+        version=7,
+    )
 
 
-def test_a_document_written_before_the_schema_key_reads_as_schema_1() -> None:
+def _doc(blob: bytes) -> dict:
+    return json.loads(zlib.decompress(blob))
+
+
+def test_the_item_carries_a_schema_2_document_that_reads_back_the_same_record() -> None:
+    rec = _record()
+    item = tournament_to_item(rec, now_ms=0)
+    assert isinstance(item["state"], bytes)
+    assert _doc(item["state"])["schema"] == STATE_SCHEMA == 2
+    # connections and party ids live inside the document, not as attributes of their own
+    assert "connections" not in item
+    assert "party_ids" not in item
+    back = tournament_from_item(item)
+    assert back.tournament == rec.tournament
+    assert back.connections == rec.connections
+    assert back.party_ids == rec.party_ids
+    assert back.version == rec.version + 1
+
+
+def test_the_worst_record_reads_back_exactly() -> None:
+    rec = items.worst_record()
+    assert tournament_from_state(tournament_to_state(rec)) == (
+        rec.tournament,
+        rec.connections,
+        rec.party_ids,
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), moves=st.integers(0, 30))
+def test_any_played_tournament_reads_back_exactly(seed: int, moves: int) -> None:
+    t, dealer, _ = start(8, seed=seed)
+    t, _, now = begin_round(t, dealer)
+    for i in range(moves):
+        running = [d for d in t.duels if d.next_player is not None]
+        if not running:
+            break
+        d = running[i % len(running)]
+        now += 1_000 + i
+        t, _ = play(t, dealer, d.next_player, wrong_word(d), now)
+    rec = _record(t)
+    assert tournament_from_state(tournament_to_state(rec))[0] == t
+
+
+def test_a_schema_1_item_is_still_read_and_the_next_write_stores_schema_2() -> None:
+    rec = _record()
+    old_item = {
+        **tournament_to_item(rec, now_ms=0),
+        "state": tournament_to_json(rec.tournament),
+        "connections": dict(rec.connections),
+        "party_ids": dict(rec.party_ids),
+    }
+    back = tournament_from_item(old_item)
+    assert (back.tournament, back.connections, back.party_ids) == (
+        rec.tournament,
+        rec.connections,
+        rec.party_ids,
+    )
+    again = tournament_to_item(back, now_ms=0)
+    assert _doc(again["state"])["schema"] == 2
+    assert tournament_from_item(again).tournament == rec.tournament
+
+
+def test_a_schema_1_document_without_the_schema_key_reads_as_schema_1() -> None:
     t = _played()
     doc = json.loads(tournament_to_json(t))
     del doc["schema"]
     assert tournament_from_json(json.dumps(doc)) == t
 
 
+@pytest.mark.parametrize("other", [0, 1, 3, "2", None])
+def test_a_compressed_document_of_another_schema_is_refused(other: object) -> None:
+    doc = _doc(tournament_to_state(_record()))
+    doc["schema"] = other
+    blob = zlib.compress(json.dumps(doc).encode())
+    with pytest.raises(StateSchemaError, match="schema"):
+        tournament_from_state(blob)
+
+
 @pytest.mark.parametrize("other", [0, 2, "1", None])
-def test_a_document_of_another_schema_is_refused(other: object) -> None:
+def test_a_plain_json_document_of_another_schema_is_refused(other: object) -> None:
     doc = json.loads(tournament_to_json(_played()))
     doc["schema"] = other
     with pytest.raises(StateSchemaError, match="schema"):
         tournament_from_json(json.dumps(doc))
+
+
+@pytest.mark.parametrize(
+    "blob", [b"", b"not zlib", zlib.compress(b"not json"), zlib.compress(b"[]")]
+)
+def test_a_corrupt_document_is_refused(blob: bytes) -> None:
+    with pytest.raises(StateSchemaError):
+        tournament_from_state(blob)
+
+
+def test_the_worst_item_costs_at_most_2_wru_per_write_and_1_rru_per_consistent_read() -> None:
+    rec = items.worst_record()
+    size = units.item_size(to_av(tournament_to_item(rec, now_ms=items.T0_MS)))
+    assert units.write_units(size) <= 2, size
+    assert units.read_units(size, consistent=True) <= 1, size
+    # the same facts in the schema-1 layout needed several times that (the layout before)
+    assert len(tournament_to_json(rec.tournament).encode()) > 3 * size
+
+
+def test_marks_survive_as_one_base_3_number_per_row() -> None:
+    from shared.domain.scoring import Mark
+
+    all_marks = [(Mark.CORRECT,) * 6, (Mark.ABSENT,) * 4, (Mark.PRESENT, Mark.ABSENT, Mark.CORRECT)]
+    for marks in all_marks:
+        n = codec._marks_number(marks)
+        assert codec._marks_from_number(n, len(marks)) == marks
+    assert codec._marks_number((Mark.CORRECT,) * 6) == 3**6 - 1
