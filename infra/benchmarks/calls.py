@@ -19,7 +19,6 @@ over), and each clock-function invocation is an invocation of its own.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 import zlib
@@ -31,6 +30,7 @@ from typing import Any
 from infra.benchmarks import units
 from infra.emulator.states import Execution, ManualClock
 from infra.emulator.testing import Backend, RecordingNotifier, ScriptedPlayer
+from shared.protocol.outbound import unpack
 from shared.services.ports import Timer
 
 REGION = "us-east-1"
@@ -383,7 +383,7 @@ class ApiGatewayRecordingNotifier(RecordingNotifier):
 
     def send(self, messages: list[tuple[str, str]]) -> list[str]:
         now = self.now_ms()
-        self.log += [(now, cid, json.loads(text)) for cid, text in messages]
+        self.log += [(now, cid, m) for cid, text in messages for m in unpack(text)]
         gone_real = self.adapter.send(messages)
         gone = super().send(messages)
         return list(dict.fromkeys(gone + gone_real))

@@ -52,6 +52,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from infra.emulator.solver import DuelSolver
 from shared.domain.languages import LANGUAGE_CODES
 from shared.protocol.limits import PING_INTERVAL_SECONDS
+from shared.protocol.outbound import unpack
 
 __all__ = [
     "Bot",
@@ -243,8 +244,8 @@ class Bot:
                 await self._ping()
                 pinger = asyncio.create_task(self._keep_pinging())
                 async for raw in ws:
-                    message = json.loads(raw)
-                    await self._handle(message)
+                    for message in unpack(raw):  # one event, or a change's batch of them
+                        await self._handle(message)
                     if self._done():
                         return
             finally:

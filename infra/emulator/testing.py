@@ -32,6 +32,7 @@ import functools
 import itertools
 import json
 import random
+import zlib
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from typing import Any
 import pytest
 
 from infra.emulator.states import ManualClock
+from shared.protocol.outbound import unpack
 from shared.services.deps import Deps
 
 __all__ = [
@@ -53,11 +55,16 @@ __all__ = [
 
 
 class RecordingNotifier:
-    """Records every message per connection; connections in ``gone`` answer like a 410."""
+    """Records every message per connection; connections in ``gone`` answer like a 410.
+
+    ``raw``: each post as sent, ``(connection_id, text)`` (a ``batch`` is one post);
+    ``events``: each event delivered, ``(connection_id, event)``, batches unpacked;
+    ``sent``: the events per connection."""
 
     def __init__(self) -> None:
         self.sent: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.raw: list[tuple[str, str]] = []
+        self.events: list[tuple[str, dict[str, Any]]] = []
         self.gone: set[str] = set()
         self.closed: list[str] = []
 
@@ -69,7 +76,9 @@ class RecordingNotifier:
                     gone.append(cid)
                 continue
             self.raw.append((cid, text))
-            self.sent[cid].append(json.loads(text))
+            for event in unpack(text):
+                self.sent[cid].append(event)
+                self.events.append((cid, event))
         return gone
 
     def close(self, connection_id: str) -> None:
@@ -126,12 +135,20 @@ def ws_event(route: str, connection_id: str, body: str | None, now_ms: int) -> d
     return event
 
 
-def _canonical(value: Any) -> str:
-    """JSON for what ``json`` cannot write: a Binary attribute (the tournament's compressed
-    state) as hex, anything else (Decimal) as its text."""
+def _readable(item: dict[str, Any]) -> dict[str, Any]:
+    """A tournament item's ``state`` (a Binary: the zlib-compressed JSON document, schema 2)
+    as the document itself, so that tests read, compare and search items as plain values."""
     from boto3.dynamodb.types import Binary
 
-    return bytes(getattr(value, "value", b"")).hex() if isinstance(value, Binary) else str(value)
+    state = item.get("state")
+    if isinstance(state, Binary):
+        return {**item, "state": json.loads(zlib.decompress(bytes(getattr(state, "value", b""))))}
+    return item
+
+
+def _canonical(value: Any) -> str:
+    """JSON for what ``json`` cannot write (Decimal): its text."""
+    return str(value)
 
 
 class Backend:
@@ -249,7 +266,7 @@ class Backend:
         kwargs: dict[str, Any] = {"TableName": self.table_name, "ConsistentRead": True}
         while True:
             resp = self.client.scan(**kwargs)
-            found += [from_av(i) for i in resp.get("Items", [])]
+            found += [_readable(from_av(i)) for i in resp.get("Items", [])]
             if "LastEvaluatedKey" not in resp:
                 break
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
@@ -264,7 +281,7 @@ class Backend:
         from shared.adapters.dynamo.store import from_av, to_av
 
         resp = self.client.get_item(TableName=self.table_name, Key=to_av(key), ConsistentRead=True)
-        return from_av(resp["Item"]) if "Item" in resp else None
+        return _readable(from_av(resp["Item"])) if "Item" in resp else None
 
     def tournament(self, tournament_id: str) -> Any:
         return self.store.get_tournament(tournament_id)

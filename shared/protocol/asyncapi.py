@@ -221,6 +221,11 @@ the same protocol: ignore them. Unknown fields in client messages are refused
 (`unknown_field`). A frame without a `type` (API Gateway's own `{{"message": "Internal server
 error"}}` or `"Forbidden"`) is not a protocol message: ignore it.
 
+**Batches:** the events one change produces for a connection (a round-closing guess: the row,
+the duel's end, standings, eliminations, the next round) arrive as one message, `batch`, whose
+`events` you handle in order exactly as if each had come alone (redraw once, after the last).
+A single event comes alone, unwrapped; a batch never nests.
+
 ## Sessions and resuming
 
 - **First visit:** send `session` without a token. The reply `session` carries `player` and a

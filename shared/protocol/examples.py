@@ -226,3 +226,9 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
     },
 }
 """One example per outbound event type, keyed by type (every key present, as dumped)."""
+
+OUTBOUND_EXAMPLES["batch"] = {
+    "type": "batch",
+    "request_id": None,
+    "events": [OUTBOUND_EXAMPLES["duel_end"], OUTBOUND_EXAMPLES["standings"]],
+}

@@ -13,16 +13,20 @@ DESIGN.md §4 names the events.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, Self, TypeAlias, get_args
+import json
+from collections.abc import Sequence
+from typing import Annotated, Any, Final, Literal, Self, TypeAlias, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from shared.protocol.errors import ErrorCode, describe
+from shared.protocol.limits import MAX_MESSAGE_BYTES
 from shared.protocol.version import PROTOCOL_VERSION
 
 __all__ = [
     "EVENT_BY_TYPE",
     "TYPES",
+    "BatchEvent",
     "DuelBoard",
     "DuelEndEvent",
     "DuelStartEvent",
@@ -49,7 +53,9 @@ __all__ = [
     "TurnEvent",
     "dump_event",
     "error_event",
+    "frames",
     "parse_outbound",
+    "unpack",
 ]
 
 Mark: TypeAlias = Literal["correct", "present", "absent"]
@@ -500,6 +506,26 @@ class ErrorEvent(_Event):
     message: str = Field(description="English, for people (may change).")
 
 
+class BatchEvent(_Event):
+    """Several events for this connection from one change, in order, as one WebSocket message
+    (one post per recipient per change). Handle each of ``events`` in turn exactly as if it had
+    come alone; the event answering a request carries that ``request_id`` (the batch's own is
+    always null). A change with one event for a connection sends it alone, unwrapped; a batch
+    never nests and never holds fewer than two events. A change whose events would pass the
+    message limit (128 KB) sends them in several batches, still in order."""
+
+    type: Literal["batch"] = Field(default="batch", description="Discriminator.")
+    events: list[OutboundEvent] = Field(
+        min_length=2, description="The events, in the order they happened (never a batch)."
+    )
+
+    @model_validator(mode="after")
+    def _flat(self) -> Self:
+        if any(e.type == "batch" for e in self.events):
+            raise ValueError("a batch never holds a batch")
+        return self
+
+
 OutboundEvent: TypeAlias = Annotated[
     SessionEvent
     | PlayerEvent
@@ -515,7 +541,8 @@ OutboundEvent: TypeAlias = Annotated[
     | PartyEvent
     | PlayerStatusEvent
     | PongEvent
-    | ErrorEvent,
+    | ErrorEvent
+    | BatchEvent,
     Field(discriminator="type"),
 ]
 """Any outbound event; pydantic picks the model by ``type``."""
@@ -533,6 +560,7 @@ def _type_of(model: type[BaseModel]) -> str:
 # ``Snapshot`` names events defined after it (``from __future__ import annotations``).
 Snapshot.model_rebuild()
 SessionEvent.model_rebuild()
+BatchEvent.model_rebuild()
 
 EVENT_BY_TYPE: Final[dict[str, type[_Event]]] = {_type_of(m): m for m in _members()}
 """Event type → model, derived from ``OutboundEvent``."""
@@ -569,3 +597,40 @@ def error_event(
     return ErrorEvent(
         code=error_code, message=message or describe(error_code), request_id=request_id
     )
+
+
+_BATCH_OPEN = '{"type":"batch","request_id":null,"events":['
+_BATCH_CLOSE = "]}"
+
+
+def frames(texts: Sequence[str], limit: int = MAX_MESSAGE_BYTES) -> list[str]:
+    """The messages that carry ``texts`` (dumped events for one connection, in order): the one
+    text alone, or ``batch`` messages of at most ``limit`` bytes (UTF-8) each, in order. A single
+    text over the limit goes alone (it is the event's own size, not the batch's).
+
+    Source: API Gateway's WebSocket message quota (128 KB,
+    https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html)."""
+    if len(texts) <= 1:
+        return list(texts)
+    overhead = len(_BATCH_OPEN) + len(_BATCH_CLOSE)
+    groups: list[list[str]] = [[]]
+    size = overhead
+    for text in texts:
+        n = len(text.encode("utf-8")) + (1 if groups[-1] else 0)
+        if groups[-1] and size + n > limit:
+            groups.append([])
+            size = overhead
+            n = len(text.encode("utf-8"))
+        groups[-1].append(text)
+        size += n
+    return [g[0] if len(g) == 1 else _BATCH_OPEN + ",".join(g) + _BATCH_CLOSE for g in groups]
+
+
+def unpack(raw: str | bytes) -> list[dict[str, Any]]:
+    """The events a server message carries, in order, as JSON objects: a ``batch``'s events, or
+    the message itself (for clients that read JSON without the models). Raises ValueError for
+    text that is not JSON."""
+    message = json.loads(raw)
+    if isinstance(message, dict) and message.get("type") == "batch":
+        return list(message.get("events") or [])
+    return [message]

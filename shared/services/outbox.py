@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from shared.protocol.outbound import OutboundEvent, dump_event
+from shared.protocol.outbound import OutboundEvent, dump_event, frames
 from shared.services.ports import Clock, Notifier, Timer
 
 
@@ -60,12 +60,20 @@ class Outbox:
                 text = dump_event(event)
             self.messages.append((cid, text))
 
+    def posts(self) -> list[tuple[str, str]]:
+        """The messages as posted: one per connection (its events in order, as one ``batch``
+        when there are several; ``frames``), connections in the order first addressed."""
+        by_connection: dict[str, list[str]] = {}
+        for cid, text in self.messages:
+            by_connection.setdefault(cid, []).append(text)
+        return [(cid, f) for cid, texts in by_connection.items() for f in frames(texts)]
+
     def flush(self, clock: Clock, notifier: Notifier) -> Gone:
-        """Schedule the timers, push the messages, close the connections; empty the box.
-        Returns the connections found gone."""
+        """Schedule the timers, push the messages (one post per connection: ``posts``), close
+        the connections; empty the box. Returns the connections found gone."""
         for timer in self.timers:
             clock.schedule(timer)
-        gone = notifier.send(self.messages) if self.messages else []
+        gone = notifier.send(self.posts()) if self.messages else []
         for cid in dict.fromkeys(self.closes):
             notifier.close(cid)
         self.messages = []

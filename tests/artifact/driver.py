@@ -170,9 +170,12 @@ class Game:
             new = json.loads(response.read())
         self.seen += len(new)
         for connection_id, body in new:
-            message = json.loads(body)
-            self.inbox.setdefault(connection_id, []).append(message)
-            self.on_message(connection_id, message)
+            posted = json.loads(body)
+            # one post per recipient per change: several events come as one ``batch``
+            batch = posted.get("type") == "batch" if isinstance(posted, dict) else False
+            for message in posted["events"] if batch else [posted]:
+                self.inbox.setdefault(connection_id, []).append(message)
+                self.on_message(connection_id, message)
 
     def on_message(self, connection_id, m):
         kind = m.get("type")

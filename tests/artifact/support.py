@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from infra.runtime_version import LAMBDA_PYTHON_VERSION
+from shared.protocol.outbound import unpack
 
 # --------------------------------------------------------------------------- the interpreter
 
@@ -231,7 +232,7 @@ class Recorder:
         out: dict[str, list[dict[str, Any]]] = {}
         with self.lock:
             for connection_id, body in self.posts:
-                out.setdefault(connection_id, []).append(json.loads(body))
+                out.setdefault(connection_id, []).extend(unpack(body))
         return out
 
     def __enter__(self) -> Recorder:

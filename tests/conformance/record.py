@@ -54,6 +54,7 @@ from typing import Any, Final
 import pytest
 
 from infra.emulator.testing import Backend, ScriptedPlayer, running_backend
+from shared.protocol.outbound import unpack
 from shared.protocol.version import PROTOCOL_VERSION
 
 __all__ = [
@@ -114,9 +115,11 @@ class Tape:
         for connection_id, entries in by_connection.items():
             player_id = next(
                 (
-                    e["message"]["player"]["id"]
+                    m["player"]["id"]
                     for e in entries
-                    if e.get("from") == "server" and e["message"]["type"] == "session"
+                    if e.get("from") == "server"
+                    for m in unpack(json.dumps(e["message"]))
+                    if m["type"] == "session"
                 ),
                 None,
             )

@@ -29,6 +29,7 @@ from infra.emulator import Emulator
 from infra.emulator.bots import BotConfig, BotResult, play_tournament
 from infra.emulator.solver import DuelSolver
 from shared.protocol.limits import PING_INTERVAL_SECONDS
+from shared.protocol.outbound import unpack
 
 Message = dict[str, Any]
 
@@ -170,9 +171,9 @@ class WsPlayer:
     async def _read(self, ws: ClientConnection) -> None:
         try:
             async for raw in ws:
-                message = json.loads(raw)
-                self.log.append(message)
-                self._queue.put_nowait(message)
+                for message in unpack(raw):
+                    self.log.append(message)
+                    self._queue.put_nowait(message)
         except ConnectionClosed:
             pass
         finally:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from shared.protocol.outbound import unpack
 from tests.engine.support import Game, peek_raw, wrong_word
 
 GRACE = 1_000
@@ -130,7 +131,7 @@ def test_no_skip_of_a_whole_tournament_is_applied_before_its_deadline_plus_grace
     send = backend.notifier.send
 
     def recording(messages: list[tuple[str, str]]) -> list[str]:
-        sent_at.extend((backend.clock.now, json.loads(text)) for _, text in messages)
+        sent_at.extend((backend.clock.now, m) for _, text in messages for m in unpack(text))
         return send(messages)
 
     backend.notifier.send = recording  # type: ignore[method-assign]

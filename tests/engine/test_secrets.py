@@ -65,14 +65,12 @@ def test_no_secret_before_its_duel_end_in_any_message_or_info_log(backend, capfd
     # every duel's secret, from its duel_end
     language = backend.deps.lexicon.language(game.t.language)
     secrets: dict[str, str] = {}
-    for _, text in backend.notifier.raw:
-        m = json.loads(text)
+    for _, m in backend.notifier.events:
         if m["type"] == "duel_end":
             secrets[m["duel_id"]] = m["word"]
     assert len(secrets) >= 8
     ended: set[str] = set()
-    for cid, text in backend.notifier.raw:
-        m = json.loads(text)
+    for cid, m in backend.notifier.events:
         if m["type"] == "duel_end":
             ended.add(m["duel_id"])
             continue

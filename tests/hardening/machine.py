@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import json
 import random
 import threading
 from collections import Counter, defaultdict
@@ -460,8 +459,8 @@ class Hardening(RuleBasedStateMachine):
 
     @invariant()
     def messages_once_and_no_secret_leaked(self) -> None:
-        new = self.notifier.raw[self.checked :]
-        self.checked = len(self.notifier.raw)
+        new = self.notifier.events[self.checked :]
+        self.checked = len(self.notifier.events)
         if not hasattr(self, "_once"):
             self._once: set[tuple[Any, ...]] = set()
         open_duels = {
@@ -471,8 +470,7 @@ class Hardening(RuleBasedStateMachine):
             for d in rec.tournament.duels
             if not d.over
         }
-        for cid, text in new:
-            m = json.loads(text)
+        for cid, m in new:
             key: tuple[Any, ...] | None = None
             if m["type"] == "turn":
                 key = (cid, "turn", m["duel_id"], m["turn"])

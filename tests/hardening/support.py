@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.adapters.dynamo import codec, schema
 from shared.services.model import TournamentRecord
 
 
@@ -20,9 +19,10 @@ def started(backend: Any) -> tuple[list[Any], Any, Any, str]:
 
 
 def record(backend: Any, tournament_id: str) -> TournamentRecord:
-    item = backend.item(schema.tournament_key(tournament_id))
-    assert item is not None
-    return codec.tournament_from_item(item)
+    """The stored tournament, read through the store adapter (its codec)."""
+    rec = backend.tournament(tournament_id)
+    assert rec is not None
+    return rec  # type: ignore[no-any-return]
 
 
 def counts(players: list[Any]) -> list[int]:

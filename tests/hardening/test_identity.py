@@ -162,14 +162,13 @@ def test_no_secret_in_messages_snapshots_errors_or_info_logs(backend, capfd, cap
     spectators[0].send("leave")  # eliminated: a spectator now
     spectators[0].disconnect()
     spectators[0].resume()
-    texts = [t for _, t in backend.notifier.raw]
-    assert texts
-    for text in texts:
-        m = json.loads(text)
+    events = [m for _, m in backend.notifier.events]
+    assert events
+    for m in events:
         if m["type"] == "turn" and m["duel_id"] == duel.duel_id:
             continue  # the duel's own rows are guesses, not the secret (checked below)
-        assert f'"{secret}"' not in text, m["type"]
-    for m in [json.loads(t) for t in texts]:
+        assert f'"{secret}"' not in json.dumps(m, ensure_ascii=False), m["type"]
+    for m in events:
         if m["type"] == "turn" and m["duel_id"] == duel.duel_id:
             assert m["row"]["word"] != secret
     out, err = capfd.readouterr()

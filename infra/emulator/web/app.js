@@ -133,7 +133,11 @@ function connect() {
     let m;
     try { m = JSON.parse(e.data); } catch { return; }
     if (!m || typeof m !== "object" || !m.type) return;  // API Gateway's own frames
-    handle(m);
+    // one change's events for this connection come as one `batch`: handle each in order as if
+    // it had come alone, then redraw once
+    for (const event of m.type === "batch" && Array.isArray(m.events) ? m.events : [m]) {
+      if (event && typeof event === "object" && event.type) handle(event);
+    }
     render();
   };
   ws.onclose = () => lost(false);

@@ -39,8 +39,18 @@ def _entries(recording: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             yield connection["connection"], entry
 
 
-def _messages(recording: dict[str, Any], sender: str) -> list[dict[str, Any]]:
+def _wire(recording: dict[str, Any], sender: str) -> list[dict[str, Any]]:
+    """The messages as they crossed the connection (a ``batch`` is one)."""
     return [e["message"] for _, e in _entries(recording) if e.get("from") == sender]
+
+
+def _messages(recording: dict[str, Any], sender: str) -> list[dict[str, Any]]:
+    """The messages as a client handles them: each ``batch`` unpacked into its events."""
+    return [
+        event
+        for m in _wire(recording, sender)
+        for event in (m["events"] if m.get("type") == "batch" else [m])
+    ]
 
 
 def _validators() -> dict[tuple[str, str], Draft202012Validator]:
@@ -107,8 +117,10 @@ def test_the_kit_shows_every_action_and_every_event_type(
 ) -> None:
     sent = {m["action"] for r in scenarios.values() for m in _messages(r, "client")}
     received = {m["type"] for r in scenarios.values() for m in _messages(r, "server")}
+    batched = {m["type"] for r in scenarios.values() for m in _wire(r, "server")} - received
     assert sent == set(ACTIONS)
-    assert received == set(TYPES)
+    assert received | batched == set(TYPES)
+    assert batched == {"batch"}  # a batch never nests: only its events are handled
 
 
 def test_each_transcript_is_one_connection_in_order(scenarios: dict[str, dict[str, Any]]) -> None:
@@ -147,8 +159,8 @@ def test_play_is_a_whole_tournament(scenarios: dict[str, dict[str, Any]]) -> Non
         play
     )
     for connection in play["connections"]:
-        last = connection["transcript"][-1]
-        assert last["message"]["type"] == "tournament_end", connection["connection"]
+        last = _messages({"connections": [connection]}, "server")[-1]
+        assert last["type"] == "tournament_end", connection["connection"]
 
 
 def test_skip_shows_a_late_guess_and_a_skipped_turn(scenarios: dict[str, dict[str, Any]]) -> None:
@@ -182,7 +194,9 @@ def test_resume_redraws_from_the_snapshot_and_replaces_older_connections(
     replaced = [
         c
         for c in resume["connections"]
-        if any(e.get("message", {}).get("code") == "session_replaced" for e in c["transcript"])
+        if any(
+            m.get("code") == "session_replaced" for m in _messages({"connections": [c]}, "server")
+        )
     ]
     assert len(replaced) == 1
     last = replaced[0]["transcript"][-1]
