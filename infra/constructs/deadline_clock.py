@@ -47,6 +47,14 @@ class DeadlineClock(Construct):
             self, "ExecutionLogs", retention=log_retention, removal_policy=removal_policy
         )
         self.state_machine = self._build_state_machine(clock_function, role, log_group, tracing)
+        if not tracing:
+            acknowledge(
+                self.state_machine,
+                "AwsSolutions-SF2",
+                "Tracing is a per-stage policy (infra/README.md, Tracing): off in prod, where a "
+                "round's loop would record a trace per wake for little insight the execution "
+                "logs (level ALL) do not already give; -c tracing=active turns it on.",
+            )
         self._grant_successor_start(role)
         self.watchdog_rule = self._build_watchdog_schedule(watchdog_function)
 

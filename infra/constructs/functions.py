@@ -426,4 +426,6 @@ class Functions(Construct):
             # shared/runtime/observability.py).
             tracing=props.tracing,
             reserved_concurrent_executions=props.reserved.get(spec.module),
+            # Versions stay when a deploy publishes a new one: rollback points live back.
+            current_version_options=lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN),
         )

@@ -171,7 +171,10 @@ class Monitoring(Construct):
             cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
         ),
         missing: cw.TreatMissingData = cw.TreatMissingData.NOT_BREACHING,
+        runbook: str | None = None,
     ) -> None:
+        """``runbook``: the alarm's section in ``infra/RUNBOOK.md`` (default: its id)."""
+        anchor = (runbook or construct_id).lower()
         self.alarms[construct_id] = cw.Alarm(
             self,
             construct_id,
@@ -181,7 +184,7 @@ class Monitoring(Construct):
             datapoints_to_alarm=evaluation_periods,
             comparison_operator=comparison,
             treat_missing_data=missing,
-            alarm_description=f"{description} Runbook: infra/RUNBOOK.md#{construct_id.lower()}",
+            alarm_description=f"{description} Runbook: infra/RUNBOOK.md#{anchor}",
         )
 
     def _build_metric_filters(self) -> None:
@@ -247,12 +250,14 @@ class Monitoring(Construct):
                 f"{name}Errors",
                 function.metric_errors(period=PERIOD, statistic="Sum"),
                 f"The {module} function raised (unhandled error or time-out).",
+                runbook="FunctionErrors",
             )
             self._alarm(
                 f"{name}Throttles",
                 function.metric_throttles(period=PERIOD, statistic="Sum"),
                 f"The {module} function was throttled (its reservation or the account's "
                 "concurrency is exhausted).",
+                runbook="FunctionThrottles",
             )
             reserved = props.reserved.get(module)
             if reserved:
@@ -264,6 +269,7 @@ class Monitoring(Construct):
                     f"The {module} function used {SATURATION_SHARE:.0%} of its reserved "
                     f"concurrency ({reserved}).",
                     threshold=math.ceil(reserved * SATURATION_SHARE),
+                    runbook="FunctionSaturation",
                 )
         self._alarm(
             "AccountConcurrency",
