@@ -52,9 +52,9 @@ def container_deps(supplied: dict[str, str] | None = None) -> Deps:
 class Entrypoint:
     """A Lambda handler — ``entrypoint(event, context)``, what the function's ``handler``
     setting names — around ``handle(event, deps)`` (``settings_from_event``: settings an event
-    supplies where the environment cannot, see ``container_deps``), with Powertools' Lambda context in the
-    logs (``inject_lambda_context``, state cleared per invocation) and its metrics flushed as
-    EMF once per invocation (``log_metrics``)."""
+    supplies where the environment cannot, see ``container_deps``), with Powertools' Lambda
+    context in the logs (``inject_lambda_context``, state cleared per invocation) and its
+    metrics flushed as EMF once per invocation (``log_metrics``)."""
 
     def __init__(
         self, handle: Handle, settings_from_event: Callable[[Event], dict[str, str]] | None = None

@@ -8,12 +8,13 @@ definition's Task passes it (a bare state is taken too). The state is ``{"kind",
 timestamp). ``machine`` is where this function starts executions (the next round's loop, a
 reconnect deadline): it comes from the execution context (``$$.StateMachine.Id``) rather than
 the environment, because the machine invokes this function's ``live`` alias and a function
-that named the machine in its environment would make the stack a dependency cycle. It applies what is due now
-(``shared.services.deadlines.fire_round``: never early — an early wake only reads) and returns
-the next state (``loop_state``): ``loop`` (wait until the new ``due`` and call again),
-``handover`` (continue in a successor execution before Express's 5 minutes), plus ``applied``
-and ``name``. Errors (e.g. ``TryAgainError`` when the table stays busy) propagate: the Task's
-Retry runs it again, and the watchdog recovers a loop that dies.
+that named the machine in its environment would make the stack a dependency cycle.
+
+It applies what is due now (``shared.services.deadlines.fire_round``: never early — an early
+wake only reads) and returns the next state (``loop_state``): ``loop`` (wait until the new
+``due`` and call again), ``handover`` (continue in a successor execution before Express's 5
+minutes), plus ``applied`` and ``name``. Errors (e.g. ``TryAgainError`` when the table stays
+busy) propagate: the Task's Retry runs it again, and the watchdog recovers a loop that dies.
 """
 
 from __future__ import annotations

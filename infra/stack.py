@@ -190,7 +190,7 @@ class WordleTournamentStack(Stack):
             tracing=tracing == "active",
         )
         functions.attach_state_machine(clock.state_machine.state_machine_arn)
-        Monitoring(
+        monitoring = Monitoring(
             self,
             "Monitoring",
             props=MonitoringProps(
@@ -209,6 +209,12 @@ class WordleTournamentStack(Stack):
             ),
         )
         self._build_outputs(websocket, data, clock, functions)
+        CfnOutput(
+            self,
+            "DashboardName",
+            value=monitoring.dashboard.dashboard_name,
+            description="The CloudWatch dashboard (golden signals)",
+        )
         self._acknowledge_stack_findings()
 
     @staticmethod

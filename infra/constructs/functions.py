@@ -401,9 +401,7 @@ class Functions(Construct):
         # STATE_MACHINE_ARN comes later (``attach_state_machine``): the machine is built after
         # the functions, since it invokes the clock function's alias.
         environment = {
-            **settings_environment(
-                props.settings, spec.needed_settings() - {"state_machine_arn"}
-            ),
+            **settings_environment(props.settings, spec.needed_settings() - {"state_machine_arn"}),
             **props.powertools,
         }
         return lambda_.Function(

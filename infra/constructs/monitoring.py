@@ -29,7 +29,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from aws_cdk import CfnOutput, Duration
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
@@ -116,7 +116,6 @@ class Monitoring(Construct):
         self._build_api_alarms()
         self._build_alarm_actions()
         self.dashboard = self._build_dashboard()
-        CfnOutput(self, "DashboardName", value=self.dashboard.dashboard_name)
 
     # -- metrics -----------------------------------------------------------------------------
 
@@ -263,9 +262,7 @@ class Monitoring(Construct):
             if reserved:
                 self._alarm(
                     f"{name}Saturation",
-                    function.metric(
-                        "ConcurrentExecutions", period=PERIOD, statistic="Maximum"
-                    ),
+                    function.metric("ConcurrentExecutions", period=PERIOD, statistic="Maximum"),
                     f"The {module} function used {SATURATION_SHARE:.0%} of its reserved "
                     f"concurrency ({reserved}).",
                     threshold=math.ceil(reserved * SATURATION_SHARE),
@@ -283,9 +280,7 @@ class Monitoring(Construct):
         operations = list(TABLE_OPERATIONS)
         self._alarm(
             "TableThrottles",
-            table.metric_throttled_requests_for_operations(
-                operations=operations, period=PERIOD
-            ),
+            table.metric_throttled_requests_for_operations(operations=operations, period=PERIOD),
             "DynamoDB throttled requests to the table.",
         )
         self._alarm(

@@ -51,9 +51,7 @@ class RateLimiter:
     def allow(self, connection_id: str, now_ms: int) -> bool:
         """Take one token for ``connection_id`` at ``now_ms`` (UTC ms); False when empty."""
         with self._lock:
-            tokens, at, refused = self._buckets.pop(
-                connection_id, (float(self.burst), now_ms, 0)
-            )
+            tokens, at, refused = self._buckets.pop(connection_id, (float(self.burst), now_ms, 0))
             tokens = min(float(self.burst), tokens + max(0, now_ms - at) * self.per_second / 1000)
             allowed = tokens >= 1.0
             if allowed:

@@ -158,9 +158,7 @@ def test_the_notifier_counts_gone_and_failed_posts():
     counts = Counts()
     with Stubber(client) as stub:
         stub.add_client_error("post_to_connection", "GoneException", http_status_code=410)
-        stub.add_client_error(
-            "post_to_connection", "LimitExceededException", http_status_code=429
-        )
+        stub.add_client_error("post_to_connection", "LimitExceededException", http_status_code=429)
         stub.add_response("post_to_connection", {})
         stub.add_client_error("delete_connection", "ForbiddenException", http_status_code=403)
         notifier = ApiGatewayNotifier(client, metrics=counts)
@@ -189,9 +187,7 @@ def test_adapter_logs_are_json_with_the_correlation_keys(log_lines):
     client = _management_client()
     logger.append_keys(connection_id="c-1", player_id="p-1")
     with Stubber(client) as stub:
-        stub.add_client_error(
-            "post_to_connection", "LimitExceededException", http_status_code=429
-        )
+        stub.add_client_error("post_to_connection", "LimitExceededException", http_status_code=429)
         ApiGatewayNotifier(client).send([("c-2", "{}")])
 
     (line,) = [entry for entry in log_lines() if "post_to_connection" in entry["message"]]

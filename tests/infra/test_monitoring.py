@@ -55,11 +55,11 @@ def test_application_alarms(synthesized, stage):
     template = _template(synthesized, stage)
     thresholds = STAGES[stage].alarm_thresholds
     cases = {
-        "InternalError": dict(Threshold=1, EvaluationPeriods=1, Statistic="Sum"),
-        "TryAgain": dict(Threshold=thresholds["TryAgain"], EvaluationPeriods=1),
-        "OverdueDeadlines": dict(Threshold=1, EvaluationPeriods=1),
-        "PostFailed": dict(Threshold=10, EvaluationPeriods=1),
-        "TimerLateMs": dict(Threshold=3000, EvaluationPeriods=3, ExtendedStatistic="p99"),
+        "InternalError": {"Threshold": 1, "EvaluationPeriods": 1, "Statistic": "Sum"},
+        "TryAgain": {"Threshold": thresholds["TryAgain"], "EvaluationPeriods": 1},
+        "OverdueDeadlines": {"Threshold": 1, "EvaluationPeriods": 1},
+        "PostFailed": {"Threshold": 10, "EvaluationPeriods": 1},
+        "TimerLateMs": {"Threshold": 3000, "EvaluationPeriods": 3, "ExtendedStatistic": "p99"},
     }
     for metric, expected in cases.items():
         template.has_resource_properties(
@@ -132,16 +132,17 @@ def test_every_function_alarms_on_errors_throttles_and_saturation(synthesized, s
 
 
 def _math_metric_names(alarm: dict[str, Any]) -> set[str]:
-    return {
-        m["MetricStat"]["Metric"]["MetricName"] for m in alarm["Metrics"] if "MetricStat" in m
-    }
+    return {m["MetricStat"]["Metric"]["MetricName"] for m in alarm["Metrics"] if "MetricStat" in m}
 
 
 @pytest.mark.parametrize("stage", STAGE_NAMES)
 def test_table_throttles_and_system_errors_alarm(synthesized, stage):
     template = synthesized.templates[stage]
     (table_id,) = resources(template, "AWS::DynamoDB::Table")
-    for anchor, metric in (("tablethrottles", "ThrottledRequests"), ("tablesystemerrors", "SystemErrors")):
+    for anchor, metric in (
+        ("tablethrottles", "ThrottledRequests"),
+        ("tablesystemerrors", "SystemErrors"),
+    ):
         alarm = _one(template, anchor)
         assert _math_metric_names(alarm) == {metric}
         operations = set()

@@ -180,19 +180,43 @@ def test_context_flags_take_the_account_role_override_tracing_and_drop_reservati
             ]
         },
     )
-    template.has_resource_properties(
-        "AWS::Lambda::Function", {"TracingConfig": {"Mode": "Active"}}
-    )
+    template.has_resource_properties("AWS::Lambda::Function", {"TracingConfig": {"Mode": "Active"}})
     template.has_resource_properties(
         "AWS::StepFunctions::StateMachine", {"TracingConfiguration": {"Enabled": True}}
     )
     for fn in template.find_resources("AWS::Lambda::Function").values():
         assert "ReservedConcurrentExecutions" not in fn["Properties"]
-    assert template.find_resources("AWS::CloudWatch::Alarm", {"Properties": {
-        "MetricName": "ConcurrentExecutions", "Dimensions": Match.any_value()}}) == {}
+    assert (
+        template.find_resources(
+            "AWS::CloudWatch::Alarm",
+            {"Properties": {"MetricName": "ConcurrentExecutions", "Dimensions": Match.any_value()}},
+        )
+        == {}
+    )
 
 
 def test_an_unknown_tracing_policy_fails_synth(tmp_path):
     app = App(outdir=str(tmp_path / "out"), analytics_reporting=False)
     with pytest.raises(ValueError, match="tracing"):
         add_stage(app, "dev", layer_dir=_layer(tmp_path), tracing="sometimes")
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_outputs_name_what_the_runbook_needs(synthesized, stage):
+    template = synthesized.templates[stage]
+    outputs = template["Outputs"]
+    assert {
+        "WebSocketUrl",
+        "CallbackUrl",
+        "TableName",
+        "StateMachineArn",
+        "FunctionNames",
+        "DashboardName",
+    } <= set(outputs)
+    (dashboard_id,) = resources(template, "AWS::CloudWatch::Dashboard")
+    assert outputs["DashboardName"]["Value"] == {"Ref": dashboard_id}
+    # module=function pairs, one per function, for `aws lambda update-alias` (rollback)
+    text = render(outputs["FunctionNames"]["Value"])
+    for module, spec in SPECS.items():
+        logical_id, _ = functions_by_handler(template)[spec.handler]
+        assert f"{module}=<{logical_id}>" in text.split(), module
