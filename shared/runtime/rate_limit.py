@@ -23,11 +23,13 @@ class RateLimiter:
       safe to repeat (conditional writes), so what leaks through can only cost money, never
       corrupt a game.
 
-    Abuse: a connection refused ``close_after`` times in a row (no message allowed in between)
-    is ``exhausted``; the entrypoints then close it (API Gateway Management API
-    ``DeleteConnection``), so a client that ignores ``rate_limited`` stops costing invocations.
-    At the default 5/s refill a well-behaved client that honours ``rate_limited`` never gets
-    there: it would have to send 20 more messages while its bucket stays empty.
+    Abuse: every refusal is a strike; strikes are forgiven only when the client lets its bucket
+    refill to half of ``burst`` (it slowed down for real, not just long enough for one more
+    token). A connection with ``close_after`` strikes is ``exhausted``; the entrypoints then
+    close it (API Gateway Management API ``DeleteConnection``), so a client that ignores
+    ``rate_limited`` stops costing invocations. With the defaults (5/s, burst 20, 20 strikes) a
+    client that pauses 2 s after a ``rate_limited`` is never closed; one that keeps sending
+    faster than 5/s is closed after 20 refusals (4 s at 10/s, well under a second when it loops).
 
     Bounded memory: at most ``max_connections`` buckets, least recently used evicted (an
     evicted connection starts again with a full bucket). Thread-safe.
@@ -45,7 +47,7 @@ class RateLimiter:
         self.close_after = close_after
         self._max = max_connections
         self._buckets: OrderedDict[str, tuple[float, int, int]] = OrderedDict()
-        """connection id -> (tokens, at UTC ms, refusals in a row)."""
+        """connection id -> (tokens, at UTC ms, strikes)."""
         self._lock = threading.Lock()
 
     def allow(self, connection_id: str, now_ms: int) -> bool:
@@ -55,8 +57,9 @@ class RateLimiter:
             tokens = min(float(self.burst), tokens + max(0, now_ms - at) * self.per_second / 1000)
             allowed = tokens >= 1.0
             if allowed:
+                if tokens >= self.burst / 2:
+                    refused = 0  # it slowed down: strikes forgiven
                 tokens -= 1.0
-                refused = 0
             else:
                 refused += 1
             self._buckets[connection_id] = (tokens, max(at, now_ms), refused)
@@ -65,7 +68,7 @@ class RateLimiter:
             return allowed
 
     def exhausted(self, connection_id: str) -> bool:
-        """True once ``connection_id`` has been refused ``close_after`` times in a row."""
+        """True once ``connection_id`` has ``close_after`` strikes (see the class docstring)."""
         with self._lock:
             entry = self._buckets.get(connection_id)
             return entry is not None and entry[2] >= self.close_after

@@ -23,6 +23,7 @@ from shared.adapters.notifier import ApiGatewayNotifier
 from shared.runtime.bootstrap import powertools_metric
 from shared.runtime.observability import logger
 from shared.runtime.rate_limit import RateLimiter
+from shared.runtime.settings import Settings
 from shared.services.errors import TryAgainError
 from tests.fakes import fake_deps
 
@@ -124,6 +125,53 @@ def test_a_connection_that_ignores_rate_limited_is_closed_and_counted():
     assert base.notifier.closed == ["c-1"]
     assert counts.total("RateLimited") == 3
     assert counts.total("AbusiveConnectionsClosed") == 1
+
+
+def test_with_the_production_limits_a_looping_client_is_closed_after_20_refusals():
+    """``bootstrap.build``'s limiter from the deployed settings (5/s, burst 20): a client that
+    loops without waiting gets 20 answers, then 19 ``rate_limited``, then its connection is
+    closed; another connection is untouched."""
+    settings = Settings()
+    counts = Counts()
+    base = fake_deps()
+    limiter = RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst)
+    deps = dataclasses.replace(base, metrics=counts, limiter=limiter)
+
+    for i in range(45):
+        if "c-1" in base.notifier.closed:
+            break
+        _send(deps, "ping", "c-1", {"action": "ping", "request_id": f"p{i}"})
+    _send(deps, "ping", "c-2", {"action": "ping"})
+
+    replies = [m["type"] for m in base.notifier.sent["c-1"]]
+    assert replies == ["pong"] * 20 + ["error"] * 19
+    assert base.notifier.closed == ["c-1"]
+    assert counts.total("AbusiveConnectionsClosed") == 1
+    assert [m["type"] for m in base.notifier.sent["c-2"]] == ["pong"]
+
+
+def test_a_client_that_keeps_sending_just_over_the_rate_is_closed():
+    """Twice the allowed rate: every other message is refused, a token trickles in between,
+    but the bucket never refills to half: the strikes add up."""
+    limiter = RateLimiter(per_second=1, burst=4, close_after=5)
+    now, refused = 0, 0
+    while not limiter.exhausted("c"):
+        refused += not limiter.allow("c", now)
+        now += 500
+        assert now < 60_000, "never closed"
+    assert refused == 5
+
+
+def test_a_client_that_pauses_after_rate_limited_is_forgiven():
+    """Bursts of 7 (4 allowed, 3 refused) with a pause after each: without the pause the
+    strikes of two bursts (6) would close it; the pause refills the bucket and forgives them."""
+    limiter = RateLimiter(per_second=1, burst=4, close_after=5)
+    now = 0
+    for _ in range(10):
+        results = [limiter.allow("c", now) for _ in range(7)]
+        assert results == [True] * 4 + [False] * 3
+        assert limiter.exhausted("c") is False
+        now += 4_000  # it honours rate_limited: waits until the bucket is full again
 
 
 def test_a_client_that_slows_down_is_never_closed():
