@@ -32,30 +32,44 @@ _lock = threading.Lock()
 _container: Deps | None = None
 
 
-def container_deps() -> Deps:
-    """This Lambda container's ``Deps``, built from the environment on first use."""
+def container_deps(supplied: dict[str, str] | None = None) -> Deps:
+    """This Lambda container's ``Deps``, built from the environment on first use.
+
+    ``supplied``: settings the first event carries (``Settings`` field -> value), used only for
+    a field the environment leaves unset (the clock function's state machine ARN)."""
     global _container
     if _container is None:
         with _lock:
             if _container is None:
-                _container = build(Settings.from_env())
+                settings = Settings.from_env()
+                missing = {k: v for k, v in (supplied or {}).items() if not getattr(settings, k)}
+                if missing:
+                    settings = Settings.model_validate({**settings.model_dump(), **missing})
+                _container = build(settings)
     return _container
 
 
 class Entrypoint:
     """A Lambda handler — ``entrypoint(event, context)``, what the function's ``handler``
-    setting names — around ``handle(event, deps)``, with Powertools' Lambda context in the
-    logs (``inject_lambda_context``, state cleared per invocation) and its metrics flushed as
-    EMF once per invocation (``log_metrics``)."""
+    setting names — around ``handle(event, deps)`` (``settings_from_event``: settings an event
+    supplies where the environment cannot, see ``container_deps``), with Powertools' Lambda
+    context in the logs (``inject_lambda_context``, state cleared per invocation) and its
+    metrics flushed as EMF once per invocation (``log_metrics``)."""
 
-    def __init__(self, handle: Handle) -> None:
+    def __init__(
+        self, handle: Handle, settings_from_event: Callable[[Event], dict[str, str]] | None = None
+    ) -> None:
         self.handle = handle
+        self._settings_from_event = settings_from_event
         self._wrapped = metrics.log_metrics(
             logger.inject_lambda_context(clear_state=True)(self._run)
         )
 
     def _run(self, event: Event, context: Any, deps: Deps | None = None) -> Any:
-        return self.handle(event, deps if deps is not None else container_deps())
+        if deps is None:
+            hook = self._settings_from_event
+            deps = container_deps(hook(event) if hook is not None else None)
+        return self.handle(event, deps)
 
     def __call__(self, event: Event, context: Any) -> Any:
         """The Lambda handler: the container's ``Deps``."""

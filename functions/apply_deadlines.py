@@ -2,13 +2,19 @@
 (``shared.adapters.step_functions``; DESIGN.md §3 Clocks), on AWS and in the local interpreter
 of the same definition (``infra.emulator.states``).
 
-Input: the loop's state ``{"kind", "ref", "seq", "due_ms", "due", "loop_started_ms"}``
-(``due_ms`` UTC ms, ``due`` the Wait's ISO-8601 timestamp). It applies what is due now
-(``shared.services.deadlines.fire_round``: never early — an early wake only reads) and returns
-the next state (``loop_state``): ``loop`` (wait until the new ``due`` and call again),
-``handover`` (continue in a successor execution before Express's 5 minutes), plus ``applied``
-and ``name``. Errors (e.g. ``TryAgainError`` when the table stays busy) propagate: the Task's
-Retry runs it again, and the watchdog recovers a loop that dies.
+Input: ``{"state": <the loop's state>, "machine": <the state machine's ARN>}`` as the
+definition's Task passes it (a bare state is taken too). The state is ``{"kind", "ref", "seq",
+"due_ms", "due", "loop_started_ms"}`` (``due_ms`` UTC ms, ``due`` the Wait's ISO-8601
+timestamp). ``machine`` is where this function starts executions (the next round's loop, a
+reconnect deadline): it comes from the execution context (``$$.StateMachine.Id``) rather than
+the environment, because the machine invokes this function's ``live`` alias and a function
+that named the machine in its environment would make the stack a dependency cycle.
+
+It applies what is due now (``shared.services.deadlines.fire_round``: never early — an early
+wake only reads) and returns the next state (``loop_state``): ``loop`` (wait until the new
+``due`` and call again), ``handover`` (continue in a successor execution before Express's 5
+minutes), plus ``applied`` and ``name``. Errors (e.g. ``TryAgainError`` when the table stays
+busy) propagate: the Task's Retry runs it again, and the watchdog recovers a loop that dies.
 """
 
 from __future__ import annotations
@@ -23,8 +29,21 @@ from shared.services.deps import Deps
 from shared.services.ports import Timer
 
 
+def loop_state_of(event: dict[str, Any]) -> dict[str, Any]:
+    """The loop's state in the event (``{"state": ..., "machine": ...}`` or a bare state)."""
+    state = event.get("state")
+    return state if isinstance(state, dict) else event
+
+
+def machine_of(event: dict[str, Any]) -> dict[str, str]:
+    """The settings the execution context supplies: ``state_machine_arn`` (when present)."""
+    machine = event.get("machine")
+    return {"state_machine_arn": machine} if isinstance(machine, str) and machine else {}
+
+
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     """One wake: apply what is due, answer the loop's next state (see the module docstring)."""
+    event = loop_state_of(event)
     logger.append_keys(timer_kind=event.get("kind"), ref=event.get("ref"), seq=event.get("seq"))
     timer = Timer.from_event(event)
     late_ms = deps.clock.now_ms() - timer.due_ms
@@ -38,4 +57,4 @@ def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     return {**state, "applied": fired.applied, "name": timer.name}
 
 
-handler = Entrypoint(handle)
+handler = Entrypoint(handle, settings_from_event=machine_of)

@@ -9,13 +9,16 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.parser.models import APIGatewayWebSocketConnectEventModel
 
 from functions._entry import Entrypoint
+from shared.runtime.observability import logger
 from shared.services import sessions
 from shared.services.deps import Deps
 
 
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     request = parse(event=event, model=APIGatewayWebSocketConnectEventModel)
-    sessions.connect(deps, request.request_context.connection_id)
+    context = request.request_context
+    logger.append_keys(connection_id=context.connection_id, api_request_id=context.request_id)
+    sessions.connect(deps, context.connection_id)
     return {"statusCode": 200}
 
 

@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.parser.models import (
 )
 
 from functions._entry import Entrypoint
-from shared.runtime.observability import metrics
+from shared.runtime.observability import logger, metrics
 from shared.services import sessions
 from shared.services.deps import Deps
 
@@ -18,6 +18,9 @@ from shared.services.deps import Deps
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     request = parse(event=event, model=APIGatewayWebSocketDisconnectEventModel)
     connection_id = request.request_context.connection_id
+    logger.append_keys(
+        connection_id=connection_id, api_request_id=request.request_context.request_id
+    )
     metrics.add_metric(name="Disconnects", unit="Count", value=1)
     if deps.limiter is not None:
         deps.limiter.forget(connection_id)

@@ -6,7 +6,10 @@ from the protocol's actions (``shared.protocol.inbound.ACTIONS``): ``guess``, ``
 Each message, in order:
 
 1. takes a token from its connection's bucket (``Deps.limiter``): an empty bucket is answered
-   ``rate_limited`` with no parse and no table access;
+   ``rate_limited`` with no parse and no table access, and a connection that keeps sending into
+   its empty bucket (``Limiter.exhausted``) is closed instead (Management API
+   ``DeleteConnection``; AWS, "Use @connections commands in your backend service",
+   https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-how-to-call-websocket-api-connections.html);
 2. is parsed into its typed inbound model (``parse_inbound``: size, JSON, action, fields);
 3. must be an action of this function's route group — any other (a body that reached the
    wrong function) is refused ``unknown_action``;
@@ -16,6 +19,16 @@ Each message, in order:
 Every refusal becomes an ``error`` message with a stable code sent to the caller only (one
 registry: the ``code`` attribute of domain/service errors and ``ProtocolError``); unexpected
 failures become ``internal_error`` (logged with the stack, never with secrets).
+
+The reply is sent and the invocation returns 200 even for an unexpected failure, so Lambda's
+``Errors`` metric never sees a bug in a route: the operational counts below are what the
+alarms watch (``Deps.metrics``, Powertools Metrics on Lambda, one namespace; one count each):
+
+- ``InternalError``: an unexpected exception (a bug, or AWS failing past its retries);
+- ``TryAgain``: a ``try_again`` refusal (the table stayed busy or contended);
+- ``BadInput``: a malformed or misrouted message (a protocol error);
+- ``RateLimited``: a message refused by the per-connection bucket;
+- ``AbusiveConnectionsClosed``: a connection closed for ignoring ``rate_limited``.
 """
 
 from __future__ import annotations
@@ -34,7 +47,7 @@ from shared.domain.errors import DomainError
 from shared.protocol import inbound as msg
 from shared.protocol.errors import ErrorCode, ProtocolError
 from shared.protocol.outbound import error_event
-from shared.runtime.observability import logger, metrics
+from shared.runtime.observability import logger
 from shared.services import duels, matchmaking, parties, sessions
 from shared.services.deps import Deps
 from shared.services.outbox import Outbox, Request
@@ -55,8 +68,13 @@ class Action(Generic[M]):
 
 def _player(deps: Deps, req: Request) -> str:
     player = player_for_connection(deps, req.connection_id)
-    logger.append_keys(player_id=player.player_id)
+    logger.append_keys(player_id=player.player_id, tournament_id=player.tournament_id)
     return player.player_id
+
+
+def _guess(deps: Deps, req: Request, message: msg.GuessAction) -> None:
+    logger.append_keys(duel_id=message.duel_id)  # never the word: it may be the secret
+    duels.guess(deps, req, message.duel_id, message.word)
 
 
 ACTIONS: dict[str, Action[Any]] = {
@@ -70,7 +88,7 @@ ACTIONS: dict[str, Action[Any]] = {
     ),
     "leave": Action(msg.LeaveAction, lambda d, r, m: matchmaking.leave(d, r, _player(d, r))),
     # the tournament item knows the player's connection: no session lookup (1 read)
-    "guess": Action(msg.GuessAction, lambda d, r, m: duels.guess(d, r, m.duel_id, m.word)),
+    "guess": Action(msg.GuessAction, lambda d, r, m: _guess(d, r, m)),
     "party_create": Action(
         msg.PartyCreateAction, lambda d, r, m: parties.create(d, r, _player(d, r))
     ),
@@ -93,18 +111,24 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
 
     def handle(event: Event, deps: Deps) -> dict[str, Any]:
         request = parse(event=event, model=APIGatewayWebSocketMessageEventModel)
-        connection_id = request.request_context.connection_id
-        logger.append_keys(connection_id=connection_id, route=request.request_context.route_key)
+        context = request.request_context
+        connection_id = context.connection_id
+        logger.append_keys(
+            connection_id=connection_id,
+            route=context.route_key,
+            api_request_id=context.request_id,
+        )
         received = _received_ms(event)
         if deps.limiter is not None and not deps.limiter.allow(connection_id, deps.clock.now_ms()):
-            metrics.add_metric(name="RateLimited", unit="Count", value=1)
-            _reply_error(deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage(event))
+            _refuse_flood(deps, connection_id, event)
             return OK
         request_id: str | None = None
         try:
             message = msg.parse_inbound(event.get("body") or "", max_bytes=deps.max_message_bytes)
             _check_encodable(message)
             request_id = message.request_id
+            if request_id is not None:
+                logger.append_keys(request_id=request_id)
             if message.action not in actions:
                 raise ProtocolError(
                     ErrorCode.UNKNOWN_ACTION,
@@ -115,17 +139,36 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
             assert isinstance(message, action.model)
             action.call(deps, Request(connection_id, request_id, received), message)
         except ProtocolError as err:
-            metrics.add_metric(name="BadInput", unit="Count", value=1)
+            deps.metrics("BadInput", 1)
+            logger.info("bad input", extra={"code": err.code})
             _reply_error(deps, connection_id, err.code, err.message, err.request_id)
         except DomainError as err:
+            if err.code == ErrorCode.TRY_AGAIN:
+                deps.metrics("TryAgain", 1)
             logger.info("refused", extra={"code": err.code})
             _reply_error(deps, connection_id, err.code, err.message, request_id)
         except Exception:
+            deps.metrics("InternalError", 1)
             logger.exception("unhandled error")
             _reply_error(deps, connection_id, ErrorCode.INTERNAL_ERROR, None, request_id)
         return OK
 
     return handle
+
+
+def _refuse_flood(deps: Deps, connection_id: str, event: Event) -> None:
+    """A message the connection's bucket refused: answer ``rate_limited``, or close a
+    connection that keeps sending into its empty bucket (no reply: it is going away;
+    ``$disconnect`` then runs the usual disconnect flow)."""
+    assert deps.limiter is not None
+    deps.metrics("RateLimited", 1)
+    if deps.limiter.exhausted(connection_id):
+        logger.warning("closing a connection that ignores rate_limited")
+        deps.metrics("AbusiveConnectionsClosed", 1)
+        deps.notifier.close(connection_id)
+        deps.limiter.forget(connection_id)
+        return
+    _reply_error(deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage(event))
 
 
 def _encodable(text: str) -> bool:

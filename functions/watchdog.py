@@ -1,5 +1,6 @@
 """Entrypoint: the watchdog — a scheduled rule applies deadlines whose timer never started or
-failed, found through the due-time index (``shared.services.deadlines.watchdog``)."""
+failed, found through the due-time index (``shared.services.deadlines.watchdog``). Counts
+``OverdueDeadlines`` (what it had to apply) and ``WatchdogHeartbeat`` (1 per completed run)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from shared.services.deps import Deps
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     handled = watchdog(deps, deps.watchdog_grace_ms)
     metrics.add_metric(name="OverdueDeadlines", unit="Count", value=handled)
+    # One per completed run: the heartbeat alarm fires when these stop (missing data breaches).
+    metrics.add_metric(name="WatchdogHeartbeat", unit="Count", value=1)
     return {"handled": handled}
 
 

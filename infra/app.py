@@ -2,8 +2,11 @@
 
 Context: ``stage`` (``dev`` | ``prod``, default ``dev``); ``layerDir`` (use a prebuilt layer
 folder instead of building one with pip); ``alarmTopicArn`` (an SNS topic for alarms);
-``apiGatewayAccountRole`` (``false`` when the account already has API Gateway's CloudWatch role
-and another stack owns it). The stack is environment-agnostic: synth needs no AWS credentials.
+``apiGatewayAccountRole`` (``true`` to have this stack set API Gateway's region-wide CloudWatch
+role; default off: that setting belongs to the account, not to one stack); ``tracing``
+(``active`` | ``off``, default the stage's policy: active in dev, off in prod);
+``reserveConcurrency`` (``false`` for an account whose concurrency quota cannot spare the
+stage's reservations). The stack is environment-agnostic: synth needs no AWS credentials.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ def add_stage(
     *,
     layer_dir: Path,
     alarm_topic_arn: str | None = None,
-    account_log_role: bool = True,
+    account_log_role: bool = False,
+    tracing: str | None = None,
+    reserve_concurrency: bool = True,
 ) -> WordleTournamentStack:
     """Add the stack of ``stage`` to ``app``. Raises KeyError for an unknown stage."""
     if stage not in STAGES:
@@ -39,6 +44,8 @@ def add_stage(
         layer_dir=layer_dir,
         alarm_topic_arn=alarm_topic_arn,
         account_log_role=account_log_role,
+        tracing=tracing,
+        reserve_concurrency=reserve_concurrency,
         description=f"Wordle Tournament backend ({stage})",
     )
 
@@ -65,7 +72,9 @@ def main() -> None:
         stage,
         layer_dir=Path(layer_dir) if layer_dir else build_layer(),
         alarm_topic_arn=context("alarmTopicArn"),
-        account_log_role=_flag(context("apiGatewayAccountRole"), default=True),
+        account_log_role=_flag(context("apiGatewayAccountRole"), default=False),
+        tracing=context("tracing"),
+        reserve_concurrency=_flag(context("reserveConcurrency"), default=True),
     )
     add_checks(app)
     app.synth()

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from functions.routes import ROUTES, TIMERS
-from infra.constructs.deadline_clock import DeadlineClock, state_machine_arn
+from infra.constructs.deadline_clock import DeadlineClock
 from infra.constructs.functions import Functions, FunctionsProps
 from infra.constructs.monitoring import Monitoring, MonitoringProps
 from infra.constructs.nag import acknowledge
@@ -38,9 +39,26 @@ class StageConfig:
     rate_limit: float
     """Stage-wide steady WebSocket messages per second (API Gateway throttling)."""
     burst_limit: int
+    route_throttles: dict[str, tuple[float, int]]
+    """Route key -> (steady messages per second, burst), tighter than the stage's: ``$connect``
+    and ``session`` (each costs a table write and a new player or a resume snapshot) much tighter
+    than ``guess`` (the game itself)."""
+    reserved: dict[str, int]
+    """Function module -> reserved concurrency: a guaranteed share for the clock function and
+    the watchdog (a flood of messages cannot take it), a cap for every public route. Their sum
+    must leave the account 100 unreserved (Lambda's minimum); the default account quota is
+    1000 (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html)."""
+    tracing: str
+    """X-Ray policy: ``active`` (functions sampled by X-Ray's rules, machine traced) or ``off``
+    (functions ``PassThrough``: traced only when a caller already sampled, and nothing upstream
+    does; machine untraced). Overridden by the ``tracing`` context value."""
+    alarm_thresholds: dict[str, float]
+    """Alarm name -> threshold where a stage differs (``infra.constructs.monitoring``)."""
     log_level: str = "INFO"
     """Never DEBUG in a shared stage: ruling 6 keeps secrets out of INFO and above only."""
 
+
+TRACING_POLICIES = ("active", "off")
 
 STAGES: dict[str, StageConfig] = {
     "dev": StageConfig(
@@ -49,6 +67,23 @@ STAGES: dict[str, StageConfig] = {
         log_retention=logs.RetentionDays.ONE_WEEK,
         rate_limit=50,
         burst_limit=100,
+        route_throttles={"$connect": (5, 10), "session": (5, 10), "guess": (50, 100)},
+        reserved={
+            "apply_deadlines": 10,
+            "watchdog": 1,
+            "connect": 5,
+            "disconnect": 5,
+            "default": 2,
+            "session": 5,
+            "join": 5,
+            "leave": 3,
+            "guess": 10,
+            "nickname": 2,
+            "party": 3,
+            "ping": 2,
+        },
+        tracing="active",
+        alarm_thresholds={"TryAgain": 10, "ApiClientErrors": 100, "AccountConcurrency": 100},
     ),
     "prod": StageConfig(
         "prod",
@@ -56,6 +91,23 @@ STAGES: dict[str, StageConfig] = {
         log_retention=logs.RetentionDays.THREE_MONTHS,
         rate_limit=1000,
         burst_limit=2000,
+        route_throttles={"$connect": (50, 100), "session": (50, 100), "guess": (500, 1000)},
+        reserved={
+            "apply_deadlines": 50,
+            "watchdog": 1,
+            "connect": 50,
+            "disconnect": 50,
+            "default": 10,
+            "session": 50,
+            "join": 50,
+            "leave": 20,
+            "guess": 200,
+            "nickname": 10,
+            "party": 20,
+            "ping": 10,
+        },
+        tracing="off",
+        alarm_thresholds={"TryAgain": 50, "ApiClientErrors": 1000, "AccountConcurrency": 800},
     ),
 }
 
@@ -66,7 +118,10 @@ class WordleTournamentStack(Stack):
     Args: config — the stage; layer_dir — the dependency layer's folder (``infra.layer``; tests
     pass a stub); code_root — the folder holding ``functions/``, ``shared/``, ``wordlists/``;
     alarm_topic_arn — an existing SNS topic for alarms (optional); account_log_role — also set
-    API Gateway's region-wide CloudWatch role (needed once per account and region).
+    API Gateway's region-wide CloudWatch role (once per account and region; off by default, see
+    ``infra/README.md``); tracing — ``active`` | ``off`` (default: the stage's policy);
+    reserve_concurrency — apply the stage's reserved concurrency (off for an account whose
+    concurrency quota is too small to reserve any).
     """
 
     def __init__(
@@ -78,13 +133,17 @@ class WordleTournamentStack(Stack):
         layer_dir: Path,
         code_root: Path = REPO_ROOT,
         alarm_topic_arn: str | None = None,
-        account_log_role: bool = True,
+        account_log_role: bool = False,
+        tracing: str | None = None,
+        reserve_concurrency: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        tracing = tracing or config.tracing
+        if tracing not in TRACING_POLICIES:
+            raise ValueError(f"tracing must be one of {TRACING_POLICIES}, got {tracing!r}")
         removal = RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY
         service_name = f"wordle-tournament-{config.name}"
-        machine_name = f"{construct_id}-deadlines"
 
         data = GameTable(self, "Data", retain_data=config.retain_data)
         websocket = WebSocketApi(
@@ -96,6 +155,7 @@ class WordleTournamentStack(Stack):
             log_retention=config.log_retention,
             removal_policy=removal,
             account_log_role=account_log_role,
+            route_throttles=config.route_throttles,
         )
         functions = Functions(
             self,
@@ -104,13 +164,8 @@ class WordleTournamentStack(Stack):
                 code_root=code_root,
                 layer_dir=layer_dir,
                 table=data.table,
-                settings=self._settings(
-                    data.table.table_name,
-                    websocket.callback_url,
-                    state_machine_arn(self, machine_name),
-                ),
+                settings=self._settings(data.table.table_name, websocket.callback_url),
                 connections_arns=websocket.connections_arns,
-                state_machine_arn=state_machine_arn(self, machine_name),
                 powertools={
                     "POWERTOOLS_SERVICE_NAME": service_name,
                     "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
@@ -118,44 +173,58 @@ class WordleTournamentStack(Stack):
                 },
                 log_retention=config.log_retention,
                 removal_policy=removal,
+                tracing=(
+                    lambda_.Tracing.ACTIVE if tracing == "active" else lambda_.Tracing.PASS_THROUGH
+                ),
+                reserved=dict(config.reserved) if reserve_concurrency else {},
             ),
         )
         websocket.add_routes({key: functions.for_target(t) for key, t in ROUTES.items()})
         clock = DeadlineClock(
             self,
             "Clock",
-            state_machine_name=machine_name,
             clock_function=functions.for_target(TIMERS["clock"]),
             watchdog_function=functions.for_target(TIMERS["watchdog"]),
             log_retention=config.log_retention,
             removal_policy=removal,
+            tracing=tracing == "active",
         )
-        Monitoring(
+        functions.attach_state_machine(clock.state_machine.state_machine_arn)
+        monitoring = Monitoring(
             self,
             "Monitoring",
             props=MonitoringProps(
                 functions=functions.by_module,
+                log_groups=functions.log_groups,
+                reserved=dict(config.reserved) if reserve_concurrency else {},
                 state_machine=clock.state_machine,
                 api_id=websocket.api.api_id,
                 stage_name=config.name,
+                access_logs=websocket.access_logs,
                 table=data.table,
                 metrics_namespace=METRICS_NAMESPACE,
                 service_name=service_name,
+                thresholds=config.alarm_thresholds,
                 alarm_topic_arn=alarm_topic_arn,
             ),
         )
-        self._build_outputs(websocket, data, clock)
+        self._build_outputs(websocket, data, clock, functions)
+        CfnOutput(
+            self,
+            "DashboardName",
+            value=monitoring.dashboard.dashboard_name,
+            description="The CloudWatch dashboard (golden signals)",
+        )
         self._acknowledge_stack_findings()
 
     @staticmethod
-    def _settings(table_name: str, callback_url: str, machine_arn: str) -> dict[str, str]:
+    def _settings(table_name: str, callback_url: str) -> dict[str, str]:
         """Values for the ``Settings`` fields the functions read; clock durations are the rules
         page's (the ``Settings`` defaults)."""
         defaults = Settings.model_validate({})
         return {
             "table_name": table_name,
             "callback_url": callback_url,
-            "state_machine_arn": machine_arn,
             "turn_seconds": str(defaults.turn_seconds),
             "intro_seconds": str(defaults.intro_seconds),
             "reconnect_seconds": str(defaults.reconnect_seconds),
@@ -166,7 +235,11 @@ class WordleTournamentStack(Stack):
         }
 
     def _build_outputs(
-        self, websocket: WebSocketApi, data: GameTable, clock: DeadlineClock
+        self,
+        websocket: WebSocketApi,
+        data: GameTable,
+        clock: DeadlineClock,
+        functions: Functions,
     ) -> None:
         CfnOutput(self, "WebSocketUrl", value=websocket.url, description="Clients connect here")
         CfnOutput(
@@ -177,6 +250,15 @@ class WordleTournamentStack(Stack):
         )
         CfnOutput(self, "TableName", value=data.table.table_name)
         CfnOutput(self, "StateMachineArn", value=clock.state_machine.state_machine_arn)
+        CfnOutput(
+            self,
+            "FunctionNames",
+            value=" ".join(
+                f"{module}={function.function_name}"
+                for module, function in sorted(functions.by_module.items())
+            ),
+            description="module=function name, for rollback (aws lambda update-alias ... live)",
+        )
 
     def _acknowledge_stack_findings(self) -> None:
         acknowledge(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -22,43 +22,43 @@ from shared.adapters.step_functions import state_machine_definition
 WATCHDOG_RATE = Duration.minutes(1)
 
 
-def state_machine_arn(scope: Construct, name: str) -> str:
-    """The deadline machine's ARN from its name, without a reference to the resource: the clock
-    function both is the machine's target and starts executions of it, so a ``Ref`` would be a
-    dependency cycle."""
-    return Stack.of(scope).format_arn(
-        service="states",
-        resource="stateMachine",
-        resource_name=name,
-        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-    )
-
-
 class DeadlineClock(Construct):
-    """Attributes: ``state_machine`` (Express), ``watchdog_rule``."""
+    """Attributes: ``state_machine`` (Express; its name is CloudFormation's, so a change that
+    replaces it can deploy), ``watchdog_rule``.
+
+    Args: clock_function — what the machine invokes (the clock function's ``live`` alias);
+    watchdog_function — what the schedule runs (the watchdog's ``live`` alias); tracing — X-Ray
+    on the machine's executions."""
 
     def __init__(
         self,
         scope: Construct,
         construct_id: str,
         *,
-        state_machine_name: str,
         clock_function: lambda_.IFunction,
         watchdog_function: lambda_.IFunction,
         log_retention: logs.RetentionDays,
         removal_policy: RemovalPolicy,
+        tracing: bool = True,
     ) -> None:
         super().__init__(scope, construct_id)
-        role = self._build_role(clock_function, state_machine_arn(self, state_machine_name))
+        role = self._build_role(clock_function)
         log_group = logs.LogGroup(
             self, "ExecutionLogs", retention=log_retention, removal_policy=removal_policy
         )
-        self.state_machine = self._build_state_machine(
-            state_machine_name, clock_function, role, log_group
-        )
+        self.state_machine = self._build_state_machine(clock_function, role, log_group, tracing)
+        if not tracing:
+            acknowledge(
+                self.state_machine,
+                "AwsSolutions-SF2",
+                "Tracing is a per-stage policy (infra/README.md, Tracing): off in prod, where a "
+                "round's loop would record a trace per wake for little insight the execution "
+                "logs (level ALL) do not already give; -c tracing=active turns it on.",
+            )
+        self._grant_successor_start(role)
         self.watchdog_rule = self._build_watchdog_schedule(watchdog_function)
 
-    def _build_role(self, clock_function: lambda_.IFunction, own_arn: str) -> iam.Role:
+    def _build_role(self, clock_function: lambda_.IFunction) -> iam.Role:
         role = iam.Role(
             self,
             "Role",
@@ -68,20 +68,12 @@ class DeadlineClock(Construct):
                 "log, trace"
             ),
         )
-        # The definition invokes the unqualified function ARN only: no ``:*`` version grant.
+        # The definition invokes the live alias's ARN only: no ``:*`` version grant.
         role.add_to_policy(
             iam.PolicyStatement(
                 sid="InvokeClock",
                 actions=["lambda:InvokeFunction"],
                 resources=[clock_function.function_arn],
-            )
-        )
-        # A round's loop outlives an Express execution (5 min): it hands over to a successor
-        # execution of this same machine. The ARN is built from the name (a ``Ref`` to the
-        # machine from its own role's policy would be a dependency cycle).
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="StartSuccessor", actions=["states:StartExecution"], resources=[own_arn]
             )
         )
         acknowledge(
@@ -92,24 +84,42 @@ class DeadlineClock(Construct):
         )
         return role
 
+    def _grant_successor_start(self, role: iam.Role) -> None:
+        """A round's loop outlives an Express execution (5 min): it hands over to a successor
+        execution of this same machine. The grant names the machine, in a policy the machine
+        does not wait for (in the role's default policy it would be a dependency cycle)."""
+        iam.Policy(
+            self,
+            "StartSuccessor",
+            roles=[role],
+            statements=[
+                iam.PolicyStatement(
+                    sid="StartSuccessor",
+                    actions=["states:StartExecution"],
+                    resources=[self.state_machine.state_machine_arn],
+                )
+            ],
+        )
+
     def _build_state_machine(
         self,
-        name: str,
         clock_function: lambda_.IFunction,
         role: iam.Role,
         log_group: logs.LogGroup,
+        tracing: bool,
     ) -> sfn.StateMachine:
         definition = state_machine_definition(clock_function.function_arn)
         return sfn.StateMachine(
             self,
             "Deadlines",
-            state_machine_name=name,
+            # No state_machine_name: CloudFormation names it, so a change that needs a
+            # replacement (e.g. the type) creates the new machine before deleting the old.
             # Express: billed per request and duration, not per transition; a round's loop
             # wakes ~5 times and mostly waits (infra/benchmarks/RESULTS.md, figure 3).
             state_machine_type=sfn.StateMachineType.EXPRESS,
             definition_body=sfn.DefinitionBody.from_string(json.dumps(definition)),
             role=role,
-            tracing_enabled=True,
+            tracing_enabled=tracing,
             # Express keeps no execution history: CloudWatch Logs are its only record (ALL:
             # every state, so a loop's wakes, handovers and failures can be followed). Execution
             # data stays out of the logs: the input names refs and seqs only, but the Lambda's

@@ -1,5 +1,12 @@
 """Infrastructure: the Lambda functions — one per handler module of ``functions.routes`` (routes
-and timers), each with its own least-privilege role, log group and memory/timeout.
+and timers), each with its own least-privilege role, log group and memory/timeout, a published
+version per deploy and a ``live`` alias that everything invokes (the API's integrations, the
+deadline machine, the watchdog's schedule): rolling back is pointing ``live`` at an older
+version (AWS Lambda, "Lambda function aliases",
+https://docs.aws.amazon.com/lambda/latest/dg/configuration-aliases.html). Reserved concurrency
+(``FunctionsProps.reserved``) keeps the clock's and the watchdog's share when a flood takes the
+account's, and caps what a public route may take
+(https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
 
 What each function may touch is declared in ``SPECS`` from what its code path does. Every
 function that pushes a message can meet a closed connection (``GoneException``), which runs the
@@ -58,6 +65,10 @@ WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem
 per item by these actions (IAM has no separate TransactWriteItems action)."""
 
 
+LIVE_ALIAS = "live"
+"""The alias every caller invokes; rollback moves it (``infra/RUNBOOK.md``)."""
+
+
 class TableAccess(Enum):
     PUT_ONLY = "put-only"
     """``$connect`` only records the connection (one conditional PutItem)."""
@@ -77,6 +88,9 @@ class FunctionSpec:
     schedules: bool = True
     settings: tuple[str, ...] = ()
     description: str = ""
+    machine_from_event: bool = False
+    """The deadline machine invokes this function: it learns the machine's ARN from each
+    execution's context, not its environment (naming it there would be a dependency cycle)."""
 
     @property
     def logical_id(self) -> str:
@@ -96,8 +110,9 @@ class FunctionSpec:
         if self.pushes:
             names.add("callback_url")
         if self.schedules:
+            if not self.machine_from_event:
+                names.add("state_machine_arn")
             names |= {
-                "state_machine_arn",
                 "turn_seconds",
                 "intro_seconds",
                 "reconnect_seconds",
@@ -151,6 +166,7 @@ SPECS: dict[str, FunctionSpec] = {
             # the deadline machine's retries and handover budget count on this timeout
             CLOCK_FUNCTION_TIMEOUT_S,
             description="the clock function: the deadline machine applies what is due",
+            machine_from_event=True,
         ),
         FunctionSpec(
             "watchdog",
@@ -191,16 +207,21 @@ class FunctionsProps:
     """Settings field name -> value (tokens allowed), e.g. ``table_name``."""
     connections_arns: list[str]
     """``execute-api`` ARNs of this stage's ``@connections`` (POST and DELETE)."""
-    state_machine_arn: str
     powertools: dict[str, str] = field(default_factory=dict)
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
     removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
+    tracing: lambda_.Tracing = lambda_.Tracing.ACTIVE
+    """X-Ray: ``ACTIVE`` samples by the account's sampling rules; ``PASS_THROUGH`` traces only
+    what a caller already sampled (nothing upstream of these functions traces: effectively off)."""
+    reserved: dict[str, int] = field(default_factory=dict)
+    """Module -> reserved concurrent executions (absent: the unreserved pool)."""
 
 
 class Functions(Construct):
     """One function per handler module, sharing one code asset and one dependency layer.
 
-    Attributes: ``by_module`` — module name -> ``lambda_.Function``; ``log_groups``.
+    Attributes: ``by_module`` — module name -> ``lambda_.Function``; ``live`` — module name ->
+    its ``live`` ``lambda_.Alias`` (what callers invoke); ``log_groups``.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, props: FunctionsProps) -> None:
@@ -212,18 +233,68 @@ class Functions(Construct):
             raise KeyError(f"no FunctionSpec for handler modules {missing}")
         self.code = self._build_code(props.code_root)
         self.layer = self._build_layer(props.layer_dir)
+        unknown = sorted(set(props.reserved) - set(modules))
+        if unknown:
+            raise KeyError(f"reserved concurrency for unknown functions {unknown}")
         self.by_module: dict[str, lambda_.Function] = {}
+        self.live: dict[str, lambda_.Alias] = {}
         self.log_groups: dict[str, logs.LogGroup] = {}
+        self.roles: dict[str, iam.Role] = {}
         for module in modules:
             spec = SPECS[module]
             log_group = self._build_log_group(spec)
             role = self._build_role(spec, log_group)
-            self.by_module[module] = self._build_function(spec, role, log_group)
+            function = self._build_function(spec, role, log_group)
+            self.by_module[module] = function
+            self.live[module] = self._build_alias(spec, function)
             self.log_groups[module] = log_group
+            self.roles[module] = role
 
-    def for_target(self, target: str) -> lambda_.Function:
-        """The function for a ``ROUTES`` / ``TIMERS`` target (``"functions.guess:handler"``)."""
+    def for_target(self, target: str) -> lambda_.Alias:
+        """The ``live`` alias for a ``ROUTES`` / ``TIMERS`` target
+        (``"functions.guess:handler"``): what the API and the clocks invoke."""
+        return self.live[function_name(target)]
+
+    def function_for_target(self, target: str) -> lambda_.Function:
+        """The function itself for a ``ROUTES`` / ``TIMERS`` target (metrics, grants)."""
         return self.by_module[function_name(target)]
+
+    def attach_state_machine(self, state_machine_arn: str) -> None:
+        """Once the deadline machine exists: every function that schedules may start its
+        executions, and finds its ARN in ``STATE_MACHINE_ARN`` — except the clock function
+        (``machine_from_event``), which the machine invokes through its alias: it learns the
+        ARN from the execution context, and its grant is a policy of its own that the function
+        does not wait for, so the stack has no dependency cycle."""
+        for module, function in self.by_module.items():
+            spec = SPECS[module]
+            if not spec.schedules:
+                continue
+            statement = iam.PolicyStatement(
+                sid="StartDeadline",
+                actions=["states:StartExecution"],
+                resources=[state_machine_arn],
+            )
+            if spec.machine_from_event:
+                iam.Policy(
+                    self,
+                    f"{spec.logical_id}StartDeadline",
+                    roles=[self.roles[module]],
+                    statements=[statement],
+                )
+            else:
+                self.roles[module].add_to_policy(statement)
+                function.add_environment("STATE_MACHINE_ARN", state_machine_arn)
+
+    def _build_alias(self, spec: FunctionSpec, function: lambda_.Function) -> lambda_.Alias:
+        # ``current_version`` publishes a new version whenever the code, the layer or the
+        # configuration changes; old versions stay (RETAIN) so ``live`` can be pointed back.
+        return lambda_.Alias(
+            self,
+            f"{spec.logical_id}Live",
+            alias_name=LIVE_ALIAS,
+            version=function.current_version,
+            description="What the API, the deadline machine and the watchdog's schedule invoke",
+        )
 
     def _build_code(self, code_root: Path) -> lambda_.Code:
         return lambda_.Code.from_asset(
@@ -321,22 +392,16 @@ class Functions(Construct):
                     resources=props.connections_arns,
                 )
             )
-        if spec.schedules:
-            statements.append(
-                iam.PolicyStatement(
-                    sid="StartDeadline",
-                    actions=["states:StartExecution"],
-                    resources=[props.state_machine_arn],
-                )
-            )
         return statements
 
     def _build_function(
         self, spec: FunctionSpec, role: iam.Role, log_group: logs.LogGroup
     ) -> lambda_.Function:
         props = self._props
+        # STATE_MACHINE_ARN comes later (``attach_state_machine``): the machine is built after
+        # the functions, since it invokes the clock function's alias.
         environment = {
-            **settings_environment(props.settings, spec.needed_settings()),
+            **settings_environment(props.settings, spec.needed_settings() - {"state_machine_arn"}),
             **props.powertools,
         }
         return lambda_.Function(
@@ -355,6 +420,10 @@ class Functions(Construct):
             role=role,
             log_group=log_group,
             environment=environment,
-            # X-Ray instead of Powertools Tracer (see shared/runtime/observability.py).
-            tracing=lambda_.Tracing.ACTIVE,
+            # X-Ray by the stage's policy, without Powertools Tracer (see
+            # shared/runtime/observability.py).
+            tracing=props.tracing,
+            reserved_concurrent_executions=props.reserved.get(spec.module),
+            # Versions stay when a deploy publishes a new one: rollback points live back.
+            current_version_options=lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN),
         )

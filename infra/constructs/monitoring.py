@@ -1,17 +1,40 @@
-"""Infrastructure: alarms and a dashboard — function errors and throttles, deadline machine
-failures and time-outs, WebSocket integration/execution errors, and the Powertools metrics the
-clock functions emit (``TimerLateMs``, ``OverdueDeadlines``)."""
+"""Infrastructure: alarms an on-call person can act on, and one dashboard laid out by the golden
+signals (traffic, errors, latency, saturation) per route function and for the clock.
+
+What the alarms see (each is explained, with what to check and what to do, in
+``infra/RUNBOOK.md`` under its construct id):
+
+- the application's own counts (Powertools Metrics, namespace ``WordleTournament``, dimension
+  ``service``): a message route answers every failure itself and returns 200, so Lambda's
+  ``Errors`` never sees a bug in a route — ``InternalError`` does (``functions.messages``);
+  ``TryAgain``, ``OverdueDeadlines`` and ``TimerLateMs`` (the clock), ``WatchdogHeartbeat``
+  (one per completed watchdog run: missing data is breaching), ``PostFailed`` (the notifier);
+- Lambda: each function's errors, throttles and (where it has reserved concurrency) how much of
+  its reservation it uses; the account's concurrent executions;
+- DynamoDB: throttled requests and system errors over every operation the store issues;
+- Step Functions: failed, timed-out and throttled deadline executions;
+- API Gateway: client errors (4xx), integration and execution errors, and 5xx answers counted
+  from the access log by a metric filter (a WebSocket API publishes no 5XX metric: AWS,
+  "Monitor WebSocket API execution with CloudWatch metrics",
+  https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-logging.html).
+
+Metric sources: AWS/Lambda (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html),
+AWS/DynamoDB (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/metrics-dimensions.html),
+AWS/States (https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
@@ -22,11 +45,38 @@ TABLE_OPERATIONS = (
     dynamodb.Operation.GET_ITEM,
     dynamodb.Operation.BATCH_GET_ITEM,
     dynamodb.Operation.PUT_ITEM,
+    dynamodb.Operation.UPDATE_ITEM,
     dynamodb.Operation.DELETE_ITEM,
     dynamodb.Operation.QUERY,
     dynamodb.Operation.TRANSACT_WRITE_ITEMS,
 )
 """The operations ``DynamoStore`` issues."""
+
+APP_COUNTS = (
+    "InternalError",
+    "TryAgain",
+    "BadInput",
+    "RateLimited",
+    "AbusiveConnectionsClosed",
+    "PostGone",
+    "PostFailed",
+)
+"""The application's per-message counts (dashboard: errors row)."""
+
+SATURATION_SHARE = 0.8
+"""A function alarms when its peak concurrency reaches this share of its reservation."""
+
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "TryAgain": 10,
+    "ApiClientErrors": 100,
+    "AccountConcurrency": 800,
+    "PostFailed": 10,
+    "DeadlineLatenessP99Ms": 3000,
+}
+"""Thresholds a stage may override (``MonitoringProps.thresholds``)."""
+
+STATUS_FILTERS = {"ApiStatus4xx": '"4*"', "ApiStatus5xx": '"5*"'}
+"""Metric name -> the access log ``status`` pattern it counts (a metric filter each)."""
 
 
 @dataclass(frozen=True)
@@ -38,36 +88,36 @@ class MonitoringProps:
     table: dynamodb.ITable
     metrics_namespace: str
     service_name: str
+    access_logs: logs.ILogGroup | None = None
+    """The stage's JSON access logs (``status`` and ``stage`` fields): the 4xx/5xx filters."""
+    log_groups: Mapping[str, logs.ILogGroup] = field(default_factory=dict)
+    reserved: Mapping[str, int] = field(default_factory=dict)
+    """Module -> reserved concurrency (a saturation alarm each)."""
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    """Overrides of ``DEFAULT_THRESHOLDS``."""
     alarm_topic_arn: str | None = None
     """Where alarms notify (an existing SNS topic); none: alarms only show in the console."""
 
 
 class Monitoring(Construct):
-    """Attributes: ``alarms`` (every alarm), ``dashboard``."""
+    """Attributes: ``alarms`` (construct id -> alarm), ``metric_filters``, ``dashboard``."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: MonitoringProps) -> None:
         super().__init__(scope, construct_id)
         self._props = props
-        self.alarms: list[cw.Alarm] = []
+        self._thresholds = {**DEFAULT_THRESHOLDS, **props.thresholds}
+        self.alarms: dict[str, cw.Alarm] = {}
+        self.metric_filters: dict[str, logs.MetricFilter] = {}
+        self._build_metric_filters()
+        self._build_application_alarms()
         self._build_function_alarms()
+        self._build_table_alarms()
         self._build_state_machine_alarms()
         self._build_api_alarms()
         self._build_alarm_actions()
         self.dashboard = self._build_dashboard()
 
-    def _alarm(self, construct_id: str, metric: cw.IMetric, description: str) -> None:
-        self.alarms.append(
-            cw.Alarm(
-                self,
-                construct_id,
-                metric=metric,
-                threshold=1,
-                evaluation_periods=1,
-                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-                alarm_description=description,
-            )
-        )
+    # -- metrics -----------------------------------------------------------------------------
 
     def _api_metric(self, name: str, statistic: str = "Sum") -> cw.Metric:
         return cw.Metric(
@@ -78,7 +128,7 @@ class Monitoring(Construct):
             period=PERIOD,
         )
 
-    def _app_metric(self, name: str, statistic: str) -> cw.Metric:
+    def _app_metric(self, name: str, statistic: str = "Sum") -> cw.Metric:
         """A Powertools metric the functions emit (namespace and service from their env)."""
         return cw.Metric(
             namespace=self._props.metrics_namespace,
@@ -88,122 +138,325 @@ class Monitoring(Construct):
             period=PERIOD,
         )
 
+    def _status_metric(self, name: str) -> cw.Metric:
+        """A count from the access-log metric filters (dimension ``stage``)."""
+        return cw.Metric(
+            namespace=self._props.metrics_namespace,
+            metric_name=name,
+            dimensions_map={"stage": self._props.stage_name},
+            statistic="Sum",
+            period=PERIOD,
+        )
+
+    def _account_concurrency(self) -> cw.Metric:
+        return cw.Metric(
+            namespace="AWS/Lambda",
+            metric_name="ConcurrentExecutions",
+            statistic="Maximum",
+            period=PERIOD,
+        )
+
+    # -- alarms ------------------------------------------------------------------------------
+
+    def _alarm(
+        self,
+        construct_id: str,
+        metric: cw.IMetric,
+        description: str,
+        *,
+        threshold: float = 1,
+        evaluation_periods: int = 1,
+        comparison: cw.ComparisonOperator = (
+            cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+        ),
+        missing: cw.TreatMissingData = cw.TreatMissingData.NOT_BREACHING,
+        runbook: str | None = None,
+    ) -> None:
+        """``runbook``: the alarm's section in ``infra/RUNBOOK.md`` (default: its id)."""
+        anchor = (runbook or construct_id).lower()
+        self.alarms[construct_id] = cw.Alarm(
+            self,
+            construct_id,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=evaluation_periods,
+            datapoints_to_alarm=evaluation_periods,
+            comparison_operator=comparison,
+            treat_missing_data=missing,
+            alarm_description=f"{description} Runbook: infra/RUNBOOK.md#{anchor}",
+        )
+
+    def _build_metric_filters(self) -> None:
+        if self._props.access_logs is None:
+            return
+        for name, status in STATUS_FILTERS.items():
+            self.metric_filters[name] = logs.MetricFilter(
+                self,
+                f"{name}Filter",
+                log_group=self._props.access_logs,
+                metric_namespace=self._props.metrics_namespace,
+                metric_name=name,
+                filter_pattern=logs.FilterPattern.literal(f"{{ $.status = {status} }}"),
+                metric_value="1",
+                dimensions={"stage": "$.stage"},
+            )
+
+    def _build_application_alarms(self) -> None:
+        t = self._thresholds
+        self._alarm(
+            "InternalErrors",
+            self._app_metric("InternalError"),
+            "A message route hit an unexpected exception and answered internal_error.",
+        )
+        self._alarm(
+            "TryAgainRate",
+            self._app_metric("TryAgain"),
+            "Players are being told try_again: the table stays busy or contended.",
+            threshold=t["TryAgain"],
+        )
+        self._alarm(
+            "OverdueDeadlines",
+            self._app_metric("OverdueDeadlines"),
+            "The watchdog had to apply deadlines whose clock loop never fired.",
+        )
+        self._alarm(
+            "DeadlineLateness",
+            self._app_metric("TimerLateMs", "p99"),
+            "Clock wakes run late (p99 over the threshold, 3 periods in a row).",
+            threshold=t["DeadlineLatenessP99Ms"],
+            evaluation_periods=3,
+        )
+        self._alarm(
+            "WatchdogHeartbeat",
+            self._app_metric("WatchdogHeartbeat"),
+            "The watchdog has not completed a run for 10 minutes (no data counts as missing).",
+            evaluation_periods=2,
+            comparison=cw.ComparisonOperator.LESS_THAN_THRESHOLD,
+            missing=cw.TreatMissingData.BREACHING,
+        )
+        self._alarm(
+            "PostFailures",
+            self._app_metric("PostFailed"),
+            "Pushes to live connections fail (other than gone): throttled or forbidden.",
+            threshold=t["PostFailed"],
+        )
+
     def _build_function_alarms(self) -> None:
-        for module, function in self._props.functions.items():
-            name = module.capitalize()
+        props = self._props
+        for module, function in props.functions.items():
+            name = "".join(part.capitalize() for part in module.split("_"))
             self._alarm(
                 f"{name}Errors",
                 function.metric_errors(period=PERIOD, statistic="Sum"),
-                f"The {module} function raised (unhandled error or time-out)",
+                f"The {module} function raised (unhandled error or time-out).",
+                runbook="FunctionErrors",
             )
             self._alarm(
                 f"{name}Throttles",
                 function.metric_throttles(period=PERIOD, statistic="Sum"),
-                f"The {module} function was throttled (account concurrency exhausted?)",
+                f"The {module} function was throttled (its reservation or the account's "
+                "concurrency is exhausted).",
+                runbook="FunctionThrottles",
             )
+            reserved = props.reserved.get(module)
+            if reserved:
+                self._alarm(
+                    f"{name}Saturation",
+                    function.metric("ConcurrentExecutions", period=PERIOD, statistic="Maximum"),
+                    f"The {module} function used {SATURATION_SHARE:.0%} of its reserved "
+                    f"concurrency ({reserved}).",
+                    threshold=math.ceil(reserved * SATURATION_SHARE),
+                    runbook="FunctionSaturation",
+                )
+        self._alarm(
+            "AccountConcurrency",
+            self._account_concurrency(),
+            "The account's concurrent Lambda executions are near its quota.",
+            threshold=self._thresholds["AccountConcurrency"],
+        )
+
+    def _build_table_alarms(self) -> None:
+        table = self._props.table
+        operations = list(TABLE_OPERATIONS)
+        self._alarm(
+            "TableThrottles",
+            table.metric_throttled_requests_for_operations(operations=operations, period=PERIOD),
+            "DynamoDB throttled requests to the table.",
+        )
+        self._alarm(
+            "TableSystemErrors",
+            table.metric_system_errors_for_operations(operations=operations, period=PERIOD),
+            "DynamoDB answered requests to the table with a 500 (system error).",
+        )
 
     def _build_state_machine_alarms(self) -> None:
         machine = self._props.state_machine
         self._alarm(
             "DeadlinesFailed",
             machine.metric_failed(period=PERIOD, statistic="Sum"),
-            "A deadline execution failed after its retries; the watchdog will apply it late",
+            "A deadline execution failed after its retries; the watchdog will apply it late.",
         )
         self._alarm(
             "DeadlinesTimedOut",
             machine.metric_timed_out(period=PERIOD, statistic="Sum"),
-            "A deadline execution timed out; the watchdog will apply it late",
+            "A deadline execution timed out; the watchdog will apply it late.",
+        )
+        self._alarm(
+            "DeadlinesThrottled",
+            machine.metric_throttled(period=PERIOD, statistic="Sum"),
+            "Step Functions throttled starting deadline executions.",
         )
 
     def _build_api_alarms(self) -> None:
-        # WebSocket APIs have no 5XXError metric: a failed Lambda integration is an
-        # IntegrationError, an API Gateway-side failure an ExecutionError.
+        # WebSocket APIs have no 4XX/5XXError metric: ClientError counts 4xx (throttled
+        # messages included), IntegrationError a failed Lambda integration, ExecutionError an
+        # API Gateway-side failure; 5xx answers come from the access log's metric filter.
         self._alarm(
             "ApiIntegrationErrors",
             self._api_metric("IntegrationError"),
-            "A WebSocket route's Lambda integration failed (the client got an internal error)",
+            "A WebSocket route's Lambda integration failed (the client got an internal error).",
         )
         self._alarm(
             "ApiExecutionErrors",
             self._api_metric("ExecutionError"),
-            "API Gateway failed to execute a WebSocket route",
+            "API Gateway failed to execute a WebSocket route.",
         )
+        self._alarm(
+            "ApiClientErrors",
+            self._api_metric("ClientError"),
+            "Many 4xx answers: throttled messages (429), refused connects, bad frames.",
+            threshold=self._thresholds["ApiClientErrors"],
+        )
+        if "ApiStatus5xx" in self.metric_filters:
+            self._alarm(
+                "Api5xx",
+                self._status_metric("ApiStatus5xx"),
+                "API Gateway answered 5xx (counted from the access log).",
+            )
 
     def _build_alarm_actions(self) -> None:
         if not self._props.alarm_topic_arn:
             return
         topic = sns.Topic.from_topic_arn(self, "AlarmTopic", self._props.alarm_topic_arn)
-        for alarm in self.alarms:
+        for alarm in self.alarms.values():
             alarm.add_alarm_action(cw_actions.SnsAction(topic))
+            alarm.add_ok_action(cw_actions.SnsAction(topic))
+
+    # -- dashboard ---------------------------------------------------------------------------
+
+    def _per_function(self, metric: str, statistic: str) -> list[cw.IMetric]:
+        return [
+            f.metric(metric, period=PERIOD, statistic=statistic, label=module)
+            for module, f in self._props.functions.items()
+        ]
 
     def _build_dashboard(self) -> cw.Dashboard:
         props = self._props
-        functions = list(props.functions.values())
-        dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=Stack.of(self).stack_name)
+        machine = props.state_machine
+        table = props.table
+        # No dashboard_name: a fixed physical name blocks a replacement; the name is an output.
+        dashboard = cw.Dashboard(self, "Dashboard")
         dashboard.add_widgets(
-            cw.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24, height=4)
+            cw.AlarmStatusWidget(
+                title="Alarms", alarms=list(self.alarms.values()), width=24, height=6
+            )
         )
-        dashboard.add_widgets(
+
+        def row(title: str, *widgets: cw.IWidget) -> None:
+            dashboard.add_widgets(cw.TextWidget(markdown=f"## {title}", width=24, height=1))
+            dashboard.add_widgets(*widgets)
+
+        row(
+            "Traffic",
             cw.GraphWidget(
                 title="WebSocket: connects and messages",
                 left=[self._api_metric("ConnectCount"), self._api_metric("MessageCount")],
             ),
             cw.GraphWidget(
-                title="WebSocket: errors",
+                title="Invocations per route function and timer",
+                left=self._per_function("Invocations", "Sum"),
+            ),
+            cw.GraphWidget(
+                title="Clock: deadline executions started",
+                left=[machine.metric_started(period=PERIOD)],
+                right=[self._app_metric("WatchdogHeartbeat")],
+            ),
+        )
+        row(
+            "Errors",
+            cw.GraphWidget(
+                title="Application counts",
+                left=[self._app_metric(name) for name in APP_COUNTS],
+            ),
+            cw.GraphWidget(
+                title="Lambda errors per function",
+                left=self._per_function("Errors", "Sum"),
+            ),
+            cw.GraphWidget(
+                title="WebSocket errors",
                 left=[
                     self._api_metric("ClientError"),
                     self._api_metric("IntegrationError"),
                     self._api_metric("ExecutionError"),
+                    *(self._status_metric(name) for name in self.metric_filters),
                 ],
             ),
             cw.GraphWidget(
-                title="WebSocket: integration latency p95 (ms)",
+                title="Clock: failed, timed out, throttled",
+                left=[
+                    machine.metric_failed(period=PERIOD),
+                    machine.metric_timed_out(period=PERIOD),
+                    machine.metric_throttled(period=PERIOD),
+                ],
+                right=[self._app_metric("OverdueDeadlines")],
+            ),
+        )
+        row(
+            "Latency",
+            cw.GraphWidget(
+                title="WebSocket integration latency p95 (ms)",
                 left=[self._api_metric("IntegrationLatency", "p95")],
             ),
-        )
-        dashboard.add_widgets(
             cw.GraphWidget(
-                title="Functions: errors",
-                left=[f.metric_errors(period=PERIOD, label=f.node.id) for f in functions],
+                title="Duration p95 per function (ms)",
+                left=self._per_function("Duration", "p95"),
             ),
             cw.GraphWidget(
-                title="Functions: duration p95 (ms)",
+                title="Clock: wake lateness p50 / p99 / max (ms)",
                 left=[
-                    f.metric_duration(period=PERIOD, statistic="p95", label=f.node.id)
-                    for f in functions
+                    self._app_metric("TimerLateMs", "p50"),
+                    self._app_metric("TimerLateMs", "p99"),
+                    self._app_metric("TimerLateMs", "Maximum"),
                 ],
             ),
-            cw.GraphWidget(
-                title="Functions: throttles",
-                left=[f.metric_throttles(period=PERIOD, label=f.node.id) for f in functions],
-            ),
         )
-        dashboard.add_widgets(
+        row(
+            "Saturation",
             cw.GraphWidget(
-                title="Deadlines: executions",
-                left=[
-                    props.state_machine.metric_started(period=PERIOD),
-                    props.state_machine.metric_succeeded(period=PERIOD),
-                    props.state_machine.metric_failed(period=PERIOD),
-                    props.state_machine.metric_timed_out(period=PERIOD),
-                ],
+                title="Concurrent executions per function (max) and the account's",
+                left=self._per_function("ConcurrentExecutions", "Maximum"),
+                right=[self._account_concurrency()],
             ),
             cw.GraphWidget(
-                title="Deadlines: lateness p99 (ms) and watchdog catches",
-                left=[self._app_metric("TimerLateMs", "p99")],
-                right=[self._app_metric("OverdueDeadlines", "Sum")],
+                title="Throttles per function",
+                left=self._per_function("Throttles", "Sum"),
             ),
             cw.GraphWidget(
                 title="DynamoDB: consumed capacity and throttles",
                 left=[
-                    props.table.metric_consumed_read_capacity_units(period=PERIOD),
-                    props.table.metric_consumed_write_capacity_units(period=PERIOD),
+                    table.metric_consumed_read_capacity_units(period=PERIOD),
+                    table.metric_consumed_write_capacity_units(period=PERIOD),
                 ],
                 right=[
-                    props.table.metric_throttled_requests_for_operations(
+                    table.metric_throttled_requests_for_operations(
                         operations=list(TABLE_OPERATIONS), period=PERIOD
                     )
                 ],
+            ),
+            cw.GraphWidget(
+                title="Flood guards: rate limited, connections closed",
+                left=[self._app_metric("RateLimited")],
+                right=[self._app_metric("AbusiveConnectionsClosed")],
             ),
         )
         return dashboard

@@ -1,6 +1,12 @@
 """Infrastructure: the API Gateway WebSocket API — route selection on ``action``, one route per
-``functions.routes.ROUTES`` key, one throttled stage with JSON access logs, and the stage's
-``@connections`` callback URL and ARNs for the functions that push."""
+``functions.routes.ROUTES`` key, one throttled stage (stage-wide limits plus tighter per-route
+limits, ``route_throttles``) with JSON access logs, and the stage's ``@connections`` callback URL
+and ARNs for the functions that push.
+
+Throttling: API Gateway applies the route's limit where one is set, else the stage default, and
+answers over-limit messages itself (429, no Lambda invoked); AWS, "Throttle requests to your
+WebSocket APIs":
+https://docs.aws.amazon.com/apigateway/latest/developerguide/websocket-api-protect.html"""
 
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ ROUTE_SELECTION = "$request.body.action"
 ACCESS_LOG_FORMAT = {
     "requestId": "$context.requestId",
     "requestTime": "$context.requestTimeEpoch",
+    "stage": "$context.stage",
     "connectionId": "$context.connectionId",
     "eventType": "$context.eventType",
     "routeKey": "$context.routeKey",
@@ -68,8 +75,11 @@ class WebSocketApi(Construct):
         log_retention: logs.RetentionDays,
         removal_policy: RemovalPolicy,
         account_log_role: bool,
+        route_throttles: Mapping[str, tuple[float, int]] | None = None,
     ) -> None:
+        """``route_throttles``: route key -> (steady messages per second, burst)."""
         super().__init__(scope, construct_id)
+        self._route_throttles = dict(route_throttles or {})
         self.api = self._build_api()
         self.access_logs = self._build_access_log_group(log_retention, removal_policy)
         account = self._build_account_log_role() if account_log_role else None
@@ -85,9 +95,25 @@ class WebSocketApi(Construct):
     def add_routes(self, targets: Mapping[str, lambda_.IFunction]) -> None:
         """One route per key (``$connect``, ``$disconnect``, ``$default`` and each action),
         integrated with its function; functions shared by several routes share one integration."""
+        unknown = sorted(set(self._route_throttles) - set(targets))
+        if unknown:
+            raise KeyError(f"throttles for routes that do not exist: {unknown}")
         for route_key, function in targets.items():
-            self.api.add_route(route_key, integration=self._integration(function))
+            route = self.api.add_route(route_key, integration=self._integration(function))
+            # The stage's RouteSettings name route keys: API Gateway refuses unknown ones.
+            self.stage.node.add_dependency(route)
+        self._apply_route_throttles()
         self._acknowledge_open_routes()
+
+    def _apply_route_throttles(self) -> None:
+        if not self._route_throttles:
+            return
+        stage = self.stage.node.default_child
+        assert isinstance(stage, apigwv2.CfnStage)
+        stage.route_settings = {
+            key: {"ThrottlingRateLimit": rate, "ThrottlingBurstLimit": burst}
+            for key, (rate, burst) in sorted(self._route_throttles.items())
+        }
 
     def _build_api(self) -> apigwv2.WebSocketApi:
         return apigwv2.WebSocketApi(

@@ -115,6 +115,12 @@ def _parameters(template: Any, data: Any, context: dict[str, Any]) -> Any:
     return copy.deepcopy(template)
 
 
+def _loop_state(payload: dict[str, Any]) -> dict[str, Any]:
+    """The loop's state in the clock function's payload (``{"state", "machine"}``)."""
+    state = payload.get("state")
+    return state if isinstance(state, dict) else payload
+
+
 def _choice_matches(rule: dict[str, Any], data: Any, context: dict[str, Any]) -> bool:
     if "And" in rule:
         return all(_choice_matches(r, data, context) for r in rule["And"])
@@ -457,7 +463,8 @@ class _Driven:
         return [t for e in self.service.waiting() if (t := _timer_of(e)) is not None]
 
     def _invoke(self, function_name: str, payload: dict[str, Any]) -> Any:
-        timer = Timer.from_event(payload)
+        # The definition's Task hands the function {"state": ..., "machine": ...}.
+        timer = Timer.from_event(_loop_state(payload))
         self.fired.append(timer)
         return self._call(payload)
 
@@ -487,7 +494,7 @@ class ManualClock(_Driven):
     def _call(self, payload: dict[str, Any]) -> Any:
         if self.fire is None:
             raise RuntimeError("no clock function set (ManualClock.fire)")
-        return self.fire(payload)
+        return self.fire(_loop_state(payload))
 
     def next_due(self) -> int | None:
         """When the next execution wakes (UTC ms), or None. Executions started at ``now``

@@ -7,11 +7,19 @@ disconnect flow runs; any other failure of one recipient is logged and never sto
 already retried it), ``ForbiddenException``, and transport errors (``BotoCoreError``: connection
 reset, read timeout) alike. A message lost that way is not retried later: every client redraws
 from the ``session`` snapshot on resume.
+
+Counts (the ``metrics`` sink, Powertools Metrics on Lambda): ``PostGone`` per connection found
+gone, ``PostFailed`` per post or close that failed otherwise. The log lines go through the
+standard ``logging`` module; on Lambda they come out as Powertools JSON with the invocation's
+correlation keys (``shared.runtime.observability``). AWS, "Use @connections commands in your
+backend service":
+https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-how-to-call-websocket-api-connections.html
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -20,10 +28,21 @@ logger = logging.getLogger(__name__)
 
 
 class ApiGatewayNotifier:
-    """Args: client — a boto3 ``apigatewaymanagementapi`` client for the stage's callback URL."""
+    """Args: client — a boto3 ``apigatewaymanagementapi`` client for the stage's callback URL;
+    metrics — counts ``(name, value)`` (``PostGone``, ``PostFailed``); none: not counted."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, metrics: Callable[[str, float], None] | None = None) -> None:
         self._client = client
+        self._metrics = metrics or _no_metric
+
+    def _failed(self, operation: str, connection_id: str, reason: str) -> None:
+        self._metrics("PostFailed", 1)
+        logger.warning(
+            "%s failed: %s",
+            operation,
+            reason,
+            extra={"target_connection_id": connection_id, "reason": reason},
+        )
 
     def send(self, messages: list[tuple[str, str]]) -> list[str]:
         gone: list[str] = []
@@ -35,13 +54,12 @@ class ApiGatewayNotifier:
                     ConnectionId=connection_id, Data=text.encode("utf-8")
                 )
             except self._client.exceptions.GoneException:
+                self._metrics("PostGone", 1)
                 gone.append(connection_id)
             except ClientError as err:
-                logger.warning(
-                    "post_to_connection failed: %s", err.response.get("Error", {}).get("Code")
-                )
+                self._failed("post_to_connection", connection_id, _code(err))
             except BotoCoreError as err:
-                logger.warning("post_to_connection failed: %s", type(err).__name__)
+                self._failed("post_to_connection", connection_id, type(err).__name__)
         return gone
 
     def close(self, connection_id: str) -> None:
@@ -50,8 +68,14 @@ class ApiGatewayNotifier:
         except self._client.exceptions.GoneException:
             pass
         except ClientError as err:
-            logger.warning(
-                "delete_connection failed: %s", err.response.get("Error", {}).get("Code")
-            )
+            self._failed("delete_connection", connection_id, _code(err))
         except BotoCoreError as err:
-            logger.warning("delete_connection failed: %s", type(err).__name__)
+            self._failed("delete_connection", connection_id, type(err).__name__)
+
+
+def _code(err: ClientError) -> str:
+    return str(err.response.get("Error", {}).get("Code"))
+
+
+def _no_metric(name: str, value: float) -> None:
+    """The sink when nobody counts."""

@@ -126,8 +126,9 @@ def state_machine_definition(clock_function_arn: str) -> dict[str, Any]:
     """ASL of the deadline loop (see the module docstring).
 
     Input (and the state between wakes): ``{"kind", "ref", "seq", "due_ms", "due":
-    "<ISO-8601 UTC>", "loop_started_ms"}``. The clock function receives the whole state and
-    returns the next one (``loop_state``), with ``loop`` and ``handover``.
+    "<ISO-8601 UTC>", "loop_started_ms"}``. The clock function receives ``{"state": <the
+    whole state>, "machine": <this machine's ARN>}`` and returns the next state
+    (``loop_state``), with ``loop`` and ``handover``.
     """
     return {
         "Comment": (
@@ -141,7 +142,13 @@ def state_machine_definition(clock_function_arn: str) -> dict[str, Any]:
             "ApplyDeadline": {
                 "Type": "Task",
                 "Resource": "arn:aws:states:::lambda:invoke",
-                "Parameters": {"FunctionName": clock_function_arn, "Payload.$": "$"},
+                # The machine's own ARN rides along from the execution context: the clock
+                # function cannot name it in its environment (the machine invokes the
+                # function's alias, so the function naming the machine would be a cycle).
+                "Parameters": {
+                    "FunctionName": clock_function_arn,
+                    "Payload": {"state.$": "$", "machine.$": "$$.StateMachine.Id"},
+                },
                 "OutputPath": "$.Payload",
                 "TimeoutSeconds": APPLY_TIMEOUT_S,
                 "Retry": [_LAMBDA_RETRY],

@@ -95,7 +95,7 @@ def build(
         from shared.adapters.notifier import ApiGatewayNotifier
 
         notifier = ApiGatewayNotifier(
-            client("apigatewaymanagementapi", settings, settings.callback_url)
+            client("apigatewaymanagementapi", settings, settings.callback_url), metrics=metrics
         )
     if lexicon is None:
         from shared.adapters.lexicon import WordListLexicon

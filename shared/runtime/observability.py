@@ -1,9 +1,21 @@
 """Runtime layer: the Powertools Logger and Metrics singletons (service name and namespace from
-``POWERTOOLS_SERVICE_NAME`` / ``POWERTOOLS_METRICS_NAMESPACE``). Tracer is left out of the
-cold path on purpose (it adds ~180 ms of imports); enable X-Ray on the functions instead."""
+``POWERTOOLS_SERVICE_NAME`` / ``POWERTOOLS_METRICS_NAMESPACE``).
+
+Structured logs everywhere: the modules below ``shared`` (the adapters) log through the standard
+``logging`` module, and their records go through the Powertools Logger's own handler, so they
+are the same JSON lines with the same correlation keys the entrypoints append
+(``connection_id``, ``player_id``, ``tournament_id``, ``request_id``, ``api_request_id`` and
+the Lambda context's ``function_request_id``). Powertools, "Logger":
+https://docs.powertools.aws.dev/lambda/python/latest/core/logger/
+
+Tracer is left out of the cold path on purpose (it adds ~180 ms of imports and the
+``aws-xray-sdk`` package to the layer); the functions' X-Ray setting is a per-stage policy of the
+CDK app (``infra.stack.StageConfig.tracing``).
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 
 from aws_lambda_powertools import Logger, Metrics
@@ -13,3 +25,22 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "WordleTournament")
 
 logger = Logger()
 metrics = Metrics()
+
+LIBRARY_LOGGER = "shared"
+"""The standard-library logger above every ``logging.getLogger(__name__)`` in ``shared``."""
+
+
+def structure_library_logs(on_lambda: bool) -> None:
+    """Send the ``shared.*`` standard-library loggers' records to the Powertools handler (JSON,
+    with the appended keys). On Lambda they stop there: the runtime's root handler would print
+    each a second time as plain text. Elsewhere they also reach the root logger (pytest's
+    ``caplog``, the local runtime's console)."""
+    library = logging.getLogger(LIBRARY_LOGGER)
+    handler = logger.registered_handler
+    if handler not in library.handlers:
+        library.addHandler(handler)
+    library.setLevel(logger.log_level)
+    library.propagate = not on_lambda
+
+
+structure_library_logs(on_lambda="AWS_LAMBDA_FUNCTION_NAME" in os.environ)

@@ -30,6 +30,12 @@ class Timing:
     heartbeat_ms: int | None = None
 
 
+TOKEN_IDLE_MS = 30 * 24 * 3600 * 1000
+"""Session tokens expire after 30 days unused (each resume renews them). A player is anonymous
+(ruling 11): the token is the only key to the profile, so a token copied off a device long ago
+stops working, while a regular player never notices."""
+
+
 def new_id() -> str:
     """A random 16-hex-digit id (64 bits) for players, lobbies, tournaments and parties."""
     return uuid.uuid4().hex[:16]
@@ -74,6 +80,8 @@ class Deps:
     """The largest inbound frame the entrypoints accept (API Gateway's 32 KB frame)."""
     watchdog_grace_ms: int = 5_000
     """How late a deadline may be before the watchdog applies it."""
+    token_idle_ms: int = TOKEN_IDLE_MS
+    """A session token unused for longer is refused (``shared.services.sessions``)."""
     max_attempts: int = 10
     backoff_base_s: float = 0.01
     backoff_cap_s: float = 0.2

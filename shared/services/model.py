@@ -44,6 +44,10 @@ class Player:
     reconnect_deadline_ms: int | None = None
     language: str = "en"
     version: int = 0
+    token_used_ms: int | None = None
+    """When the session token was issued or last presented (UTC ms); None on a record written
+    before this was kept (then ``created_ms`` counts). A token unused for ``Deps.token_idle_ms``
+    is refused (``shared.services.sessions``)."""
 
 
 @dataclass

@@ -58,7 +58,9 @@ def session(deps: Deps, req: Request, token: str | None) -> None:
     """``session {token?}``: create a player, or resume one by token; the reply is
     ``session`` (with the new token, or with the resume snapshot).
 
-    Raises InvalidTokenError for an unknown token (nothing changes).
+    Raises InvalidTokenError for an unknown token, or one unused for longer than
+    ``Deps.token_idle_ms`` (30 days; each resume renews it); nothing changes. Tokens are not
+    rotated on resume: a reply lost on the way would lock the player out of the profile.
     """
     if token is None:
         _create(deps, req)
@@ -86,6 +88,7 @@ def _create(deps: Deps, req: Request) -> None:
             created_ms=now,
             connection_id=req.connection_id,
             connected=True,
+            token_used_ms=now,
         )
         deps.store.create_player(player, hash_token(token))
         return Change((player, token))
@@ -132,6 +135,11 @@ def _resume(deps: Deps, req: Request, token: str) -> None:
     def rebind() -> Change[tuple[Player, str | None, TournamentRecord | None]]:
         p = deps.store.get_player(player_id)
         assert p is not None
+        now = deps.clock.now_ms()
+        used = p.token_used_ms if p.token_used_ms is not None else p.created_ms
+        if now - used > deps.token_idle_ms:
+            raise InvalidTokenError("session token expired")
+        p.token_used_ms = now  # each resume renews the token's lifetime
         old = p.connection_id if p.connection_id != connection_id else None
         p.connection_id = connection_id
         p.connected = True

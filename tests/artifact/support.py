@@ -125,6 +125,12 @@ class Packaged:
         for props in functions.values():
             for name, value in props.get("Environment", {}).get("Variables", {}).items():
                 assert environment.setdefault(name, value) == value, (name, value)
+        # routes invoke each function's live alias: an alias stands for its function
+        aliases = {
+            k: next(_logical_ids(v["Properties"]["FunctionName"]))
+            for k, v in resources.items()
+            if v["Type"] == "AWS::Lambda::Alias"
+        }
         routes: dict[str, str] = {}
         for res in resources.values():
             if res["Type"] != "AWS::ApiGatewayV2::Route":
@@ -132,7 +138,8 @@ class Packaged:
             props = res["Properties"]
             for integration in _logical_ids(props.get("Target")):
                 uri = resources.get(integration, {}).get("Properties", {}).get("IntegrationUri")
-                targets = [i for i in _logical_ids(uri) if i in functions]
+                targets = [aliases.get(i, i) for i in _logical_ids(uri)]
+                targets = [i for i in targets if i in functions]
                 if targets:
                     routes[props["RouteKey"]] = functions[targets[0]]["Handler"]
         return cls(

@@ -209,17 +209,19 @@ def test_the_live_clock_runs_an_overdue_loop_in_its_own_thread() -> None:
     calls: list[dict[str, Any]] = []
     done = threading.Event()
 
-    def handler(state: dict[str, Any], context: Any) -> dict[str, Any]:
+    def handler(payload: dict[str, Any], context: Any) -> dict[str, Any]:
+        # the clock function gets what the deployed Task passes: the state and the machine
         assert context.function_name
-        calls.append(state)
+        calls.append(payload)
         done.set()
-        return loop_state(state, None, 0)
+        return loop_state(payload["state"], None, 0)
 
     clock = LocalClock(handler)
     with clock:
         clock.schedule(Timer(TimerKind.INTRO, "t1", 1, clock.now_ms() - 5_000))
         assert done.wait(10)
-    assert [c["ref"] for c in calls] == ["t1"]
+    assert [c["state"]["ref"] for c in calls] == ["t1"]
+    assert all(":stateMachine:" in c["machine"] for c in calls)
     assert clock.pending() == []
 
 

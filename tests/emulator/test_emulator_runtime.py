@@ -140,7 +140,11 @@ def test_routes_and_timers_come_from_functions_routes_when_not_given(
             assert await asyncio.to_thread(clock_fn.got.wait, 10)
             # the clock function gets the loop's state: the timer plus the Wait's timestamp
             # (rounded up to the whole second) and when the loop started
-            (state,) = clock_fn.events
+            (payload,) = clock_fn.events
+            # as the deployed Task passes it: the state, and the machine's ARN from the
+            # execution context (where the clock function starts executions)
+            state = payload["state"]
+            assert ":stateMachine:" in payload["machine"]
             assert Timer.from_event(state) == timer
             assert state["due"] == wait_timestamp(timer.due_ms)
             assert state["loop_started_ms"] <= emu.clock.now_ms()

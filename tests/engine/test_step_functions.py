@@ -83,7 +83,11 @@ class Wakes:
         self.before: dict[int, Callable[[dict[str, Any]], None]] = {}
         self.lock = threading.Lock()
 
-    def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+    def invoke(self, payload: dict[str, Any]) -> dict[str, Any]:
+        # the Task hands the clock function the loop's state and the machine's own ARN
+        # (``$$.StateMachine.Id``: where the function starts executions)
+        event = payload["state"]
+        assert ":stateMachine:" in payload["machine"], payload
         with self.lock:  # one wake at a time: the manual clock is shared
             i = len(self.events)
             self.events.append(event)
@@ -93,7 +97,7 @@ class Wakes:
             clock.now = max(clock.now, int(event["due_ms"]))  # the wake comes at its due time
             tid = event["ref"] if event["kind"] == "intro" else event["ref"].split(".")[0]
             before = _version(tid)
-            result = self.backend.call("clock", event)
+            result = self.backend.call("clock", payload)
             self.versions.append((before, _version(tid)))
             self.results.append(result)
             return result
@@ -292,7 +296,7 @@ def test_state_machine_definition_loops_and_hands_over():
     }
     task = states["ApplyDeadline"]
     assert task["Resource"] == "arn:aws:states:::lambda:invoke"
-    assert task["Parameters"]["Payload.$"] == "$"
+    assert task["Parameters"]["Payload"] == {"state.$": "$", "machine.$": "$$.StateMachine.Id"}
     assert task["OutputPath"] == "$.Payload"  # the clock function's result is the next state
     assert task["Retry"]
     assert task["Next"] == "Next"

@@ -6,7 +6,7 @@ from typing import Any
 
 from infra.constructs.nag import render
 
-__all__ = ["as_list", "functions_by_handler", "render", "resources"]
+__all__ = ["as_list", "functions_by_handler", "live_alias", "render", "resources"]
 
 
 def resources(template: dict[str, Any], type_name: str) -> dict[str, dict[str, Any]]:
@@ -48,3 +48,19 @@ def granted(template: dict[str, Any], role_logical_id: str) -> set[tuple[str, st
         for action in as_list(s["Action"])
         for resource in as_list(s["Resource"])
     }
+
+
+def live_alias(template: dict[str, Any], function_logical_id: str) -> str:
+    """The logical id of the function's ``live`` alias."""
+    (alias_id,) = [
+        logical_id
+        for logical_id, props in resources(template, "AWS::Lambda::Alias").items()
+        if props["FunctionName"] == {"Ref": function_logical_id} and props["Name"] == "live"
+    ]
+    return alias_id
+
+
+def machine_id(template: dict[str, Any]) -> str:
+    """The logical id of the one state machine."""
+    (logical_id,) = resources(template, "AWS::StepFunctions::StateMachine")
+    return logical_id

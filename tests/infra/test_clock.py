@@ -1,13 +1,13 @@
 """Infrastructure: the deadline state machine is the shared definition
-(``shared.adapters.step_functions.state_machine_definition``) with the clock function's ARN;
-the watchdog runs every minute."""
+(``shared.adapters.step_functions.state_machine_definition``) with the clock function's ``live``
+alias; the watchdog (its ``live`` alias) runs every minute."""
 
 from __future__ import annotations
 
 import json
 
 from shared.adapters.step_functions import state_machine_definition
-from tests.infra.cfn import functions_by_handler, granted, resources
+from tests.infra.cfn import functions_by_handler, granted, live_alias, machine_id, resources
 
 CLOCK_ARN = "<clock function ARN>"
 
@@ -17,7 +17,9 @@ def test_definition_equals_the_shared_one(dev):
     clock_id, _ = functions_by_handler(dev)["functions.apply_deadlines.handler"]
     separator, parts = machine["DefinitionString"]["Fn::Join"]
     assert separator == ""
-    text = "".join(CLOCK_ARN if p == {"Fn::GetAtt": [clock_id, "Arn"]} else p for p in parts)
+    # the machine invokes the clock function's live alias (rollback moves the alias)
+    alias = {"Ref": live_alias(dev, clock_id)}
+    text = "".join(CLOCK_ARN if p == alias else p for p in parts)
     assert json.loads(text) == state_machine_definition(CLOCK_ARN)
 
 
@@ -25,8 +27,8 @@ def test_express_machine_with_logs_and_tracing(dev):
     """Express (one looping execution per round): its logs are its only execution record."""
     (machine,) = resources(dev, "AWS::StepFunctions::StateMachine").values()
     assert machine["StateMachineType"] == "EXPRESS"
-    assert machine["StateMachineName"] == "WordleTournament-dev-deadlines"
-    assert machine["TracingConfiguration"] == {"Enabled": True}
+    # no fixed name: CloudFormation names it, so a replacement can deploy
+    assert "StateMachineName" not in machine
     assert machine["LoggingConfiguration"]["Level"] == "ALL"
     assert machine["LoggingConfiguration"]["IncludeExecutionData"] is False
     (destination,) = machine["LoggingConfiguration"]["Destinations"]
@@ -35,13 +37,14 @@ def test_express_machine_with_logs_and_tracing(dev):
 
 def test_the_machine_may_start_only_itself(dev):
     """A round's loop hands over to a successor execution of the same machine (Express lasts
-    at most 5 minutes): its role may start exactly that machine, named, not by a Ref."""
+    at most 5 minutes): its role may start exactly that machine (a Ref, in a policy the machine
+    does not wait for)."""
     (machine,) = resources(dev, "AWS::StepFunctions::StateMachine").values()
     role = machine["RoleArn"]["Fn::GetAtt"][0]
     starts = {(a, r) for a, r in granted(dev, role) if a.startswith("states:")}
     ((action, arn),) = starts
     assert action == "states:StartExecution"
-    assert arn.endswith(f":stateMachine:{machine['StateMachineName']}")
+    assert arn == f"<{machine_id(dev)}>"
 
 
 def test_watchdog_runs_every_minute(dev):
@@ -50,4 +53,4 @@ def test_watchdog_runs_every_minute(dev):
     assert rule["ScheduleExpression"] == "rate(1 minute)"
     assert rule["State"] == "ENABLED"
     (target,) = rule["Targets"]
-    assert target["Arn"] == {"Fn::GetAtt": [watchdog_id, "Arn"]}
+    assert target["Arn"] == {"Ref": live_alias(dev, watchdog_id)}

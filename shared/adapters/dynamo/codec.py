@@ -445,7 +445,7 @@ def player_to_item(p: Player) -> dict[str, Any]:
         "language": p.language,
         "version": p.version + 1,
     }
-    for name in ("lobby_id", "tournament_id", "party_id", "connection_id"):
+    for name in ("lobby_id", "tournament_id", "party_id", "connection_id", "token_used_ms"):
         value = getattr(p, name)
         if value is not None:
             item[name] = value
@@ -474,6 +474,7 @@ def player_from_item(item: dict[str, Any]) -> Player:
         reconnect_deadline_ms=int(rdl) if rdl is not None else None,
         language=item.get("language", "en"),
         version=int(item["version"]),
+        token_used_ms=int(item["token_used_ms"]) if "token_used_ms" in item else None,
     )
 
 
