@@ -77,6 +77,8 @@ class Call:
     """Items written in a transaction / read in a batch."""
     alt_wru: float = 0.0
     """The write units had the tournament document been stored zlib-compressed (a proposal)."""
+    refusal: bool = False
+    """PostToConnection: the message is (or carries) an ``error`` event."""
 
 
 @dataclass
@@ -87,6 +89,19 @@ class Invocation:
     calls: list[Call] = field(default_factory=list)
     ms: float = 0.0
     """Wall time in-process on moto (an upper bound of the handler's own time)."""
+    cpu_ms: float = 0.0
+    """Process CPU time of the invocation, AWS calls included (moto answers in-process)."""
+    calls_cpu_ms: float = 0.0
+    """Process CPU time spent inside the AWS calls (botocore and moto, from the
+    ``provide-client-params`` hook to ``after-call``)."""
+    log_records: int = 0
+    log_bytes: int = 0
+    """Log records the invocation wrote and the bytes of their messages (``LogMeter``)."""
+
+    @property
+    def own_cpu_ms(self) -> float:
+        """The handler's own CPU time: the invocation's minus what its AWS calls took."""
+        return max(0.0, self.cpu_ms - self.calls_cpu_ms)
 
 
 class CallCounter:
@@ -113,10 +128,12 @@ class CallCounter:
         self.invocations.append(inv)
         self.current = inv
         start = time.perf_counter()
+        cpu = time.process_time()
         try:
             yield inv
         finally:
             inv.ms = (time.perf_counter() - start) * 1000
+            inv.cpu_ms = (time.process_time() - cpu) * 1000
             self.current = outer
 
     def mark(self) -> int:
@@ -130,6 +147,7 @@ class CallCounter:
         if self.current is None:
             return
         op = model.name
+        context["bench_cpu"] = time.process_time()
         context["bench_params"] = params
         if model.service_model.service_name == "dynamodb":
             context["bench_before"] = self._images(op, params)
@@ -148,7 +166,10 @@ class CallCounter:
         elif op == "PostToConnection":
             call.payload_bytes = len(params.get("Data", b""))
             call.target = str(params.get("ConnectionId", ""))
+            call.refusal = b'"type":"error"' in params.get("Data", b"")
         self.current.calls.append(call)
+        if "bench_cpu" in context:
+            self.current.calls_cpu_ms += (time.process_time() - context["bench_cpu"]) * 1000
 
     # -- DynamoDB sizing --------------------------------------------------------------------
     def _get(self, table: str, key: dict[str, Any]) -> dict[str, Any] | None:

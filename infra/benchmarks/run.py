@@ -23,7 +23,7 @@ from typing import Any
 
 from infra.benchmarks import report
 
-FIGURES = ("calls", "cold", "cost", "capacity")
+FIGURES = ("calls", "items", "cold", "cost", "capacity")
 DEFAULT_OUT = Path(__file__).with_name("RESULTS.md")
 
 
@@ -67,6 +67,11 @@ def run(quick: bool, only: Sequence[str]) -> report.Results:
 
         print("figure 1: AWS calls per action (moto) ...", file=sys.stderr)
         res.calls = _quietly(calls.measure_actions)
+    if "items" in only:
+        from infra.benchmarks import items
+
+        print("figure 1b: the tournament item at its worst ...", file=sys.stderr)
+        res.items = items.measure(repeat=200 if quick else 2_000)
     if "cost" in only:
         from infra.benchmarks import cost
 
