@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.parser import parse
-from aws_lambda_powertools.utilities.parser.models import APIGatewayWebSocketConnectEventModel
+from aws_lambda_powertools.utilities.data_classes.api_gateway_websocket_event import (
+    APIGatewayWebSocketEvent,
+)
 
 from functions._entry import Entrypoint
 from shared.runtime.observability import logger
@@ -15,8 +16,7 @@ from shared.services.deps import Deps
 
 
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    request = parse(event=event, model=APIGatewayWebSocketConnectEventModel)
-    context = request.request_context
+    context = APIGatewayWebSocketEvent(event).request_context
     logger.append_keys(connection_id=context.connection_id, api_request_id=context.request_id)
     sessions.connect(deps, context.connection_id)
     return {"statusCode": 200}

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.parser import parse
-from aws_lambda_powertools.utilities.parser.models import (
-    APIGatewayWebSocketDisconnectEventModel,
+from aws_lambda_powertools.utilities.data_classes.api_gateway_websocket_event import (
+    APIGatewayWebSocketEvent,
 )
 
 from functions._entry import Entrypoint
@@ -16,11 +15,9 @@ from shared.services.deps import Deps
 
 
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    request = parse(event=event, model=APIGatewayWebSocketDisconnectEventModel)
-    connection_id = request.request_context.connection_id
-    logger.append_keys(
-        connection_id=connection_id, api_request_id=request.request_context.request_id
-    )
+    context = APIGatewayWebSocketEvent(event).request_context
+    connection_id = context.connection_id
+    logger.append_keys(connection_id=connection_id, api_request_id=context.request_id)
     metrics.add_metric(name="Disconnects", unit="Count", value=1)
     if deps.limiter is not None:
         deps.limiter.forget(connection_id)

@@ -238,17 +238,35 @@ def wait_timestamp(ms: int) -> str:
 
 class StepFunctionsClock:
     """The Clock port on Step Functions. Args: client — boto3 ``stepfunctions`` (or the local
-    interpreter, which has the same ``start_execution``); state_machine_arn — the deadline
-    machine (Express); now_ms — the time source (default: this host's UTC clock). See the
-    module docstring for what each timer kind starts."""
+    interpreter, which has the same ``start_execution``), or None with ``client_factory``, which
+    builds it on the first ``schedule`` (most invocations schedule nothing — a guess that passes
+    the turn, a ping — so a cold start does not pay for the client); state_machine_arn — the
+    deadline machine (Express); now_ms — the time source (default: this host's UTC clock). See
+    the module docstring for what each timer kind starts."""
 
     def __init__(
-        self, client: Any, state_machine_arn: str, now_ms: Callable[[], int] | None = None
+        self,
+        client: Any,
+        state_machine_arn: str,
+        now_ms: Callable[[], int] | None = None,
+        *,
+        client_factory: Callable[[], Any] | None = None,
     ) -> None:
+        if client is None and client_factory is None:
+            raise ValueError("StepFunctionsClock needs a client or a client_factory")
         self._client = client
+        self._factory = client_factory
         self._arn = state_machine_arn
         if now_ms is not None:
             self.now_ms = now_ms  # type: ignore[method-assign]
+
+    @property
+    def client(self) -> Any:
+        """The ``stepfunctions`` client, built by ``client_factory`` on first use."""
+        if self._client is None:
+            assert self._factory is not None
+            self._client = self._factory()
+        return self._client
 
     def now_ms(self) -> int:
         return time.time_ns() // 1_000_000
@@ -265,7 +283,7 @@ class StepFunctionsClock:
         try:
             # The name is for the logs: Express does not deduplicate by name (a duplicate
             # execution is harmless, see the module docstring).
-            self._client.start_execution(
+            self.client.start_execution(
                 stateMachineArn=self._arn, name=timer.name, input=json.dumps(payload)
             )
         except ClientError as err:

@@ -81,7 +81,9 @@ def build(
         from shared.adapters.step_functions import StepFunctionsClock
 
         clock = StepFunctionsClock(
-            client("stepfunctions", settings), settings.state_machine_arn or ""
+            None,
+            settings.state_machine_arn or "",
+            client_factory=lambda: client("stepfunctions", settings),
         )
     if store is None:
         from shared.adapters.dynamo.store import DynamoStore

@@ -65,7 +65,8 @@ def test_an_idle_socket_is_closed_with_1001_and_disconnect_reports_it() -> None:
     app = EchoApp()
 
     async def scenario() -> None:
-        async with gateway(app.routes(), idle_timeout_seconds=0.5) as gw:
+        # 1.5 s: the echo's reply to whoami must land before the idle close on a loaded core
+        async with gateway(app.routes(), idle_timeout_seconds=1.5) as gw:
             async with websockets.connect(gw.ws_url) as ws:
                 connection_id = await whoami(ws)
                 assert await closed_by_server(ws) == (1001, "Going away")
@@ -128,7 +129,9 @@ def test_websocket_ping_frames_do_not_count_as_activity() -> None:
     app = EchoApp()
 
     async def scenario() -> None:
-        async with gateway(app.routes(), idle_timeout_seconds=0.6) as gw:
+        # 2 s of idle time (20 pings' worth): long enough that the echo's own reply lands
+        # first on a loaded CI core (0.6 s did not), short enough to keep the test quick
+        async with gateway(app.routes(), idle_timeout_seconds=2.0) as gw:
             async with websockets.connect(gw.ws_url, ping_interval=0.1, ping_timeout=5) as ws:
                 await whoami(ws)
                 assert await closed_by_server(ws) == (1001, "Going away")
