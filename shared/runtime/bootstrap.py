@@ -16,8 +16,14 @@ from shared.services.deps import Deps, Timing, new_id, new_secret
 from shared.services.ports import Clock, Lexicon, Limiter, Notifier, Store
 
 
-def client(service: str, settings: Settings, endpoint: str | None = None) -> Any:
-    """A boto3 client as every function builds it.
+def client(
+    service: str, settings: Settings, endpoint: str | None = None, session: Any = None
+) -> Any:
+    """A boto3 client as every function builds it, from ``session`` (a ``boto3.session.Session``;
+    default: a new one). Clients of one session share its loaded endpoint and partition data, so
+    ``build`` makes its clients from one session (boto3, "Session": a session is not meant to be
+    shared across threads; ``build`` runs once per process, and the Lambda runtime calls a
+    handler on one thread).
 
     Standard retry mode: throttling, 5xx and transport errors retried with jittered exponential
     backoff. ``total_max_attempts`` counts the first try (botocore's ``max_attempts`` counts
@@ -35,7 +41,8 @@ def client(service: str, settings: Settings, endpoint: str | None = None) -> Any
         read_timeout=5,
         max_pool_connections=64,
     )
-    session: Any = boto3.session.Session()
+    if session is None:
+        session = boto3.session.Session()
     return session.client(
         service, region_name=settings.aws_region, endpoint_url=endpoint, config=config
     )
@@ -77,19 +84,28 @@ def build(
     ApiGatewayNotifier, StepFunctionsClock (boto3 clients built here, imported lazily so that
     a cold start pays for them only when it builds them) and the word lists; the rate limiter
     from the settings. Immutable once built."""
+    sessions: list[Any] = []
+
+    def session() -> Any:
+        if not sessions:
+            import boto3
+
+            sessions.append(boto3.session.Session())
+        return sessions[0]
+
     if clock is None:
         from shared.adapters.step_functions import StepFunctionsClock
 
         clock = StepFunctionsClock(
             None,
             settings.state_machine_arn or "",
-            client_factory=lambda: client("stepfunctions", settings),
+            client_factory=lambda: client("stepfunctions", settings, session=session()),
         )
     if store is None:
         from shared.adapters.dynamo.store import DynamoStore
 
         store = DynamoStore(
-            client("dynamodb", settings, settings.dynamodb_endpoint),
+            client("dynamodb", settings, settings.dynamodb_endpoint, session=session()),
             settings.table_name,
             clock.now_ms,
         )
@@ -97,7 +113,8 @@ def build(
         from shared.adapters.notifier import ApiGatewayNotifier
 
         notifier = ApiGatewayNotifier(
-            client("apigatewaymanagementapi", settings, settings.callback_url), metrics=metrics
+            client("apigatewaymanagementapi", settings, settings.callback_url, session=session()),
+            metrics=metrics,
         )
     if lexicon is None:
         from shared.adapters.lexicon import WordListLexicon
