@@ -15,13 +15,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = (
     "1. AWS calls, valid guess",
-    "2. cold import vs `import boto3`",
+    "1b. tournament item at its worst",
+    "2. cold start vs the floor (boto3 + 2 clients)",
     "3. cost per 8-player tournament",
     "4. local capacity",
 )
 SECTIONS = (
     "## 1. AWS calls per action",
-    "## 2. Cold import",
+    "## 1b. The tournament item at its worst",
+    "## 2. Cold start",
     "## 3. Cost per 8-player tournament",
     "## 4. Local capacity",
 )

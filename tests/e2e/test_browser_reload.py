@@ -64,10 +64,13 @@ READ_SCREEN = """(() => {
       return c.textContent; })(),  // names only: lives may change during a reload
     turn: text('.turn-note'),  // whose turn and "turn N of 6"
     turnMine: !!q('.turn-note.mine'),
-    // The intro's "last result" line is left out: the previous round's duels are not in the
-    // tournament state, so a page reloaded during an intro cannot show that line again (a known
-    // gap, named in the closing note of issue 19); every other banner must survive a reload.
-    banners: all('.card .banner:not(.last-result)').map((b) => b.textContent),
+    // The last duel's result, shown during the next round's intro (the intro's "last result"
+    // line and, behind the intro, that duel's board with its result banner), is left out: the
+    // previous round's duels are not in the tournament state, so a page reloaded during an intro
+    // cannot show them again (a known gap, named in the closing note of issue 19). Every other
+    // banner must survive a reload.
+    banners: q('#intro-h') ? all('.card .banner:not(.last-result):not(.result)')
+      .map((b) => b.textContent) : all('.card .banner').map((b) => b.textContent),
     rows,
     inputRow: !!input,
     length: input ? input.querySelectorAll('.tile').length : 0,
