@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shared.domain.errors import UnknownLanguageError
 from shared.domain.languages import LANGUAGE_CODES, LANGUAGES, Language, get_language
@@ -175,3 +178,35 @@ def test_languages_mapping_is_read_only() -> None:
     with pytest.raises(TypeError):
         LANGUAGES["xx"] = get_language("en")  # type: ignore[index]
     assert all(isinstance(lang, Language) for lang in LANGUAGES.values())
+
+
+_MARKS = {
+    "\u0300": "grave",
+    "\u0301": "acute",
+    "\u0302": "circumflex",
+    "\u0303": "tilde",
+    "\u0308": "diaeresis",
+    "\u030a": "ring",
+    "\u030c": "caron",
+    "\u0327": "cedilla",
+}
+
+
+@given(base=st.sampled_from("abcdefghijklmnopqrstuvwxyz"), mark=st.sampled_from(sorted(_MARKS)))
+def test_german_keeps_only_the_umlauts(base: str, mark: str) -> None:
+    """Ruling 12 for German: ä ö ü keep their dots (they are tiles of their own); every other
+    accent, and dots on any other letter, fold away."""
+    kept = mark == "\u0308" and base in "aou"
+    expected = unicodedata.normalize("NFC", base + mark) if kept else base
+    assert get_language("de").normalise(base + mark) == expected
+    assert get_language("de").normalise((base + mark).upper()) == expected
+
+
+@given(base=st.sampled_from("abcdefghijklmnopqrstuvwxyz"), mark=st.sampled_from(sorted(_MARKS)))
+def test_spanish_keeps_only_the_tilde_of_n(base: str, mark: str) -> None:
+    """Ruling 12 for Spanish: ñ keeps its tilde (a tile of its own); every other accent, and a
+    tilde on any other letter, fold away."""
+    kept = mark == "\u0303" and base == "n"
+    expected = "ñ" if kept else base
+    assert get_language("es").normalise(base + mark) == expected
+    assert get_language("es").normalise((base + mark).upper()) == expected
