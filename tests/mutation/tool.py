@@ -195,6 +195,35 @@ def mutant_names(root: Path, module: str) -> list[str]:
             reset_config()
 
 
+# ------------------------------------------------------------------ narrowed runs
+def scratch_copy(workdir: Path, only_mutate: Sequence[str], tests: Sequence[str] | None) -> None:
+    """A copy of the repository at ``workdir`` whose [tool.mutmut] table mutates ``only_mutate``
+    (globs) and, when given, selects ``tests`` instead of the configured unit tests."""
+    for name in _COPIED:
+        shutil.copytree(REPO / name, workdir / name, ignore=_IGNORED)
+    table = mutmut_table(REPO / "pyproject.toml")
+    table["only_mutate"] = list(only_mutate)
+    if tests is not None:
+        table["pytest_add_cli_args_test_selection"] = list(tests)
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    (workdir / "pyproject.toml").write_text(with_mutmut_table(pyproject, table), encoding="utf-8")
+
+
+def explore(workdir: Path, only_mutate: Sequence[str], tests: Sequence[str] | None) -> None:
+    """While writing tests: mutate only some modules (in a scratch copy), print what survives."""
+    scratch_copy(workdir, only_mutate, tests)
+    run_mutmut(workdir, max_children=1)
+    equivalent, _ = verdicts()
+    for mod in read_results(workdir).values():
+        missed = sorted(
+            (n for n, s in mod.status.items() if s not in ("killed", "timeout")), key=_natural
+        )
+        print(f"{mod.path}: {len(mod.status)} mutants, {len(missed)} not detected")
+        for name in missed:
+            mark = " (equivalent)" if name in equivalent else ""
+            print(f"  {name} [{mod.status[name]}]{mark} {change_of(workdir, name)}")
+
+
 # ------------------------------------------------------------------ the smoke
 def smoke(
     workdir: Path,
@@ -209,13 +238,7 @@ def smoke(
 
     Raises ValueError when mutmut finds fewer than ``sample`` mutants in the module.
     """
-    for name in _COPIED:
-        shutil.copytree(REPO / name, workdir / name, ignore=_IGNORED)
-    table = mutmut_table(REPO / "pyproject.toml")
-    table["only_mutate"] = [module]
-    table["pytest_add_cli_args_test_selection"] = list(tests)
-    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    (workdir / "pyproject.toml").write_text(with_mutmut_table(pyproject, table), encoding="utf-8")
+    scratch_copy(workdir, [module], tests)
     names = mutant_names(workdir, module)
     if len(names) < sample:
         raise ValueError(f"mutmut made {len(names)} mutants of {module}, fewer than {sample}")
@@ -360,7 +383,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--report-only", action="store_true", help="rewrite RESULTS.md from mutants/, no run"
     )
     parser.add_argument("--check", action="store_true", help="exit 1 when an area misses its goal")
+    parser.add_argument(
+        "--explore",
+        nargs="+",
+        metavar="GLOB",
+        help="while writing tests: mutate only these files (scratch copy), print survivors",
+    )
+    parser.add_argument("--tests", nargs="+", help="with --explore: these tests instead")
     args = parser.parse_args(argv)
+    if args.explore:
+        import tempfile
+
+        explore(Path(tempfile.mkdtemp(prefix="mutation-")), args.explore, args.tests)
+        return 0
     started = datetime.now(UTC)
     seconds = None
     if not args.report_only:
