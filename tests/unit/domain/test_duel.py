@@ -161,9 +161,9 @@ def test_skips_alone_do_not_lose() -> None:
 
 
 def test_skip_after_the_end_is_refused() -> None:
-    """A late timer on a finished duel changes nothing (DuelOverError)."""
+    """A late timer on a finished duel changes nothing (DuelOverError, naming the duel)."""
     d = guess(new_duel(), SECRET, START)
-    with pytest.raises(DuelOverError):
+    with pytest.raises(DuelOverError, match=r"^duel t1\.1\.1 is over$"):
         d.skip(TURN_MS)
 
 
@@ -322,5 +322,5 @@ def test_duel_id_prints_and_parses_as_tournament_round_index() -> None:
     assert str(duel_id) == "t-9.3.2"
     assert DuelId.parse("t-9.3.2") == duel_id
     for forged in ("t-9.3", "t-9.3.2.1", ".3.2", "t-9.x.2", "t-9.3.-2", "t-9.٣.2", ""):
-        with pytest.raises(NotInDuelError):
+        with pytest.raises(NotInDuelError, match=r"^no such duel$"):
             DuelId.parse(forged)

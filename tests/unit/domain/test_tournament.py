@@ -931,3 +931,149 @@ def test_duel_ids_name_tournament_round_and_board_index() -> None:
     assert [duel_id for duel_id, _, _ in started.pairs] == [d.duel_id for d in t.duels]
     t, _ = play_round(t, dealer, {})
     assert [d.duel_id for d in t.duels] == ["t1.2.1", "t1.2.2", "t1.2.3", "t1.2.4"]
+
+
+def test_a_turn_reports_the_next_mover_and_a_duels_end_its_players_and_time() -> None:
+    """``TurnPlayed`` names who moves next; ``DuelEnded`` names both duelists; the duel and,
+    when it is the last, the tournament record when they ended."""
+    t, dealer, _ = start(2)
+    t, _, now = begin_round(t, dealer)
+    duel = t.duels[0]
+    mover = duel.next_player
+    assert mover is not None
+    t, events = play(t, dealer, mover, wrong_word(duel), now + 10)
+    [turn] = events_of(events, TurnPlayed)
+    assert turn.next_player == duel.opponent_of(mover)
+    assert turn.deadline_ms == now + 10 + 30_000
+    t, events = play(t, dealer, duel.opponent_of(mover), duel.word, now + 20)
+    [ended] = events_of(events, DuelEnded)
+    assert ended.players == duel.players
+    assert ended.winner == duel.opponent_of(mover)
+    for _ in range(2):  # two more rounds, the same winner: the loser's lives run out
+        t, _, now = begin_round(t, dealer)
+        t, _, now = decide(t, dealer, t.duels[0].duel_id, duel.opponent_of(mover), now)
+    assert t.over
+    assert t.ended_ms == now
+
+
+def test_a_leaver_stays_as_connected_as_they_were_and_their_duel_ends_then() -> None:
+    """Ruling 3: leaving changes the player's standing, not their connection; the forfeited
+    duel ends at the moment of leaving, for the reason given (left, or the reconnect
+    deadline: timeout)."""
+    t, dealer, _ = start(4)
+    t, _, now = begin_round(t, dealer)
+    t, _ = t.set_connected("p2", False, now + 60_000)
+    t, events = t.leave("p1", now + 5, dealer)
+    assert t.player("p1").connected is True
+    [ended] = events_of(events, DuelEnded)
+    assert ended.reason is EndReason.LEFT
+    duel_of_p1 = next(d for d in t.duels if "p1" in d.players)
+    assert duel_of_p1.ended_ms == now + 5
+    t, events = t.leave("p2", now + 60_000, dealer, reason="timeout")
+    assert t.player("p2").connected is False
+    if events_of(events, DuelEnded):  # p2's duel was still running (not against p1)
+        [ended] = events_of(events, DuelEnded)
+        assert ended.reason is EndReason.TIMEOUT
+
+
+def test_a_timed_out_duelist_loses_the_duel_for_timeout() -> None:
+    """Rulings 3 and 9: a duelist who missed the reconnect deadline loses the running duel,
+    which ends then, for ``timeout``."""
+    t, dealer, _ = start(2)
+    t, _, now = begin_round(t, dealer)
+    t, events = t.leave("p1", now + 7, dealer, reason="timeout")
+    [ended] = events_of(events, DuelEnded)
+    assert (ended.reason, ended.winner) == (EndReason.TIMEOUT, "p2")
+    assert events[0] == PlayerEliminated("p1", 1, "timeout")
+
+
+def test_a_late_guess_meets_the_skip_that_was_due_and_the_skip_is_in_the_outcome() -> None:
+    """Ruling 13: a guess received after its turn's deadline meets the skip (due at the
+    deadline plus the grace), which the outcome carries to be committed, and is refused."""
+    t, _, _ = start(2)
+    dealer = Dealer(rng=random.Random(1), words=make_dealer().words, skip_grace_ms=1_000)
+    t, _, _ = begin_round(t, dealer)
+    duel = t.duels[0]
+    mover = duel.next_player
+    assert mover is not None
+    deadline = duel.turn_deadline_ms
+    outcome = t.play(
+        mover,
+        duel.duel_id,
+        wrong_word(duel),
+        lambda raw, _n: (raw, tuple(raw)),
+        received_ms=deadline + 100,
+        now_ms=deadline + 1_500,
+        dealer=dealer,
+    )
+    assert isinstance(outcome.refusal, TurnOverError)
+    [skip] = events_of(list(outcome.events), TurnPlayed)
+    assert (skip.row.player, skip.row.skipped, skip.row.at_ms) == (mover, True, deadline)
+    assert outcome.tournament.duel(duel.duel_id).rows == (skip.row,)
+
+
+def test_a_guess_is_checked_as_typed_and_played_in_its_checked_form() -> None:
+    """``play`` hands the typed text to the word check and plays what the check returns."""
+    t, dealer, _ = start(2)
+    t, _, now = begin_round(t, dealer)
+    duel = t.duels[0]
+    mover = duel.next_player
+    assert mover is not None
+    typed = wrong_word(duel).upper()
+    seen: list[tuple[str, int]] = []
+
+    def check(raw: str, length: int) -> tuple[str, tuple[str, ...]]:
+        seen.append((raw, length))
+        return raw.lower(), tuple(raw.lower())
+
+    outcome = t.play(
+        mover, duel.duel_id, typed, check, received_ms=now + 1, now_ms=now + 1, dealer=dealer
+    )
+    assert outcome.refusal is None
+    assert seen == [(typed, duel.length)]
+    assert outcome.tournament.duel(duel.duel_id).rows[-1].word == typed.lower()
+
+
+def test_a_refused_guess_with_nothing_due_leaves_the_tournament_as_it_was() -> None:
+    t, dealer, _ = start(4)
+    t, _, now = begin_round(t, dealer)
+    duel = t.duels[0]
+    waiting = duel.opponent_of(duel.next_player or "")
+    outcome = t.play(
+        waiting,
+        duel.duel_id,
+        wrong_word(duel),
+        lambda raw, _n: (raw, tuple(raw)),
+        received_ms=now + 1,
+        now_ms=now + 1,
+        dealer=dealer,
+    )
+    assert outcome.tournament is t
+    assert outcome.events == ()
+    assert outcome.refusal is not None
+
+
+def test_refusals_tell_the_player_what_happened() -> None:
+    """The refusals' codes are the contract; their messages are what a player reads."""
+    t, dealer, _ = start(4)
+    duel, other = t.duels
+    stranger = other.players[0]
+    check = lambda raw, _n: (raw, tuple(raw))  # noqa: E731
+    # during the intro: a duelist is told to wait, someone else that it is not their duel
+    own = t.play(
+        duel.players[0], duel.duel_id, "abcd", check, received_ms=1, now_ms=1, dealer=dealer
+    )
+    assert isinstance(own.refusal, DuelNotStartedError)
+    assert own.refusal.message == "the round intro is still running"
+    theirs = t.play(stranger, duel.duel_id, "abcd", check, received_ms=1, now_ms=1, dealer=dealer)
+    assert isinstance(theirs.refusal, NotInDuelError)
+    with pytest.raises(NotInDuelError, match=r"^no such duel in the current round$"):
+        t.duel("t1.9.9")
+    t2, _ = t.leave(stranger, 1, dealer)
+    out = t2.play(stranger, other.duel_id, "abcd", check, received_ms=2, now_ms=2, dealer=dealer)
+    assert isinstance(out.refusal, AlreadyEliminatedError)
+    assert out.refusal.message == "you are out of this tournament"
+    done, _ = run(t, dealer)
+    over = done.play("p1", duel.duel_id, "abcd", check, received_ms=1, now_ms=1, dealer=dealer)
+    assert isinstance(over.refusal, TournamentOverError)
+    assert over.refusal.message == "the tournament is over"
