@@ -1,0 +1,279 @@
+"""Unit: the use cases around a tournament on the in-memory fakes — sessions (create, resume,
+nickname, ping), joining and leaving lobbies (ruling 8, 9), leaving a tournament (ruling 3),
+disconnects and reconnect deadlines (rulings 9, 14), and what each refusal tells the player.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shared.domain.errors import (
+    AlreadyPlayingError,
+    AlreadyQueuedError,
+    InvalidNicknameError,
+    NotQueuedError,
+    UnknownLanguageError,
+)
+from shared.services import deadlines, matchmaking, sessions
+from shared.services.deps import Deps
+from shared.services.errors import InvalidTokenError, NoSessionError
+from shared.services.model import PlayerStatus
+from shared.services.outbox import Request
+from shared.services.presence import player_for_connection
+from tests.fakes import fake_deps
+
+
+def _sent(deps: Deps, cid: str) -> list[dict[str, Any]]:
+    return deps.notifier.sent[cid]  # type: ignore[attr-defined, no-any-return]
+
+
+def _of(deps: Deps, cid: str, kind: str) -> list[dict[str, Any]]:
+    return [m for m in _sent(deps, cid) if m["type"] == kind]
+
+
+def _connect(deps: Deps, cid: str, token: str | None = None) -> dict[str, Any]:
+    sessions.connect(deps, cid)
+    sessions.session(deps, Request(cid, "s"), token)
+    return _sent(deps, cid)[-1]
+
+
+def _pid(deps: Deps, cid: str) -> str:
+    return _connect(deps, cid)["player"]["id"]  # type: ignore[no-any-return]
+
+
+def _player(deps: Deps, pid: str) -> Any:
+    player = deps.store.get_player(pid)
+    assert player is not None
+    return player
+
+
+def _seat(deps: Deps, n: int, first: int = 0) -> list[tuple[str, str]]:
+    seated = []
+    for i in range(first, first + n):
+        cid = f"c{i}"
+        pid = _pid(deps, cid)
+        matchmaking.join(deps, Request(cid, f"j{i}"), pid, "en")
+        seated.append((cid, pid))
+    return seated
+
+
+# ------------------------------------------------------------------ sessions
+def test_a_new_session_gets_a_player_a_token_and_a_nickname() -> None:
+    deps = fake_deps()
+    reply = _connect(deps, "c")
+    assert reply["request_id"] == "s"
+    assert reply["resumed"] is False
+    assert len(reply["token"]) >= 32
+    player = _player(deps, reply["player"]["id"])
+    assert (player.rating, player.connection_id, player.connected) == (1000, "c", True)
+    assert reply["player"] == {"id": player.player_id, "nickname": player.nickname, "rating": 1000}
+    assert (
+        deps.store.get_player(
+            deps.store.player_id_for_token(sessions.hash_token(reply["token"])) or ""
+        )
+        == player
+    )
+    conn = deps.store.get_connection("c")
+    assert conn is not None
+    assert (conn.player_id, conn.heard_ms) == (player.player_id, deps.clock.now_ms())
+
+
+def test_a_second_new_session_on_one_connection_detaches_the_first_player() -> None:
+    deps = fake_deps()
+    first = _connect(deps, "c")["player"]["id"]
+    second = _connect(deps, "c")["player"]["id"]
+    assert first != second
+    old = _player(deps, first)
+    assert (old.connection_id, old.connected) == (None, False)
+    assert player_for_connection(deps, "c").player_id == second
+
+
+def test_an_unknown_token_is_refused_and_changes_nothing() -> None:
+    deps = fake_deps()
+    sessions.connect(deps, "c")
+    with pytest.raises(InvalidTokenError, match=r"^unknown session token$"):
+        sessions.session(deps, Request("c"), "not-a-token")
+    with pytest.raises(NoSessionError, match=r"^send a session message first$"):
+        player_for_connection(deps, "c")
+
+
+def test_a_resumed_session_replaces_the_old_connection() -> None:
+    deps = fake_deps()
+    token = _connect(deps, "old")["token"]
+    again = _connect(deps, "new", token)
+    assert again["resumed"] is True
+    assert again["token"] is None
+    with pytest.raises(NoSessionError, match=r"^this connection's session was replaced$"):
+        player_for_connection(deps, "old")
+    assert _player(deps, again["player"]["id"]).disconnect_seq == 1
+
+
+def test_a_nickname_is_cleaned_saved_and_echoed() -> None:
+    deps = fake_deps()
+    pid = _pid(deps, "c")
+    sessions.nickname(deps, Request("c", "n"), pid, "  Wordle   Fan ")
+    reply = _sent(deps, "c")[-1]
+    assert reply["type"] == "player"
+    assert reply["request_id"] == "n"
+    assert reply["player"]["nickname"] == "Wordle Fan"
+    assert _player(deps, pid).nickname == "Wordle Fan"
+    with pytest.raises(InvalidNicknameError):
+        sessions.nickname(deps, Request("c"), pid, "x")
+    assert _player(deps, pid).nickname == "Wordle Fan"
+
+
+def test_a_ping_is_stamped_on_the_connection_and_answered_with_the_server_time() -> None:
+    deps = fake_deps()
+    _pid(deps, "c")
+    now = deps.clock.now_ms()
+    sessions.ping(deps, Request("c", "p", now - 300))
+    pong = _sent(deps, "c")[-1]
+    assert (pong["type"], pong["request_id"], pong["server_time_ms"]) == ("pong", "p", now)
+    conn = deps.store.get_connection("c")
+    assert conn is not None
+    assert conn.heard_ms == now  # the session stamped now: an older ping changes nothing
+    deps.clock.now += 5_000  # type: ignore[attr-defined]
+    sessions.ping(deps, Request("c", "p2"))
+    conn = deps.store.get_connection("c")
+    assert conn is not None
+    assert conn.heard_ms == now + 5_000
+
+
+# ------------------------------------------------------------------ lobbies
+def test_joining_seats_the_player_and_shows_everyone_the_lobby() -> None:
+    deps = fake_deps()
+    (c0, p0), (c1, p1) = _seat(deps, 2)
+    lobby = _of(deps, c0, "lobby")[-1]
+    assert lobby["language"] == "en"
+    assert lobby["seats"] == 8
+    assert lobby["status"] == "waiting"
+    assert [p["id"] for p in lobby["players"]] == [p0, p1]
+    assert lobby["alphabet"] == list("abcdefghijklmnopqrstuvwxyz")
+    assert lobby["keyboard"][0] == list("qwertyuiop")
+    assert lobby["party_id"] is None
+    assert lobby["tournament_id"] is None
+    assert _of(deps, c1, "lobby")[-1]["request_id"] == "j1"
+    player = _player(deps, p1)
+    assert (player.status, player.lobby_id) == (PlayerStatus.QUEUED, lobby["lobby_id"])
+
+
+def test_join_refusals_say_why() -> None:
+    deps = fake_deps()
+    [(c0, p0)] = _seat(deps, 1)
+    with pytest.raises(AlreadyQueuedError, match=r"^you are already waiting in a lobby$"):
+        matchmaking.join(deps, Request(c0), p0, "en")
+    with pytest.raises(UnknownLanguageError):
+        matchmaking.join(deps, Request(c0), p0, "xx")
+    seated = _seat(deps, 7, first=1)
+    with pytest.raises(AlreadyPlayingError, match=r"^you are already in a tournament$"):
+        matchmaking.join(deps, Request(seated[0][0]), seated[0][1], "en")
+    idle = _pid(deps, "late")
+    sessions.disconnect(deps, "late")
+    with pytest.raises(NoSessionError, match=r"^your connection closed; send session again$"):
+        matchmaking.join(deps, Request("late"), idle, "en")
+
+
+def test_a_rating_far_from_the_lobby_opens_another_lobby() -> None:
+    deps = fake_deps()
+    [(c0, _)] = _seat(deps, 1)
+    far = _pid(deps, "far")
+    p = _player(deps, far)
+    p.rating = 1_300
+    deps.store.commit([p])
+    matchmaking.join(deps, Request("far"), far, "en")
+    assert _of(deps, "far", "lobby")[-1]["lobby_id"] != _of(deps, c0, "lobby")[-1]["lobby_id"]
+    near = _pid(deps, "near")
+    matchmaking.join(deps, Request("near"), near, "en")
+    assert _of(deps, "near", "lobby")[-1]["lobby_id"] == _of(deps, c0, "lobby")[-1]["lobby_id"]
+
+
+def test_leaving_a_lobby_is_free_and_the_others_see_it() -> None:
+    deps = fake_deps()
+    (c0, p0), (c1, p1) = _seat(deps, 2)
+    matchmaking.leave(deps, Request(c1, "l"), p1)
+    assert _of(deps, c1, "lobby")[-1]["status"] == "left"
+    assert _of(deps, c1, "lobby")[-1]["request_id"] == "l"
+    assert [p["id"] for p in _of(deps, c0, "lobby")[-1]["players"]] == [p0]
+    player = _player(deps, p1)
+    assert (player.status, player.lobby_id) == (PlayerStatus.IDLE, None)
+    with pytest.raises(NotQueuedError, match=r"^you are not in a lobby or tournament$"):
+        matchmaking.leave(deps, Request(c1), p1)
+
+
+def test_a_seat_is_kept_for_the_reconnect_window_then_freed() -> None:
+    """Ruling 9: a player who drops in a lobby keeps the seat for 60 s; the others see them
+    disconnected, then the seat freed when the deadline passes."""
+    deps = fake_deps()
+    (c0, _), (c1, p1) = _seat(deps, 2)
+    sessions.disconnect(deps, c1)
+    status = _of(deps, c0, "player_status")[-1]
+    deadline = deps.clock.now_ms() + deps.timing.reconnect_ms
+    assert (status["player_id"], status["status"]) == (p1, "disconnected")
+    assert status["reconnect_deadline_ms"] == deadline
+    player = _player(deps, p1)
+    assert (player.status, player.reconnect_deadline_ms) == (PlayerStatus.QUEUED, deadline)
+    assert deadlines.reconnect_deadline(deps, p1, player.disconnect_seq) == deadline  # early
+    deps.clock.now = deadline  # type: ignore[attr-defined]
+    assert deadlines.reconnect_deadline(deps, p1, player.disconnect_seq) is None
+    player = _player(deps, p1)
+    assert (player.status, player.lobby_id, player.reconnect_deadline_ms) == (
+        PlayerStatus.IDLE,
+        None,
+        None,
+    )
+    assert len(_of(deps, c0, "lobby")[-1]["players"]) == 1
+
+
+def test_a_player_back_in_time_keeps_the_seat_and_the_others_see_them_back() -> None:
+    deps = fake_deps()
+    (c0, _), (c1, p1) = _seat(deps, 2)
+    token = None
+    # the player's token is in their first session reply
+    token = next(m["token"] for m in _sent(deps, c1) if m["type"] == "session")
+    sessions.disconnect(deps, c1)
+    seq = _player(deps, p1).disconnect_seq
+    reply = _connect(deps, "back", token)
+    assert reply["resumed"] is True
+    status = _of(deps, c0, "player_status")[-1]
+    assert (status["status"], status["reconnect_deadline_ms"]) == ("connected", None)
+    deps.clock.now += deps.timing.reconnect_ms  # type: ignore[attr-defined]
+    assert deadlines.reconnect_deadline(deps, p1, seq) is None  # stale: nothing freed
+    assert _player(deps, p1).status is PlayerStatus.QUEUED
+
+
+# ------------------------------------------------------------------ leaving a tournament
+def test_a_leaver_is_eliminated_told_alone_afterwards_and_released() -> None:
+    deps = fake_deps()
+    seated = _seat(deps, 8)
+    (c0, p0), (c1, _) = seated[0], seated[1]
+    matchmaking.leave(deps, Request(c0, "bye"), p0)
+    [mine] = _of(deps, c0, "eliminated")
+    assert (mine["player_id"], mine["reason"], mine["round"]) == (p0, "left", 1)
+    assert mine["request_id"] == "bye"
+    assert _of(deps, c1, "eliminated")[-1]["player_id"] == p0
+    player = _player(deps, p0)
+    assert player.status is PlayerStatus.IDLE
+    rec = deps.store.get_tournament(player.tournament_id)
+    assert rec is not None
+    assert rec.connections[p0] is None
+    assert not rec.tournament.player(p0).alive
+    before = len(_sent(deps, c0))
+    deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]  # intro ends
+    assert not [m for m in _sent(deps, c0)[before:] if m["type"] == "duel_start"]
+
+
+def test_a_missed_reconnect_deadline_in_a_tournament_tells_the_others_timeout() -> None:
+    deps = fake_deps()
+    seated = _seat(deps, 8)
+    (c0, _), (c5, p5) = seated[0], seated[5]
+    sessions.disconnect(deps, c5)
+    status = _of(deps, c0, "player_status")[-1]
+    assert (status["player_id"], status["status"]) == (p5, "disconnected")
+    player = _player(deps, p5)
+    deps.clock.now = player.reconnect_deadline_ms  # type: ignore[attr-defined]
+    assert deadlines.reconnect_deadline(deps, p5, player.disconnect_seq) is None
+    out = _of(deps, c0, "eliminated")[-1]
+    assert (out["player_id"], out["reason"]) == (p5, "timeout")
+    assert _player(deps, p5).status is PlayerStatus.IDLE
