@@ -1,0 +1,187 @@
+"""Unit: what a resume shows (``snapshot``, ruling 15) and what the clock's wakes do
+(``deadlines``: the round loop, liveness, the watchdog; rulings 9, 13, 14), on the fakes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.services import deadlines, matchmaking, parties, sessions
+from shared.services.deps import Deps
+from shared.services.model import PlayerStatus
+from shared.services.outbox import Request
+from shared.services.ports import Timer, TimerKind
+from tests.fakes import fake_deps
+
+
+def _sent(deps: Deps, cid: str) -> list[dict[str, Any]]:
+    return deps.notifier.sent[cid]  # type: ignore[attr-defined, no-any-return]
+
+
+def _of(deps: Deps, cid: str, kind: str) -> list[dict[str, Any]]:
+    return [m for m in _sent(deps, cid) if m["type"] == kind]
+
+
+def _session(deps: Deps, cid: str, token: str | None = None) -> dict[str, Any]:
+    sessions.connect(deps, cid)
+    sessions.session(deps, Request(cid, "s"), token)
+    return _sent(deps, cid)[-1]
+
+
+def _eight(deps: Deps) -> list[tuple[str, str, str]]:
+    """8 players joined in English: [(connection, player, token)]."""
+    seated = []
+    for i in range(8):
+        reply = _session(deps, f"c{i}")
+        matchmaking.join(deps, Request(f"c{i}"), reply["player"]["id"], "en")
+        seated.append((f"c{i}", reply["player"]["id"], reply["token"]))
+    return seated
+
+
+def _record(deps: Deps, pid: str) -> Any:
+    player = deps.store.get_player(pid)
+    assert player is not None
+    rec = deps.store.get_tournament(player.tournament_id or "")
+    assert rec is not None
+    return rec
+
+
+# ------------------------------------------------------------------ resume
+def test_a_resume_in_a_lobby_shows_the_lobby_its_language_and_who_is_away() -> None:
+    deps = fake_deps()
+    a = _session(deps, "a")
+    matchmaking.join(deps, Request("a"), a["player"]["id"], "de")
+    b = _session(deps, "b")
+    matchmaking.join(deps, Request("b"), b["player"]["id"], "de")
+    sessions.disconnect(deps, "b")
+    sessions.disconnect(deps, "a")
+    snap = _session(deps, "a2", a["token"])["snapshot"]
+    assert snap["language"]["code"] == "de"
+    assert snap["language"]["name"] == "German"
+    assert snap["language"]["native_name"] == "Deutsch"
+    assert snap["language"]["direction"] == "ltr"
+    assert snap["language"]["multi_letter_tiles"] == []
+    assert "ß" in snap["language"]["alphabet"]
+    assert [p["id"] for p in snap["lobby"]["players"]] == [a["player"]["id"], b["player"]["id"]]
+    b_player = deps.store.get_player(b["player"]["id"])
+    assert b_player is not None
+    assert snap["statuses"] == [
+        {
+            "type": "player_status",
+            "request_id": None,
+            "tournament_id": None,
+            "lobby_id": snap["lobby"]["lobby_id"],
+            "player_id": b["player"]["id"],
+            "status": "disconnected",
+            "reconnect_deadline_ms": b_player.reconnect_deadline_ms,
+        }
+    ]
+    assert snap.get("round") is None
+
+
+def test_a_resume_in_a_tournament_shows_the_round_the_duel_and_who_is_away() -> None:
+    deps = fake_deps()
+    seated = _eight(deps)
+    deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]  # intro ends
+    (c0, p0, token), (c1, p1, _) = seated[0], seated[1]
+    sessions.disconnect(deps, c1)
+    sessions.disconnect(deps, c0)
+    snap = _session(deps, "back", token)["snapshot"]
+    t = _record(deps, p0).tournament
+    duel = t.duel_of(p0)
+    assert snap["round"]["round"] == t.round_no == 1
+    assert snap["duel"]["duel_id"] == duel.duel_id
+    assert snap["duel"]["word"] is None
+    assert snap["duel"]["deadline_ms"] == duel.turn_deadline_ms
+    assert snap["duel"]["next_player"] == duel.next_player
+    assert [s["player_id"] for s in snap["statuses"]] == [p1]
+    assert snap["statuses"][0]["reconnect_deadline_ms"] == t.player(p1).reconnect_deadline_ms
+    assert snap["spectating"] == []  # a duelist whose duel runs is no spectator (ruling 7)
+    assert snap.get("eliminated") is None
+    assert snap.get("rating") is None
+    assert {s["player_id"] for s in snap["standings"]["players"]} == {p for _, p, _ in seated}
+
+
+def test_a_leaver_resuming_sees_only_their_own_result() -> None:
+    deps = fake_deps()
+    seated = _eight(deps)
+    c0, p0, token = seated[0]
+    matchmaking.leave(deps, Request(c0), p0)
+    # still the tournament's (as a spectator would be) until it ends
+    player = deps.store.get_player(p0)
+    assert player is not None
+    assert player.status is PlayerStatus.IDLE
+    snap = _session(deps, "back", token)["snapshot"]
+    if snap.get("eliminated") is not None:
+        assert (snap["eliminated"]["player_id"], snap["eliminated"]["reason"]) == (p0, "left")
+        assert snap["eliminated"]["round"] == 1
+        assert snap.get("round") is None
+        assert snap.get("duel") is None
+
+
+def test_a_resume_in_a_party_shows_the_party() -> None:
+    deps = fake_deps()
+    lead = _session(deps, "lead")
+    parties.create(deps, Request("lead"), lead["player"]["id"])
+    sessions.disconnect(deps, "lead")
+    snap = _session(deps, "lead2", lead["token"])["snapshot"]
+    assert snap["party"]["leader"] == lead["player"]["id"]
+    assert snap["party"]["status"] == "open"
+
+
+# ------------------------------------------------------------------ the clock
+def test_a_round_wake_applies_what_is_due_and_names_the_next_wake() -> None:
+    deps = fake_deps()
+    seated = _eight(deps)
+    t = _record(deps, seated[0][1]).tournament
+    tid = t.tournament_id
+    early = deadlines.fire_round(deps, Timer(TimerKind.INTRO, tid, 1, t.intro_deadline_ms))
+    assert early.applied is False  # nothing due yet: an early wake changes nothing
+    assert early.next_due_ms == t.intro_deadline_ms
+    deps.clock.now = t.intro_deadline_ms  # type: ignore[attr-defined]
+    fired = deadlines.fire_round(deps, Timer(TimerKind.INTRO, tid, 1, t.intro_deadline_ms))
+    assert fired.applied is True
+    t2 = _record(deps, seated[0][1]).tournament
+    assert fired.next_due_ms == t2.next_due(deps.timing.skip_grace_ms)
+    assert fired.next_due_ms == t.intro_deadline_ms + deps.timing.turn_ms + 1_000
+    stale = deadlines.fire_round(deps, Timer(TimerKind.INTRO, tid, 7, t.intro_deadline_ms))
+    assert stale.next_due_ms is None  # another round's loop ends
+    gone = deadlines.fire_round(deps, Timer(TimerKind.INTRO, "nope", 1, 0))
+    assert (gone.applied, gone.next_due_ms) == (False, None)
+
+
+def test_a_silent_player_whose_turn_runs_out_is_disconnected_and_closed() -> None:
+    """Ruling 14: a skip is when silence matters; a player not heard from for the heartbeat
+    timeout counts as disconnected from the moment it passed, and their connection closes."""
+    deps = fake_deps(heartbeat_ms=20_000)
+    seated = _eight(deps)
+    deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]  # intro ends
+    t = _record(deps, seated[0][1]).tournament
+    duel = t.duels[0]
+    mover = duel.next_player
+    cid = next(c for c, p, _ in seated if p == mover)
+    heard = deps.store.get_connection(cid)
+    assert heard is not None
+    others = [c for c, p, _ in seated if p not in duel.players]
+    for c, _, _ in seated:  # everyone else keeps pinging
+        if c != cid:
+            sessions.ping(deps, Request(c, None, duel.turn_deadline_ms))
+    deps.clock.advance_to(duel.turn_deadline_ms + 1_000)  # type: ignore[attr-defined]
+    assert cid in deps.notifier.closed  # type: ignore[attr-defined]
+    player = deps.store.get_player(mover or "")
+    assert player is not None
+    assert player.connected is False
+    assert player.reconnect_deadline_ms == (heard.heard_ms or 0) + 20_000 + deps.timing.reconnect_ms
+    status = _of(deps, others[0], "player_status")[-1]
+    assert (status["player_id"], status["status"]) == (mover, "disconnected")
+
+
+def test_the_watchdog_applies_an_overdue_round_and_restarts_its_clock() -> None:
+    deps = fake_deps()
+    seated = _eight(deps)
+    t = _record(deps, seated[0][1]).tournament
+    deps.clock.now = t.intro_deadline_ms + deps.watchdog_grace_ms + 1  # type: ignore[attr-defined]
+    handled = deadlines.watchdog(deps, deps.watchdog_grace_ms)
+    assert handled >= 1
+    t2 = _record(deps, seated[0][1]).tournament
+    assert t2.phase.value == "playing"
+    assert deadlines.watchdog(deps, deps.watchdog_grace_ms) == 0  # nothing overdue now
