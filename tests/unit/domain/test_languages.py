@@ -10,7 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shared.domain.errors import UnknownLanguageError
-from shared.domain.languages import LANGUAGE_CODES, LANGUAGES, Language, get_language
+from shared.domain.languages import (
+    LANGUAGE_CODES,
+    LANGUAGES,
+    Language,
+    _letters,
+    _rows,
+    get_language,
+)
 
 
 def test_the_thirteen_codes_in_order() -> None:
@@ -210,3 +217,19 @@ def test_spanish_keeps_only_the_tilde_of_n(base: str, mark: str) -> None:
     expected = "ñ" if kept else base
     assert get_language("es").normalise(base + mark) == expected
     assert get_language("es").normalise((base + mark).upper()) == expected
+
+
+@pytest.mark.parametrize("code", [c for c in LANGUAGE_CODES if c != "de"])
+def test_sharp_s_is_two_letters_outside_german(code: str) -> None:
+    """Ruling 12: only German keeps ß as a tile of its own; every other language folds it
+    (and capital ẞ) to "ss", as Unicode case folding does."""
+    assert get_language(code).normalise("ß") == "ss"
+    assert get_language(code).normalise("ẞ") == "ss"
+    assert get_language("de").normalise("ẞ") == "ß"
+
+
+def test_keyboard_rows_and_alphabets_are_built_letter_by_letter() -> None:
+    """The tables are written as text: a row is its space-separated tiles, an alphabet its
+    letters in order."""
+    assert _rows("q w e", "a sh") == (("q", "w", "e"), ("a", "sh"))
+    assert _letters("абв") == ("а", "б", "в")
