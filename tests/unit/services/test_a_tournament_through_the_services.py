@@ -11,11 +11,13 @@ state and with the rules (rulings 1, 2, 6 and 7).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
 import pytest
 
+from functions import apply_deadlines
 from shared.domain.duel import DuelId
 from shared.domain.rating import INITIAL_RATING
 from shared.domain.tournament import Phase, Tournament
@@ -24,6 +26,9 @@ from shared.services.deps import Deps
 from shared.services.model import PlayerStatus
 from shared.services.outbox import Request
 from tests.fakes import fake_deps
+
+COUNTED: Counter[str] = Counter()
+"""The operational metrics counted over the played tournament."""
 
 
 def _sent(deps: Deps, cid: str) -> list[dict[str, Any]]:
@@ -65,7 +70,15 @@ def _wrong(deps: Deps, length: int, secrets: set[str]) -> str:
 def played() -> tuple[Deps, dict[str, str], Tournament, list[Tournament]]:
     """The tournament played to its end; returns (deps, player -> connection, final state,
     the state at the start of every round)."""
-    deps = fake_deps(seed=11)
+    base = fake_deps(seed=11)
+    counted: Counter[str] = Counter()
+
+    def count(name: str, value: float) -> None:
+        counted[name] += int(value)
+
+    deps = dataclasses.replace(base, metrics=count)
+    deps.clock.fire = lambda state: apply_deadlines.handle(state, deps)  # type: ignore[attr-defined]
+    COUNTED.clear()
     seated = _seat_eight(deps)
     first = next(iter(seated))
     tid = _tournament(deps, first).tournament_id
@@ -79,6 +92,7 @@ def played() -> tuple[Deps, dict[str, str], Tournament, list[Tournament]]:
             rounds.append(t)  # its pairs, bye and intro deadline stay as they were opened
             secrets |= {d.word for d in t.duels}
         if t.over:
+            COUNTED.update(counted)
             return deps, seated, t, rounds
         if t.phase is Phase.INTRO:
             deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]
@@ -242,3 +256,17 @@ def test_the_clock_loop_skips_turns_that_run_out(played: Any) -> None:
     deps, seated, _, _ = played
     skips = [m for cid in seated.values() for m in _of(deps, cid, "turn") if m["row"]["skipped"]]
     assert skips
+
+
+def test_every_committed_change_is_counted_in_the_metrics(played: Any) -> None:
+    deps, seated, _, rounds = played
+    rows = {}
+    for cid in seated.values():
+        for m in _of(deps, cid, "turn"):
+            rows[(m["duel_id"], m["turn"])] = m["row"]["skipped"]
+    assert COUNTED["Guesses"] == sum(1 for skipped in rows.values() if not skipped)
+    assert COUNTED["Skips"] == sum(1 for skipped in rows.values() if skipped) > 0
+    assert COUNTED["DuelsEnded"] == sum(len(r.duels) for r in rounds)
+    assert COUNTED["RoundsClosed"] == len(rounds)
+    assert COUNTED["TournamentsEnded"] == 1
+    assert COUNTED["Eliminations"] == 7

@@ -173,3 +173,27 @@ def test_a_member_leaving_the_party_in_its_lobby_gives_up_the_seat() -> None:
     assert (player.status, player.lobby_id, player.party_id) == (PlayerStatus.IDLE, None, None)
     lobby = [m for m in _sent(deps, c0) if m["type"] == "lobby"][-1]
     assert [p["id"] for p in lobby["players"]] == [p0]
+
+
+def test_after_the_tournament_the_party_is_back_open_and_leavers_see_the_end() -> None:
+    """Ruling 10: after a tournament the members are back in their party (its screen says
+    ``open`` again, with the new ratings); ruling 15: ``tournament_end`` reaches every player
+    still connected, leavers included."""
+    deps = fake_deps()
+    _, members = _party_of(deps, 2)
+    parties.start(deps, Request("m0"), members[0][1], "en")
+    solos = [(f"s{i}", _pid(deps, f"s{i}")) for i in range(6)]
+    for cid, pid in solos:
+        matchmaking.join(deps, Request(cid), pid, "en")
+    everyone = members + solos
+    for cid, pid in everyone[:-1]:  # all but the last solo player leave: the last one wins
+        matchmaking.leave(deps, Request(cid), pid)
+    for cid, _ in everyone:
+        [end] = [m for m in _sent(deps, cid) if m["type"] == "tournament_end"]
+        assert end["winners"] == [everyone[-1][1]]
+    for cid, pid in members:
+        back = _party(deps, cid)
+        assert back["status"] == "open"
+        rating = _player(deps, pid).rating
+        assert rating < 1000  # a leaver's place is below everyone's
+        assert {m["id"]: m["rating"] for m in back["members"]}[pid] == rating
