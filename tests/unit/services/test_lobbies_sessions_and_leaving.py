@@ -277,3 +277,98 @@ def test_a_missed_reconnect_deadline_in_a_tournament_tells_the_others_timeout() 
     out = _of(deps, c0, "eliminated")[-1]
     assert (out["player_id"], out["reason"]) == (p5, "timeout")
     assert _player(deps, p5).status is PlayerStatus.IDLE
+
+
+# ------------------------------------------------------------------ the 8th seat (ruling 9, 14)
+def test_the_eighth_seat_releases_an_offline_holder_and_the_lobby_waits() -> None:
+    deps = fake_deps()
+    seated = _seat(deps, 7)
+    (c0, _), (c3, p3) = seated[0], seated[3]
+    sessions.disconnect(deps, c3)
+    seq = _player(deps, p3).disconnect_seq
+    _seat(deps, 1, first=7)
+    released = _player(deps, p3)
+    assert (released.status, released.lobby_id, released.reconnect_deadline_ms) == (
+        PlayerStatus.IDLE,
+        None,
+        None,
+    )
+    assert released.disconnect_seq == seq + 1  # the pending reconnect deadline is stale
+    lobby = _of(deps, c0, "lobby")[-1]
+    assert lobby["status"] == "waiting"
+    assert len(lobby["players"]) == 7
+    assert p3 not in [p["id"] for p in lobby["players"]]
+    assert _player(deps, seated[0][1]).status is PlayerStatus.QUEUED
+
+
+def test_the_eighth_seat_closes_a_silent_holder_and_the_lobby_waits() -> None:
+    deps = fake_deps(heartbeat_ms=20_000)
+    seated = _seat(deps, 7)
+    silent_cid, silent = seated[2]
+    deps.clock.now += 30_000  # type: ignore[attr-defined]
+    for cid, _ in seated:
+        if cid != silent_cid:
+            sessions.ping(deps, Request(cid))
+    _seat(deps, 1, first=7)
+    player = _player(deps, silent)
+    assert (player.status, player.connected, player.connection_id) == (
+        PlayerStatus.IDLE,
+        False,
+        None,
+    )
+    assert silent_cid in deps.notifier.closed  # type: ignore[attr-defined]
+    assert len(_of(deps, seated[0][0], "lobby")[-1]["players"]) == 7
+
+
+# ------------------------------------------------------------------ spectators
+def test_an_eliminated_spectator_joining_a_new_lobby_stops_watching() -> None:
+    deps = fake_deps()
+    seated = _seat(deps, 8)
+    c0, p0 = seated[0]
+    matchmaking.leave(deps, Request(c0), p0)  # out: a spectator of nothing (left)
+    player = _player(deps, p0)
+    tid = player.tournament_id
+    rec = deps.store.get_tournament(tid)
+    assert rec is not None
+    rec.connections[p0] = c0  # as if still watching
+    deps.store.commit([rec])
+    matchmaking.join(deps, Request(c0), p0, "en")
+    rec = deps.store.get_tournament(tid)
+    assert rec is not None
+    assert rec.connections[p0] is None
+    assert _player(deps, p0).tournament_id is None
+
+
+def test_a_spectator_leaving_stops_watching() -> None:
+    deps = fake_deps()
+    seated = _seat(deps, 8)
+    c0, p0 = seated[0]
+    matchmaking.leave(deps, Request(c0), p0)
+    assert _player(deps, p0).tournament_id is not None  # still watching the end
+    matchmaking.leave(deps, Request(c0), p0)
+    assert _player(deps, p0).tournament_id is None
+
+
+# ------------------------------------------------------------------ a push finds a connection gone
+def test_a_reply_that_finds_its_connection_gone_disconnects_the_player() -> None:
+    deps = fake_deps()
+    seated = _seat(deps, 2)
+    c1, p1 = seated[1]
+    deps.notifier.gone.add(c1)  # type: ignore[attr-defined]
+    sessions.nickname(deps, Request(c1), p1, "Gone Away")
+    player = _player(deps, p1)
+    assert (player.connected, player.connection_id) == (False, None)
+    assert player.reconnect_deadline_ms is not None  # seated: the reconnect window runs
+    status = _of(deps, seated[0][0], "player_status")[-1]
+    assert (status["player_id"], status["status"]) == (p1, "disconnected")
+
+
+def test_new_ids_and_secrets_are_random_and_long_enough() -> None:
+    from shared.services.deps import new_id, new_secret
+
+    ids = {new_id() for _ in range(50)}
+    assert len(ids) == 50
+    assert all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
+    secrets = {new_secret() for _ in range(50)}
+    assert len(secrets) == 50
+    assert all(len(s) >= 43 for s in secrets)

@@ -185,3 +185,55 @@ def test_the_watchdog_applies_an_overdue_round_and_restarts_its_clock() -> None:
     t2 = _record(deps, seated[0][1]).tournament
     assert t2.phase.value == "playing"
     assert deadlines.watchdog(deps, deps.watchdog_grace_ms) == 0  # nothing overdue now
+
+
+def _won_while_away(deps: Deps) -> tuple[str, str]:
+    """8 players; the last one drops, the 7 others leave: the tournament ends with the absent
+    player as its winner. Returns (player, token)."""
+    seated = _eight(deps)
+    c7, p7, token = seated[7]
+    sessions.disconnect(deps, c7)
+    for cid, pid, _ in seated[:7]:
+        matchmaking.leave(deps, Request(cid), pid)
+    assert _record(deps, p7).tournament.over
+    return p7, token
+
+
+def test_a_resume_after_the_end_shows_the_end_once() -> None:
+    """Ruling 15: a player away when their tournament ended sees its end on resume — the
+    final standings and their own rating — once; then they are idle."""
+    deps = fake_deps()
+    p7, token = _won_while_away(deps)
+    t = _record(deps, p7).tournament
+    snap = _session(deps, "back", token)["snapshot"]
+    end = snap["tournament_end"]
+    assert end["tournament_id"] == t.tournament_id
+    assert end["winners"] == [p7]
+    assert end["places"][0]["player_id"] == p7
+    rating = snap["rating"]
+    me = t.player(p7)
+    assert (rating["place"], rating["change"]) == (1, me.rating_change)
+    assert (rating["previous"], rating["rating"]) == (1000, 1000 + me.rating_change)
+    assert snap.get("round") is None
+    player = deps.store.get_player(p7)
+    assert player is not None
+    assert (player.tournament_id, player.status) == (None, PlayerStatus.IDLE)
+    again = _session(deps, "again", token)["snapshot"]
+    assert again.get("tournament_end") is None
+    assert again.get("rating") is None
+
+
+def test_a_reconnect_deadline_of_a_player_whose_tournament_ended_is_forgotten() -> None:
+    deps = fake_deps()
+    p7, _ = _won_while_away(deps)
+    player = deps.store.get_player(p7)
+    assert player is not None
+    assert player.status is PlayerStatus.IDLE
+    assert player.reconnect_deadline_ms is not None
+    deps.clock.now = player.reconnect_deadline_ms  # type: ignore[attr-defined]
+    assert deadlines.reconnect_deadline(deps, p7, player.disconnect_seq) is None
+    after = deps.store.get_player(p7)
+    assert after is not None
+    assert after.reconnect_deadline_ms is None
+    assert after.status is PlayerStatus.IDLE
+    assert (after.connected, after.rating) == (False, player.rating)
