@@ -372,3 +372,38 @@ def test_new_ids_and_secrets_are_random_and_long_enough() -> None:
     secrets = {new_secret() for _ in range(50)}
     assert len(secrets) == 50
     assert all(len(s) >= 43 for s in secrets)
+
+
+def test_free_seat_frees_only_a_waiting_seat_and_only_for_the_current_disconnect() -> None:
+    from shared.services.seating import free_seat
+
+    deps = fake_deps()
+    (c0, p0), (c1, p1) = _seat(deps, 2)
+    idle = _pid(deps, "idle")
+    assert free_seat(deps, idle).value is False
+    sessions.disconnect(deps, c1)
+    seq = _player(deps, p1).disconnect_seq
+    assert free_seat(deps, p1, only_if_disconnect_seq=seq + 1).value is False  # stale
+    assert _player(deps, p1).status is PlayerStatus.QUEUED
+    assert (
+        free_seat(deps, p0, only_if_disconnect_seq=_player(deps, p0).disconnect_seq).value is False
+    )  # connected
+    assert free_seat(deps, p1, only_if_disconnect_seq=seq).value is True
+    assert _player(deps, p1).reconnect_deadline_ms is None
+    assert free_seat(deps, p0).value is True
+    left = _of(deps, c0, "lobby")[-1]
+    assert (left["status"], left["players"]) == ("left", [])
+
+
+def test_a_player_back_in_a_lobby_gets_its_messages_on_the_new_connection() -> None:
+    deps = fake_deps()
+    (c0, _), (c1, p1) = _seat(deps, 2)
+    token = next(m["token"] for m in _sent(deps, c1) if m["type"] == "session")
+    sessions.disconnect(deps, c1)
+    lobby_id = _player(deps, p1).lobby_id
+    _connect(deps, "back", token)
+    status = _of(deps, c0, "player_status")[-1]
+    assert (status["lobby_id"], status["tournament_id"]) == (lobby_id, None)
+    _seat(deps, 1, first=5)
+    assert [p["id"] for p in _of(deps, "back", "lobby")[-1]["players"]][1] == p1
+    assert len(_of(deps, "back", "lobby")[-1]["players"]) == 3
