@@ -37,6 +37,17 @@ def _eight(deps: Deps) -> list[tuple[str, str, str]]:
     return seated
 
 
+def duels_guess(deps: Deps, cid: str, duel_id: str, word: str) -> None:
+    from shared.services import duels
+
+    deps.clock.now += 100  # type: ignore[attr-defined]
+    duels.guess(deps, Request(cid), duel_id, word)
+
+
+def _wrong(deps: Deps, duel: Any) -> str:
+    return next(w for w in sorted(deps.lexicon.allowed("en", duel.length)) if w != duel.word)
+
+
 def _record(deps: Deps, pid: str) -> Any:
     player = deps.store.get_player(pid)
     assert player is not None
@@ -111,11 +122,63 @@ def test_a_leaver_resuming_sees_only_their_own_result() -> None:
     assert player is not None
     assert player.status is PlayerStatus.IDLE
     snap = _session(deps, "back", token)["snapshot"]
-    if snap.get("eliminated") is not None:
-        assert (snap["eliminated"]["player_id"], snap["eliminated"]["reason"]) == (p0, "left")
-        assert snap["eliminated"]["round"] == 1
-        assert snap.get("round") is None
-        assert snap.get("duel") is None
+    assert snap["eliminated"]["player_id"] == p0
+    assert (snap["eliminated"]["reason"], snap["eliminated"]["round"]) == ("left", 1)
+    assert snap["eliminated"]["tournament_id"] == player.tournament_id
+    assert snap["language"]["code"] == "en"
+    assert snap.get("rating") is None  # the round has not ended: the place is still open
+    assert snap.get("round") is None
+    assert snap.get("duel") is None
+    assert snap.get("standings") is None
+
+
+def test_a_spectator_resuming_sees_the_other_duels() -> None:
+    """Ruling 7: a player whose duel is over spectates: the resume shows the other boards,
+    with the secret only of those that are over."""
+    deps = fake_deps()
+    seated = _eight(deps)
+    deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]  # intro ends
+    t = _record(deps, seated[0][1]).tournament
+    duel = t.duels[0]
+    mover = duel.next_player
+    cid, _, token = next(x for x in seated if x[1] == mover)
+    duels_guess(deps, cid, duel.duel_id, duel.word)
+    snap = _session(deps, "back", token)["snapshot"]
+    assert snap["duel"]["duel_id"] == duel.duel_id
+    assert snap["duel"]["word"] == duel.word
+    boards = snap["spectating"]
+    assert [b["duel_id"] for b in boards] == [d.duel_id for d in t.duels[1:]]
+    assert all(b["word"] is None and not b["over"] for b in boards)
+    assert boards[0]["deadline_ms"] == t.duels[1].turn_deadline_ms
+    assert boards[0]["players"] == list(t.duels[1].players)
+
+
+def test_a_player_out_on_lives_resuming_sees_the_reason_and_the_rating_once_placed() -> None:
+    deps = fake_deps()
+    seated = _eight(deps)
+    loser_cid, loser, token = seated[0]
+    for _ in range(3):  # the loser's opponent solves at once, three rounds running
+        deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]
+        t = _record(deps, loser).tournament
+        duel = t.duel_of(loser)
+        assert duel is not None
+        mover = duel.next_player
+        if mover == loser:
+            duels_guess(deps, loser_cid, duel.duel_id, _wrong(deps, duel))
+        winner = duel.opponent_of(loser)
+        duels_guess(deps, next(c for c, p, _ in seated if p == winner), duel.duel_id, duel.word)
+        while _record(deps, loser).tournament.round_no == t.round_no:  # the rest: skips
+            deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]
+    t = _record(deps, loser).tournament
+    me = t.player(loser)
+    assert not me.alive
+    snap = _session(deps, "back", token)["snapshot"]
+    assert (snap["eliminated"]["reason"], snap["eliminated"]["round"]) == ("lives", me.out_round)
+    assert snap["rating"]["place"] == me.place
+    assert snap["rating"]["change"] == me.rating_change
+    assert snap["rating"]["rating"] == 1000 + me.rating_change
+    assert snap["rating"]["previous"] == 1000
+    assert snap["round"]["round"] == t.round_no  # still watching the tournament
 
 
 def test_a_resume_in_a_party_shows_the_party() -> None:
@@ -237,3 +300,31 @@ def test_a_reconnect_deadline_of_a_player_whose_tournament_ended_is_forgotten() 
     assert after.reconnect_deadline_ms is None
     assert after.status is PlayerStatus.IDLE
     assert (after.connected, after.rating) == (False, player.rating)
+
+
+def test_the_watchdog_applies_an_overdue_reconnect_deadline_and_counts_what_it_handled() -> None:
+    deps = fake_deps()
+    seated = _eight(deps)
+    c5, p5, _ = seated[5]
+    sessions.disconnect(deps, c5)
+    player = deps.store.get_player(p5)
+    assert player is not None
+    assert player.reconnect_deadline_ms is not None
+    t = _record(deps, p5).tournament
+    before = {(x.kind, x.ref, x.seq, x.due_ms) for x in deps.clock.pending()}  # type: ignore[attr-defined]
+    # the clock never fired: the round's deadlines and the reconnect deadline are overdue
+    deps.clock.now = player.reconnect_deadline_ms + deps.watchdog_grace_ms + 1  # type: ignore[attr-defined]
+    assert deadlines.watchdog(deps, deps.watchdog_grace_ms) == 2
+    after = _record(deps, p5).tournament
+    assert not after.player(p5).alive
+    assert after.player(p5).timed_out
+    assert deps.store.get_player(p5).reconnect_deadline_ms is None  # type: ignore[union-attr]
+    new = [(x.kind, x.ref, x.seq, x.due_ms) for x in deps.clock.pending()]  # type: ignore[attr-defined]
+    assert {x for x in new if x not in before} == {
+        (
+            TimerKind.INTRO,
+            t.tournament_id,
+            after.round_no,
+            after.next_due(deps.timing.skip_grace_ms),
+        )
+    }
