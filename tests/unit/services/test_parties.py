@@ -135,6 +135,13 @@ def test_a_party_start_seats_everyone_and_solo_players_fill_the_lobby() -> None:
     (c0, p0) = members[0]
     parties.start(deps, Request(c0, "go"), p0, "en")
     party_id = _player(deps, p0).party_id
+    rec = deps.store.get_party(party_id)
+    assert rec is not None
+    assert (rec.language, rec.lobby_id) == ("en", _player(deps, p0).lobby_id)
+    lobby = deps.store.get_lobby(rec.lobby_id)
+    assert lobby is not None
+    assert lobby.lobby.created_ms == deps.clock.now_ms()
+    assert all(_player(deps, pid).tournament_id is None for _, pid in members)
     for cid, pid in members:
         player = _player(deps, pid)
         assert player.status is PlayerStatus.QUEUED
@@ -197,3 +204,13 @@ def test_after_the_tournament_the_party_is_back_open_and_leavers_see_the_end() -
         rating = _player(deps, pid).rating
         assert rating < 1000  # a leaver's place is below everyone's
         assert {m["id"]: m["rating"] for m in back["members"]}[pid] == rating
+
+
+def test_a_party_start_that_finds_a_members_connection_gone_disconnects_them() -> None:
+    deps = fake_deps()
+    _, [(c0, p0), (c1, p1)] = _party_of(deps, 2)
+    deps.notifier.gone.add(c1)  # type: ignore[attr-defined]
+    parties.start(deps, Request(c0), p0, "en")
+    member = _player(deps, p1)
+    assert (member.connected, member.status) == (False, PlayerStatus.QUEUED)
+    assert member.reconnect_deadline_ms is not None
