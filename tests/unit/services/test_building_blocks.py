@@ -159,3 +159,24 @@ def test_a_reply_that_finds_its_connection_gone_starts_the_disconnect(action: st
     player = _player(deps, pid)
     assert (player.connected, player.connection_id) == (False, None)
     assert deps.store.get_connection("c") is None
+
+
+# ------------------------------------------------------- what a client gets of a language
+def test_a_languages_info_names_its_multi_letter_tiles_and_direction() -> None:
+    from shared.domain.languages import get_language
+    from shared.services.snapshot import language_info
+
+    uz = language_info(get_language("uz"))
+    assert uz.multi_letter_tiles == ["oʻ", "gʻ", "sh", "ch"]
+    assert (uz.code, uz.direction) == ("uz", "ltr")
+    assert language_info(get_language("en")).multi_letter_tiles == []
+    rtl = dataclasses.replace(get_language("en"), direction="rtl")
+    assert language_info(rtl).direction == "rtl"
+
+
+def test_a_reconnect_deadline_of_an_unknown_or_connected_player_does_nothing() -> None:
+    deps = fake_deps()
+    pid = _pid(deps, "c")
+    assert deadlines.reconnect_deadline(deps, "ghost", 1) is None
+    assert deadlines.reconnect_deadline(deps, pid, 0) is None
+    assert _player(deps, pid).connected is True

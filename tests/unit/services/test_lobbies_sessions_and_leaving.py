@@ -272,11 +272,14 @@ def test_a_missed_reconnect_deadline_in_a_tournament_tells_the_others_timeout() 
     status = _of(deps, c0, "player_status")[-1]
     assert (status["player_id"], status["status"]) == (p5, "disconnected")
     player = _player(deps, p5)
+    c2, p2 = seated[2]
+    deps.notifier.gone.add(c2)  # type: ignore[attr-defined]  # vanished: the push finds out
     deps.clock.now = player.reconnect_deadline_ms  # type: ignore[attr-defined]
     assert deadlines.reconnect_deadline(deps, p5, player.disconnect_seq) is None
     out = _of(deps, c0, "eliminated")[-1]
     assert (out["player_id"], out["reason"]) == (p5, "timeout")
     assert _player(deps, p5).status is PlayerStatus.IDLE
+    assert _player(deps, p2).connected is False
 
 
 # ------------------------------------------------------------------ the 8th seat (ruling 9, 14)
