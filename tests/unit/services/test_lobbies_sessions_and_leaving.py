@@ -107,7 +107,20 @@ def test_a_resumed_session_replaces_the_old_connection() -> None:
     assert again["token"] is None
     with pytest.raises(NoSessionError, match=r"^this connection's session was replaced$"):
         player_for_connection(deps, "old")
-    assert _player(deps, again["player"]["id"]).disconnect_seq == 1
+    pid = again["player"]["id"]
+    assert _player(deps, pid).disconnect_seq == 1
+    assert again["request_id"] == "s"
+    assert player_for_connection(deps, "new").player_id == pid
+    conn = deps.store.get_connection("new")
+    assert conn is not None
+    assert (conn.player_id, conn.heard_ms) == (pid, deps.clock.now_ms())
+    assert _of(deps, "old", "error")[-1]["code"] == "session_replaced"
+    # a second resume on the same connection replaces nothing
+    same = _connect(deps, "new", token)
+    assert same["resumed"] is True
+    assert _player(deps, pid).disconnect_seq == 2
+    assert not _of(deps, "new", "error")
+    assert "new" not in deps.notifier.closed  # type: ignore[attr-defined]
 
 
 def test_a_nickname_is_cleaned_saved_and_echoed() -> None:
@@ -248,7 +261,12 @@ def test_a_leaver_is_eliminated_told_alone_afterwards_and_released() -> None:
     deps = fake_deps()
     seated = _seat(deps, 8)
     (c0, p0), (c1, _) = seated[0], seated[1]
+    deps.clock.now += 2_000  # type: ignore[attr-defined]  # during the round's intro
     matchmaking.leave(deps, Request(c0, "bye"), p0)
+    forfeited = deps.store.get_tournament(_player(deps, p0).tournament_id)
+    assert forfeited is not None
+    duel = next(d for d in forfeited.tournament.duels if p0 in d.players)
+    assert (duel.ended_ms, duel.winner) == (deps.clock.now_ms(), duel.opponent_of(p0))
     [mine] = _of(deps, c0, "eliminated")
     assert (mine["player_id"], mine["reason"], mine["round"]) == (p0, "left", 1)
     assert mine["request_id"] == "bye"

@@ -97,6 +97,12 @@ def test_a_resume_in_a_tournament_shows_the_round_the_duel_and_who_is_away() -> 
     sessions.disconnect(deps, c1)
     sessions.disconnect(deps, c0)
     snap = _session(deps, "back", token)["snapshot"]
+    back = _of(deps, seated[2][0], "player_status")[-1]
+    assert (back["player_id"], back["status"], back["reconnect_deadline_ms"]) == (
+        p0,
+        "connected",
+        None,
+    )
     t = _record(deps, p0).tournament
     duel = t.duel_of(p0)
     assert snap["round"]["round"] == t.round_no == 1
