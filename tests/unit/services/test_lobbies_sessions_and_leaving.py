@@ -297,6 +297,7 @@ def test_a_missed_reconnect_deadline_in_a_tournament_tells_the_others_timeout() 
     out = _of(deps, c0, "eliminated")[-1]
     assert (out["player_id"], out["reason"]) == (p5, "timeout")
     assert _player(deps, p5).status is PlayerStatus.IDLE
+    assert _player(deps, p5).reconnect_deadline_ms is None
     assert _player(deps, p2).connected is False
 
 
@@ -428,3 +429,26 @@ def test_a_player_back_in_a_lobby_gets_its_messages_on_the_new_connection() -> N
     _seat(deps, 1, first=5)
     assert [p["id"] for p in _of(deps, "back", "lobby")[-1]["players"]][1] == p1
     assert len(_of(deps, "back", "lobby")[-1]["players"]) == 3
+
+
+def test_a_stale_leave_changes_nothing() -> None:
+    """A reconnect deadline's leave finds the player back (connected, or another disconnect),
+    or a leave finds the player no longer in that tournament: nothing is committed."""
+    from shared.services.tournament_change import leave_tournament
+
+    deps = fake_deps()
+    seated = _seat(deps, 8)
+    _, p5 = seated[5]
+    here = _player(deps, p5)
+    committed = leave_tournament(
+        deps, here, reason="timeout", only_if_disconnect_seq=here.disconnect_seq
+    )
+    assert committed is not None
+    assert committed.changed is False
+    assert committed.record.tournament.player(p5).alive
+    stranger = _player(deps, _pid(deps, "x"))
+    stranger.tournament_id = here.tournament_id  # an outdated copy of someone elsewhere
+    committed = leave_tournament(deps, stranger)
+    assert committed is not None
+    assert committed.changed is False
+    assert leave_tournament(deps, _player(deps, _pid(deps, "y"))) is None  # no tournament
