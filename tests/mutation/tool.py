@@ -115,6 +115,11 @@ def verdicts(path: Path = VERDICTS) -> tuple[dict[str, str], dict[str, str]]:
     return dict(data.get("equivalent", {})), dict(data.get("closed", {}))
 
 
+def issue_gaps(path: Path = VERDICTS) -> dict[str, str]:
+    """The ``[issue]`` table: gaps found by hand that are no mutmut mutant -> the test."""
+    return dict(tomllib.loads(path.read_text(encoding="utf-8")).get("issue", {}))
+
+
 # ------------------------------------------------------------------ running mutmut
 def _mutmut() -> str:
     script = Path(sys.executable).with_name("mutmut")
@@ -357,6 +362,16 @@ def report(
         for name, test in sorted(closed.items(), key=lambda kv: _natural(kv[0])):
             out.append(f"- `{name}` [{everything.get(name, 'not in this run')}]: `{test}`")
         out.append("")
+    by_hand = issue_gaps()
+    if by_hand:
+        out += [
+            "## Gaps found by hand that mutmut does not make",
+            "",
+            "mutmut swaps no `min`/`max` and mutates no class-level default; these changes, "
+            "found by an earlier hand-run, each have the named test that fails on them.",
+            "",
+        ]
+        out += [f"- {gap}: `{test}`" for gap, test in by_hand.items()] + [""]
     stale = sorted(n for n in equivalent if not any(n in m.status for m in modules.values()))
     if stale:
         out += ["## Verdicts naming no mutant of this run", ""]
