@@ -26,6 +26,7 @@ from shared.domain.matchmaking import (
     choose_lobby,
     is_full,
     party_lobby,
+    started,
     with_seat,
     without_player,
 )
@@ -333,3 +334,15 @@ def test_a_lobby_whose_last_player_leaves_is_empty_and_others_keep_it_waiting() 
     assert one_left.status is LobbyStatus.WAITING
     assert without_player(one_left, "p1").status is LobbyStatus.EMPTY
     assert without_player(one_left, "p1").seats == ()
+
+
+def test_a_full_lobby_starts_its_tournament() -> None:
+    """Ruling 8: the 8th seat starts the tournament; the lobby records which one."""
+    lobby = solo_lobby(*([1000] * 8))
+    begun = started(lobby, "t9")
+    assert (begun.status, begun.tournament_id) == (LobbyStatus.STARTED, "t9")
+    assert (begun.seats, begun.lobby_id, begun.language) == (
+        lobby.seats,
+        lobby.lobby_id,
+        lobby.language,
+    )
