@@ -263,3 +263,18 @@ def test_letters_digits_and_allowed_punctuation_fail_only_on_length(raw: str) ->
     else:
         with pytest.raises(InvalidNicknameError, match=r"empty|too short|too long"):
             validate_nickname(raw)
+
+
+def test_a_forbidden_character_is_named_by_code_point_and_unicode_name() -> None:
+    """The refusal names the character by code point and Unicode name (never echoes it)."""
+    with pytest.raises(InvalidNicknameError) as caught:
+        validate_nickname("ab!cd")
+    assert caught.value.message == (
+        "forbidden character at position 3: character other than a letter, digit, space, "
+        "_ - . (U+0021 EXCLAMATION MARK)"
+    )
+    with pytest.raises(InvalidNicknameError) as caught:
+        validate_nickname("ab\u0378cd")  # unassigned: no name
+    assert caught.value.message == (
+        "forbidden character at position 3: unassigned code point (U+0378)"
+    )
