@@ -278,3 +278,18 @@ def test_a_forbidden_character_is_named_by_code_point_and_unicode_name() -> None
     assert caught.value.message == (
         "forbidden character at position 3: unassigned code point (U+0378)"
     )
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_generated_nicknames_end_in_every_two_digit_number(language: str) -> None:
+    """The number of a generated nickname is any of 10..99, uniformly drawn."""
+    numbers = {
+        int(generate_nickname(random.Random(seed), language).rsplit(" ", 1)[-1][-2:])
+        for seed in range(3_000)
+    }
+    assert numbers == set(range(10, 100))
+
+
+def test_an_empty_nickname_is_refused_as_empty() -> None:
+    with pytest.raises(InvalidNicknameError, match=r"^nickname is empty$"):
+        validate_nickname(" \u3000 ")
