@@ -293,3 +293,17 @@ def test_generated_nicknames_end_in_every_two_digit_number(language: str) -> Non
 def test_an_empty_nickname_is_refused_as_empty() -> None:
     with pytest.raises(InvalidNicknameError, match=r"^nickname is empty$"):
         validate_nickname(" \u3000 ")
+
+
+def test_syllable_names_never_spell_a_denylisted_string_across_the_hyphen() -> None:
+    from shared.domain.nicknames import _NEUTRAL_DENYLIST
+
+    for seed in range(2_000):
+        name = generate_nickname(random.Random(seed), "ru")
+        letters = "".join(ch for ch in name.lower() if ch.isalpha())
+        assert not any(bad in letters for bad in _NEUTRAL_DENYLIST), name
+
+
+def test_an_offensive_nickname_is_refused_without_echoing_the_word() -> None:
+    with pytest.raises(InvalidNicknameError, match=r"^nickname contains an offensive word$"):
+        validate_nickname("Shit Head")
