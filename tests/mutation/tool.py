@@ -411,23 +411,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         explore(Path(tempfile.mkdtemp(prefix="mutation-")), args.explore, args.tests)
         return 0
-    started = datetime.now(UTC)
-    seconds = None
+    run_file = REPO / "mutants" / "run.json"
     if not args.report_only:
         shutil.rmtree(REPO / "mutants", ignore_errors=True)  # one run, nothing reused
+        started = datetime.now(UTC)
+        commit = _git_head()  # the tests copied for the run are this commit's
         t0 = time.monotonic()
         run_mutmut(REPO, max_children=args.max_children)
-        seconds = time.monotonic() - t0
+        run = {
+            "commit": commit,
+            "started": f"{started:%Y-%m-%d %H:%M} UTC",
+            "minutes": round((time.monotonic() - t0) / 60),
+            "workers": args.max_children,
+        }
+        run_file.write_text(json.dumps(run), encoding="utf-8")
     modules = read_results(REPO)
     if not modules:
         print("no mutants found under mutants/: run without --report-only", file=sys.stderr)
         return 2
     import mutmut
 
-    took = f"; took {seconds / 60:.0f} min with {args.max_children} workers" if seconds else ""
+    run = json.loads(run_file.read_text(encoding="utf-8")) if run_file.exists() else {}
     header = (
-        f"Run of commit `{_git_head()}` (tests as committed there), mutmut {mutmut.__version__}, "
-        f"Python {sys.version.split()[0]}, {started:%Y-%m-%d %H:%M} UTC{took}."
+        f"Run of commit `{run.get('commit', 'unknown')}` (tests as committed there), "
+        f"mutmut {mutmut.__version__}, Python {sys.version.split()[0]}, started "
+        f"{run.get('started', 'unknown')}, took {run.get('minutes', '?')} min with "
+        f"{run.get('workers', '?')} workers on a shared 2-core machine."
     )
     equivalent, closed = verdicts()
     RESULTS.write_text(report(REPO, modules, equivalent, closed, header=header), encoding="utf-8")
