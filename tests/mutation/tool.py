@@ -115,6 +115,11 @@ def verdicts(path: Path = VERDICTS) -> tuple[dict[str, str], dict[str, str]]:
     return dict(data.get("equivalent", {})), dict(data.get("closed", {}))
 
 
+def races(path: Path = VERDICTS) -> dict[str, str]:
+    """The ``[race]`` table: mutants that differ only under a concurrent change -> why."""
+    return dict(tomllib.loads(path.read_text(encoding="utf-8")).get("race", {}))
+
+
 def issue_gaps(path: Path = VERDICTS) -> dict[str, str]:
     """The ``[issue]`` table: gaps found by hand that are no mutmut mutant -> the test."""
     return dict(tomllib.loads(path.read_text(encoding="utf-8")).get("issue", {}))
@@ -342,9 +347,12 @@ def report(
         if not missed:
             continue
         out += [f"### `{mod.path}`", ""]
+        race_only = races()
         for name in missed:
             if name in equivalent:
                 verdict = f"equivalent: {equivalent[name]}"
+            elif name in race_only:
+                verdict = f"race only (not detected here): {race_only[name]}"
             else:
                 verdict = "**open**: no test tells it apart (a gap to close)"
             short = name.split(".", 3)[-1]
