@@ -15,8 +15,6 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-import pytest
-
 from functions import apply_deadlines
 from shared.domain.duel import DuelId
 from shared.domain.rating import INITIAL_RATING
@@ -66,8 +64,7 @@ def _wrong(deps: Deps, length: int, secrets: set[str]) -> str:
     return next(w for w in sorted(deps.lexicon.allowed("en", length)) if w not in secrets)
 
 
-@pytest.fixture(scope="module")
-def played() -> tuple[Deps, dict[str, str], Tournament, list[Tournament]]:
+def _play_to_the_end() -> tuple[Deps, dict[str, str], Tournament, list[Tournament]]:
     """The tournament played to its end; returns (deps, player -> connection, final state,
     the state at the start of every round)."""
     base = fake_deps(seed=11)
@@ -111,7 +108,7 @@ def played() -> tuple[Deps, dict[str, str], Tournament, list[Tournament]]:
     raise AssertionError("the tournament did not end")
 
 
-def test_the_tournament_ends_with_one_winner_rated_and_everyone_idle(played: Any) -> None:
+def _the_tournament_ends_with_one_winner_rated_and_everyone_idle(played: Any) -> None:
     deps, seated, t, _ = played
     assert t.over
     winners = [p for p in t.players if p.place == 1]
@@ -133,7 +130,7 @@ def test_the_tournament_ends_with_one_winner_rated_and_everyone_idle(played: Any
     assert sum(p.rating_change for p in t.players) in range(-4, 5)
 
 
-def test_everyone_gets_the_end_with_places_best_first_and_the_winner(played: Any) -> None:
+def _everyone_gets_the_end_with_places_best_first_and_the_winner(played: Any) -> None:
     deps, seated, t, _ = played
     [winner] = [p.player_id for p in t.players if p.place == 1]
     for cid in seated.values():
@@ -154,7 +151,7 @@ def test_everyone_gets_the_end_with_places_best_first_and_the_winner(played: Any
             assert (s["connected"], s["rating_change"]) == (p.connected, p.rating_change)
 
 
-def test_each_round_is_announced_to_everyone_with_its_pairs_and_intro(played: Any) -> None:
+def _each_round_is_announced_to_everyone_with_its_pairs_and_intro(played: Any) -> None:
     deps, seated, _, rounds = played
     for cid in seated.values():
         announced = _of(deps, cid, "round")
@@ -169,7 +166,7 @@ def test_each_round_is_announced_to_everyone_with_its_pairs_and_intro(played: An
             assert alive == {p.player_id for p in t.alive}
 
 
-def test_a_duel_starts_for_its_duelists_with_the_opponent_and_for_spectators_without(
+def _a_duel_starts_for_its_duelists_with_the_opponent_and_for_spectators_without(
     played: Any,
 ) -> None:
     deps, seated, _, rounds = played
@@ -197,9 +194,7 @@ def test_a_duel_starts_for_its_duelists_with_the_opponent_and_for_spectators_wit
                 assert seen["opponent"] is None
 
 
-def test_turns_reach_the_duelists_and_spectators_and_never_show_a_running_secret(
-    played: Any,
-) -> None:
+def _turns_reach_the_duelists_and_spectators_and_never_show_a_running_secret(played: Any) -> None:
     deps, seated, _, rounds = played
     shown = 0
     for t in rounds:
@@ -237,7 +232,7 @@ def test_turns_reach_the_duelists_and_spectators_and_never_show_a_running_secret
     assert shown > 0
 
 
-def test_the_loser_of_the_last_life_is_told_and_standings_follow_every_duel(played: Any) -> None:
+def _the_loser_of_the_last_life_is_told_and_standings_follow_every_duel(played: Any) -> None:
     deps, seated, t, _ = played
     for cid in seated.values():
         eliminated = [m["player_id"] for m in _of(deps, cid, "eliminated")]
@@ -252,13 +247,13 @@ def test_the_loser_of_the_last_life_is_told_and_standings_follow_every_duel(play
             assert key == sorted(key)
 
 
-def test_the_clock_loop_skips_turns_that_run_out(played: Any) -> None:
+def _the_clock_loop_skips_turns_that_run_out(played: Any) -> None:
     deps, seated, _, _ = played
     skips = [m for cid in seated.values() for m in _of(deps, cid, "turn") if m["row"]["skipped"]]
     assert skips
 
 
-def test_every_committed_change_is_counted_in_the_metrics(played: Any) -> None:
+def _every_committed_change_is_counted_in_the_metrics(played: Any) -> None:
     deps, seated, _, rounds = played
     rows = {}
     for cid in seated.values():
@@ -270,3 +265,17 @@ def test_every_committed_change_is_counted_in_the_metrics(played: Any) -> None:
     assert COUNTED["RoundsClosed"] == len(rounds)
     assert COUNTED["TournamentsEnded"] == 1
     assert COUNTED["Eliminations"] == 7
+
+
+def test_a_played_tournament_tells_every_player_what_the_state_says() -> None:
+    """One test plays the tournament and reads every message (one test, so that a mutation
+    run credits it with every function the tournament runs)."""
+    played = _play_to_the_end()
+    _the_tournament_ends_with_one_winner_rated_and_everyone_idle(played)
+    _everyone_gets_the_end_with_places_best_first_and_the_winner(played)
+    _each_round_is_announced_to_everyone_with_its_pairs_and_intro(played)
+    _a_duel_starts_for_its_duelists_with_the_opponent_and_for_spectators_without(played)
+    _turns_reach_the_duelists_and_spectators_and_never_show_a_running_secret(played)
+    _the_loser_of_the_last_life_is_told_and_standings_follow_every_duel(played)
+    _the_clock_loop_skips_turns_that_run_out(played)
+    _every_committed_change_is_counted_in_the_metrics(played)
