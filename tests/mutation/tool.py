@@ -2,7 +2,7 @@
 
 One command, from the repository root, after ``bash .ci/setup``::
 
-    .venv/bin/python -m tests.mutation                # the whole run (about an hour on 2 cores)
+    .venv/bin/python -m tests.mutation                # the whole run (about 30 min on 2 cores)
     .venv/bin/python -m tests.mutation --report-only  # rewrite RESULTS.md from mutants/
 
 The run starts from nothing (``mutants/`` is removed first, so no result is reused from an
