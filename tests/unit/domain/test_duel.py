@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.domain.duel import TURNS_PER_PLAYER, Duel, DuelResult, EndReason
+from shared.domain.duel import TURNS_PER_PLAYER, Duel, DuelId, DuelResult, EndReason
 from shared.domain.errors import (
     DomainError,
     DuelNotStartedError,
@@ -161,9 +161,9 @@ def test_skips_alone_do_not_lose() -> None:
 
 
 def test_skip_after_the_end_is_refused() -> None:
-    """A late timer on a finished duel changes nothing (DuelOverError)."""
+    """A late timer on a finished duel changes nothing (DuelOverError, naming the duel)."""
     d = guess(new_duel(), SECRET, START)
-    with pytest.raises(DuelOverError):
+    with pytest.raises(DuelOverError, match=r"^duel t1\.1\.1 is over$"):
         d.skip(TURN_MS)
 
 
@@ -302,3 +302,25 @@ def test_property_duel_invariants(actions: list[str], first: str) -> None:
         if solved:
             assert d.winner == d.rows[-1].player
             assert d.reason is EndReason.SOLVED
+
+
+def test_the_secret_is_not_in_a_duels_repr() -> None:
+    """Ruling 6: logging a duel (its ``repr``) never shows the secret, neither the word nor its
+    tiles; the rest of the duel is there to read."""
+    d = new_duel(word="quartz", answer=("q", "u", "a", "r", "t", "z"))
+    text = repr(d)
+    assert "quartz" not in text
+    assert "('q', 'u', 'a', 'r', 't', 'z')" not in text
+    assert "t1.1.1" in text
+    assert "turn_deadline_ms=36000" in text
+
+
+def test_duel_id_prints_and_parses_as_tournament_round_index() -> None:
+    """A duel id is ``{tournament_id}.{round}.{index}``; ``parse`` reads back exactly what
+    ``str`` prints and refuses anything else as naming no duel."""
+    duel_id = DuelId("t-9", 3, 2)
+    assert str(duel_id) == "t-9.3.2"
+    assert DuelId.parse("t-9.3.2") == duel_id
+    for forged in ("t-9.3", "t-9.3.2.1", ".3.2", "t-9.x.2", "t-9.3.-2", "t-9.٣.2", ""):
+        with pytest.raises(NotInDuelError, match=r"^no such duel$"):
+            DuelId.parse(forged)

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shared.domain.errors import UnknownLanguageError
-from shared.domain.languages import LANGUAGE_CODES, LANGUAGES, Language, get_language
+from shared.domain.languages import (
+    LANGUAGE_CODES,
+    LANGUAGES,
+    Language,
+    _letters,
+    _rows,
+    get_language,
+)
 
 
 def test_the_thirteen_codes_in_order() -> None:
@@ -175,3 +185,51 @@ def test_languages_mapping_is_read_only() -> None:
     with pytest.raises(TypeError):
         LANGUAGES["xx"] = get_language("en")  # type: ignore[index]
     assert all(isinstance(lang, Language) for lang in LANGUAGES.values())
+
+
+_MARKS = {
+    "\u0300": "grave",
+    "\u0301": "acute",
+    "\u0302": "circumflex",
+    "\u0303": "tilde",
+    "\u0308": "diaeresis",
+    "\u030a": "ring",
+    "\u030c": "caron",
+    "\u0327": "cedilla",
+}
+
+
+@given(base=st.sampled_from("abcdefghijklmnopqrstuvwxyz"), mark=st.sampled_from(sorted(_MARKS)))
+def test_german_keeps_only_the_umlauts(base: str, mark: str) -> None:
+    """Ruling 12 for German: ä ö ü keep their dots (they are tiles of their own); every other
+    accent, and dots on any other letter, fold away."""
+    kept = mark == "\u0308" and base in "aou"
+    expected = unicodedata.normalize("NFC", base + mark) if kept else base
+    assert get_language("de").normalise(base + mark) == expected
+    assert get_language("de").normalise((base + mark).upper()) == expected
+
+
+@given(base=st.sampled_from("abcdefghijklmnopqrstuvwxyz"), mark=st.sampled_from(sorted(_MARKS)))
+def test_spanish_keeps_only_the_tilde_of_n(base: str, mark: str) -> None:
+    """Ruling 12 for Spanish: ñ keeps its tilde (a tile of its own); every other accent, and a
+    tilde on any other letter, fold away."""
+    kept = mark == "\u0303" and base == "n"
+    expected = "ñ" if kept else base
+    assert get_language("es").normalise(base + mark) == expected
+    assert get_language("es").normalise((base + mark).upper()) == expected
+
+
+@pytest.mark.parametrize("code", [c for c in LANGUAGE_CODES if c != "de"])
+def test_sharp_s_is_two_letters_outside_german(code: str) -> None:
+    """Ruling 12: only German keeps ß as a tile of its own; every other language folds it
+    (and capital ẞ) to "ss", as Unicode case folding does."""
+    assert get_language(code).normalise("ß") == "ss"
+    assert get_language(code).normalise("ẞ") == "ss"
+    assert get_language("de").normalise("ẞ") == "ß"
+
+
+def test_keyboard_rows_and_alphabets_are_built_letter_by_letter() -> None:
+    """The tables are written as text: a row is its space-separated tiles, an alphabet its
+    letters in order."""
+    assert _rows("q w e", "a sh") == (("q", "w", "e"), ("a", "sh"))
+    assert _letters("абв") == ("а", "б", "в")

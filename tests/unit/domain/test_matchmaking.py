@@ -19,12 +19,14 @@ from shared.domain.matchmaking import (
     LOBBY_SEATS,
     RATING_WINDOW,
     Lobby,
+    LobbyStatus,
     Seat,
     admits,
     check_admission,
     choose_lobby,
     is_full,
     party_lobby,
+    started,
     with_seat,
     without_player,
 )
@@ -322,3 +324,25 @@ def test_choose_lobby_skips_a_lobby_the_player_already_sits_in() -> None:
     mine = solo_lobby(1000, 1000, lobby_id="MINE")
     other = solo_lobby(1000, lobby_id="OTHER")
     assert choose_lobby([mine, other], Seat("p1", 1000), language="en") == other
+
+
+def test_a_lobby_whose_last_player_leaves_is_empty_and_others_keep_it_waiting() -> None:
+    """A waiting lobby whose last seat leaves is EMPTY (never used again); while seats
+    remain it keeps waiting."""
+    lobby = solo_lobby(1000, 1010)
+    one_left = without_player(lobby, "p0")
+    assert one_left.status is LobbyStatus.WAITING
+    assert without_player(one_left, "p1").status is LobbyStatus.EMPTY
+    assert without_player(one_left, "p1").seats == ()
+
+
+def test_a_full_lobby_starts_its_tournament() -> None:
+    """Ruling 8: the 8th seat starts the tournament; the lobby records which one."""
+    lobby = solo_lobby(*([1000] * 8))
+    begun = started(lobby, "t9")
+    assert (begun.status, begun.tournament_id) == (LobbyStatus.STARTED, "t9")
+    assert (begun.seats, begun.lobby_id, begun.language) == (
+        lobby.seats,
+        lobby.lobby_id,
+        lobby.language,
+    )

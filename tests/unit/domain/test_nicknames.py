@@ -263,3 +263,47 @@ def test_letters_digits_and_allowed_punctuation_fail_only_on_length(raw: str) ->
     else:
         with pytest.raises(InvalidNicknameError, match=r"empty|too short|too long"):
             validate_nickname(raw)
+
+
+def test_a_forbidden_character_is_named_by_code_point_and_unicode_name() -> None:
+    """The refusal names the character by code point and Unicode name (never echoes it)."""
+    with pytest.raises(InvalidNicknameError) as caught:
+        validate_nickname("ab!cd")
+    assert caught.value.message == (
+        "forbidden character at position 3: character other than a letter, digit, space, "
+        "_ - . (U+0021 EXCLAMATION MARK)"
+    )
+    with pytest.raises(InvalidNicknameError) as caught:
+        validate_nickname("ab\u0378cd")  # unassigned: no name
+    assert caught.value.message == (
+        "forbidden character at position 3: unassigned code point (U+0378)"
+    )
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_generated_nicknames_end_in_every_two_digit_number(language: str) -> None:
+    """The number of a generated nickname is any of 10..99, uniformly drawn."""
+    numbers = {
+        int(generate_nickname(random.Random(seed), language).rsplit(" ", 1)[-1][-2:])
+        for seed in range(3_000)
+    }
+    assert numbers == set(range(10, 100))
+
+
+def test_an_empty_nickname_is_refused_as_empty() -> None:
+    with pytest.raises(InvalidNicknameError, match=r"^nickname is empty$"):
+        validate_nickname(" \u3000 ")
+
+
+def test_syllable_names_never_spell_a_denylisted_string_across_the_hyphen() -> None:
+    from shared.domain.nicknames import _NEUTRAL_DENYLIST
+
+    for seed in range(2_000):
+        name = generate_nickname(random.Random(seed), "ru")
+        letters = "".join(ch for ch in name.lower() if ch.isalpha())
+        assert not any(bad in letters for bad in _NEUTRAL_DENYLIST), name
+
+
+def test_an_offensive_nickname_is_refused_without_echoing_the_word() -> None:
+    with pytest.raises(InvalidNicknameError, match=r"^nickname contains an offensive word$"):
+        validate_nickname("Shit Head")

@@ -9,7 +9,12 @@ import pytest
 from shared.domain.errors import InvalidNicknameError
 from shared.domain.languages import LANGUAGE_CODES
 from shared.domain.nicknames import _EN_ADJECTIVES, _EN_NOUNS, generate_nickname, validate_nickname
-from shared.domain.offensive import BLOCKLIST_LANGUAGES, blocklist, nickname_is_offensive
+from shared.domain.offensive import (
+    BLOCKLIST_LANGUAGES,
+    _parse,
+    blocklist,
+    nickname_is_offensive,
+)
 
 UI_LANGUAGES = ("en", "nl", "mk", "hi", "ar")
 
@@ -97,3 +102,20 @@ def test_answer_check_matches_whole_words_prefixes_and_infixes_after_folding() -
     assert ru.blocks_answer("сучка")
     assert not ru.blocks_answer("мандарин")
     assert not ru.blocks_answer("хлеба")
+
+
+def test_blocklist_entries_are_read_by_their_syntax() -> None:
+    """The entry syntax of the module docstring: a plain entry is a whole word, ``word*`` a
+    prefix, ``*word*`` an infix, ``~word`` an answer-only word; ``_`` joins a phrase; entries
+    are folded (case, accents)."""
+    parsed = _parse("Hure* *FICK* ~pine Bâtard ibn_el_kalb* *ab")
+    assert parsed.words == frozenset({"batard", "*ab"})
+    assert parsed.prefixes == frozenset({"hure", "ibnelkalb"})
+    assert parsed.infixes == frozenset({"fick"})
+    assert parsed.answers_only == frozenset({"pine"})
+    assert parsed.blocks_answer("Hurensohn")
+    assert parsed.blocks_answer("abfickt")
+    assert parsed.blocks_answer("PINE")
+    assert not parsed.blocks_answer("spine")
+    assert parsed.blocks_answer("bâtard")
+    assert not parsed.blocks_answer("batards")

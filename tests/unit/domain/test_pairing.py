@@ -201,3 +201,15 @@ def test_property_pairing_rules(
     if any(rematches(m, previous) == 0 for m, _ in reference_choices(alive, previous_bye)):
         assert chosen_rematches == 0
     assert {as_choice(p) for p in candidate_pairings(alive, previous, previous_bye)} == optimal
+
+
+def test_matchings_sort_each_pair_and_the_pairs_whatever_the_input_order() -> None:
+    """``matchings``: every pair written (smaller id, larger id), the pairs sorted."""
+    assert list(matchings(["a", "b"])) == [(("a", "b"),)]
+    assert list(matchings(["b", "a"])) == [(("a", "b"),)]
+    assert sorted(matchings(["d", "b", "c", "a"])) == [
+        (("a", "b"), ("c", "d")),
+        (("a", "c"), ("b", "d")),
+        (("a", "d"), ("b", "c")),
+    ]
+    assert list(matchings([])) == [()]

@@ -18,6 +18,7 @@ import pytest
 from shared.domain.duel import Duel, DuelResult, EndReason
 from shared.domain.errors import (
     AlreadyEliminatedError,
+    DomainError,
     DuelNotStartedError,
     NotInDuelError,
     NotInTournamentError,
@@ -48,6 +49,7 @@ from tests.unit.domain.helpers import (
     lower_id_wins,
     make_dealer,
     play,
+    play_round,
     player_ids,
     run,
     start,
@@ -785,3 +787,293 @@ def test_tournament_usually_takes_8_to_10_rounds() -> None:
         rounds.append(t.round_no)
     rounds.sort()
     assert 8 <= rounds[len(rounds) // 2] <= 10, Counter(rounds)
+
+
+# ------------------------------------------------------------------ clocks, results, details
+def test_next_deadline_is_the_earliest_running_turn() -> None:
+    """The round's clock wakes at the *earliest* pending turn deadline (``next_deadline``), so
+    no skip waits for a later duel's deadline; a finished duel's deadline no longer counts."""
+    t, dealer, _ = start(4)
+    t, _, now = begin_round(t, dealer)
+    early, late = t.duels
+    mover = late.next_player
+    assert mover is not None
+    t, _ = play(t, dealer, mover, wrong_word(late), now + 7_000)  # late's clock restarts
+    assert t.duel(late.duel_id).turn_deadline_ms == now + 7_000 + 30_000
+    assert t.duel(early.duel_id).turn_deadline_ms == now + 30_000
+    assert t.next_deadline() == now + 30_000
+    assert t.next_due(1_000) == now + 31_000
+    t, _, _ = decide(t, dealer, early.duel_id, min(early.players), now + 8_000)
+    assert t.next_deadline() == t.duel(late.duel_id).turn_deadline_ms
+
+
+def test_expire_applies_due_skips_earliest_first() -> None:
+    """``expire`` applies every due deadline in time order: the duel whose turn ran out first
+    is skipped first, even when it comes later on the board."""
+    t, dealer, _ = start(4)
+    t, _, now = begin_round(t, dealer)
+    first_on_board, second_on_board = t.duels
+    mover = first_on_board.next_player
+    assert mover is not None
+    t, _ = play(t, dealer, mover, wrong_word(first_on_board), now + 5_000)
+    # first_on_board's turn now runs out at now + 35 s, second_on_board's at now + 30 s
+    t, events = t.expire(now + 35_000, dealer)
+    skips = [(e.duel_id, e.row.at_ms) for e in events_of(events, TurnPlayed)]
+    assert skips == [
+        (second_on_board.duel_id, now + 30_000),
+        (first_on_board.duel_id, now + 35_000),
+    ]
+    assert all(e.row.skipped for e in events_of(events, TurnPlayed))
+
+
+def test_round_end_places_carry_the_new_rating_best_place_first() -> None:
+    """Ruling 2: ``RoundEnded.placed`` holds each player placed that round with their change
+    and their *new* rating (snapshot + change), best place first, ties by player id."""
+    ratings = [1200, 1000, 900, 1100, 1000, 950, 1050, 1150]
+    t, dealer, _ = start(8, ratings=ratings)
+    snapshot = {p.player_id: p.rating for p in t.players}
+    for _ in range(2):  # two rounds of draws: everyone on one life
+        t, _, now = begin_round(t, dealer)
+        for duel in list(t.duels):
+            t, _, now = decide(t, dealer, duel.duel_id, None, now)
+    t, _, now = begin_round(t, dealer)
+    duel_of_p1 = t.duel_of("p1")
+    assert duel_of_p1 is not None
+    winner = duel_of_p1.opponent_of("p1")
+    t, _ = t.leave("p1", now + 1, dealer)  # p1 leaves: the opponent wins, p1 placed last
+    events: list[Event] = []
+    for duel in list(t.duels):
+        if not t.duel(duel.duel_id).over:
+            t, more, now = decide(t, dealer, duel.duel_id, None, now)  # all others draw: out
+            events += more
+    [round_end] = events_of(events, RoundEnded)
+    placed = list(round_end.placed)
+    others = [pid for pid in player_ids(8) if pid not in ("p1", winner)]
+    assert [x.player_id for x in placed] == [*others, "p1"]  # p1 would come first unsorted
+    assert [x.place for x in placed] == [2] * 6 + [8]
+    final = {pid: 8 if pid == "p1" else 1 if pid == winner else 2 for pid in player_ids(8)}
+    changes = rating_changes(ratings, [final[pid] for pid in player_ids(8)])
+    for x in placed:
+        assert x.change == changes[int(x.player_id[1:]) - 1]
+        assert x.rating == snapshot[x.player_id] + x.change
+    assert placed[-1].change < 0
+    assert all(x.change != 0 for x in placed)
+
+
+def test_a_zero_rating_change_is_reported_as_zero() -> None:
+    """Ruling 1: equal ratings sharing one place change by 0, and the tournament's end reports
+    exactly that (change 0, the rating unchanged), not a point either way."""
+    t, dealer, events = start(2)
+    t, more = run(t, dealer, draw_all)  # three drawn duels: both out together, place 1
+    events += more
+    [ended] = events_of(events, TournamentEnded)
+    assert ended.placed == (Placed("p1", 1, 0, 1000), Placed("p2", 1, 0, 1000))
+    assert [p.rating_change for p in t.players] == [0, 0]
+
+
+def test_a_leaver_keeps_no_life() -> None:
+    """Ruling 3: leaving eliminates at once: the leaver has no life left and is out this
+    round, even with all three lives unused."""
+    t, dealer, _ = start(4)
+    t, _, now = begin_round(t, dealer)
+    t, _ = t.leave("p1", now + 1, dealer)
+    p1 = t.player("p1")
+    assert (p1.lives, p1.out_round, p1.left, p1.alive) == (0, 1, True, False)
+    assert t.player("p1").timed_out is False
+    t2, _ = start(4)[0].leave("p2", 1, dealer, reason="timeout")
+    assert t2.player("p2").timed_out is True
+    assert t2.player("p2").lives == 0
+
+
+def test_a_second_disconnect_with_a_new_deadline_is_recorded() -> None:
+    """Ruling 9: a player who drops again (a later reconnect deadline) gets the new deadline,
+    and the others are told; the same drop twice changes nothing."""
+    t, _, _ = start(2)
+    t, first = t.set_connected("p1", False, 60_000)
+    assert first == [ConnectionChanged("p1", False, 60_000)]
+    t, second = t.set_connected("p1", False, 90_000)
+    assert second == [ConnectionChanged("p1", False, 90_000)]
+    assert t.player("p1").reconnect_deadline_ms == 90_000
+    assert not t.player("p1").connected
+    assert t.set_connected("p1", False, 90_000) == (t, [])
+    # a connected player's deadline is always cleared, whatever is passed
+    t, back = t.set_connected("p1", True, 120_000)
+    assert back == [ConnectionChanged("p1", True, None)]
+
+
+def test_running_out_of_unused_secrets_is_a_domain_error() -> None:
+    """Ruling 5: every duel gets a different secret; when no unused secret is left at any
+    length, opening the round is refused with a domain error (not an IndexError)."""
+    dealer = make_dealer(words=TinyWords({4: ["abcd"], 5: ["abcde"]}))
+    with pytest.raises(DomainError, match="no unused secret word left"):
+        Tournament.start("t1", "en", entrants(6), 0, dealer)
+    t, _ = Tournament.start(
+        "t1", "en", entrants(4), 0, make_dealer(words=TinyWords({4: ["abcd"], 5: ["abcde"]}))
+    )
+    assert {d.word for d in t.duels} == {"abcd", "abcde"}
+
+
+def test_dealer_defaults_are_the_rules_page_clocks() -> None:
+    """Rules page: a turn lasts 30 s and the round intro 6 s; no skip grace unless asked."""
+    dealer = Dealer(rng=random.Random(0), words=TinyWords({4: ["abcd"]}))
+    assert (dealer.turn_ms, dealer.intro_ms, dealer.skip_grace_ms) == (30_000, 6_000, 0)
+    t, _ = Tournament.start("t1", "en", entrants(2), 1_000, dealer)
+    assert t.intro_deadline_ms == 7_000
+    assert t.duels[0].turn_deadline_ms == 37_000
+
+
+def test_duel_ids_name_tournament_round_and_board_index() -> None:
+    """Duel ids are ``{tournament_id}.{round}.{index}`` (round and index from 1, board order):
+    what a guess carries to find its tournament."""
+    t, dealer, [started] = start(8)
+    assert isinstance(started, RoundStarted)
+    assert [d.duel_id for d in t.duels] == ["t1.1.1", "t1.1.2", "t1.1.3", "t1.1.4"]
+    assert [duel_id for duel_id, _, _ in started.pairs] == [d.duel_id for d in t.duels]
+    t, _ = play_round(t, dealer, {})
+    assert [d.duel_id for d in t.duels] == ["t1.2.1", "t1.2.2", "t1.2.3", "t1.2.4"]
+
+
+def test_a_turn_reports_the_next_mover_and_a_duels_end_its_players_and_time() -> None:
+    """``TurnPlayed`` names who moves next; ``DuelEnded`` names both duelists; the duel and,
+    when it is the last, the tournament record when they ended."""
+    t, dealer, _ = start(2)
+    t, _, now = begin_round(t, dealer)
+    duel = t.duels[0]
+    mover = duel.next_player
+    assert mover is not None
+    t, events = play(t, dealer, mover, wrong_word(duel), now + 10)
+    [turn] = events_of(events, TurnPlayed)
+    assert turn.next_player == duel.opponent_of(mover)
+    assert turn.deadline_ms == now + 10 + 30_000
+    t, events = play(t, dealer, duel.opponent_of(mover), duel.word, now + 20)
+    [ended] = events_of(events, DuelEnded)
+    assert ended.players == duel.players
+    assert ended.winner == duel.opponent_of(mover)
+    for _ in range(2):  # two more rounds, the same winner: the loser's lives run out
+        t, _, now = begin_round(t, dealer)
+        t, _, now = decide(t, dealer, t.duels[0].duel_id, duel.opponent_of(mover), now)
+    assert t.over
+    assert t.ended_ms == now
+
+
+def test_a_leaver_stays_as_connected_as_they_were_and_their_duel_ends_then() -> None:
+    """Ruling 3: leaving changes the player's standing, not their connection; the forfeited
+    duel ends at the moment of leaving, for the reason given (left, or the reconnect
+    deadline: timeout)."""
+    t, dealer, _ = start(4)
+    t, _, now = begin_round(t, dealer)
+    t, _ = t.set_connected("p2", False, now + 60_000)
+    t, events = t.leave("p1", now + 5, dealer)
+    assert t.player("p1").connected is True
+    [ended] = events_of(events, DuelEnded)
+    assert ended.reason is EndReason.LEFT
+    duel_of_p1 = next(d for d in t.duels if "p1" in d.players)
+    assert duel_of_p1.ended_ms == now + 5
+    t, events = t.leave("p2", now + 60_000, dealer, reason="timeout")
+    assert t.player("p2").connected is False
+    if events_of(events, DuelEnded):  # p2's duel was still running (not against p1)
+        [ended] = events_of(events, DuelEnded)
+        assert ended.reason is EndReason.TIMEOUT
+
+
+def test_a_timed_out_duelist_loses_the_duel_for_timeout() -> None:
+    """Rulings 3 and 9: a duelist who missed the reconnect deadline loses the running duel,
+    which ends then, for ``timeout``."""
+    t, dealer, _ = start(2)
+    t, _, now = begin_round(t, dealer)
+    t, events = t.leave("p1", now + 7, dealer, reason="timeout")
+    [ended] = events_of(events, DuelEnded)
+    assert (ended.reason, ended.winner) == (EndReason.TIMEOUT, "p2")
+    assert events[0] == PlayerEliminated("p1", 1, "timeout")
+
+
+def test_a_late_guess_meets_the_skip_that_was_due_and_the_skip_is_in_the_outcome() -> None:
+    """Ruling 13: a guess received after its turn's deadline meets the skip (due at the
+    deadline plus the grace), which the outcome carries to be committed, and is refused."""
+    t, _, _ = start(2)
+    dealer = Dealer(rng=random.Random(1), words=make_dealer().words, skip_grace_ms=1_000)
+    t, _, _ = begin_round(t, dealer)
+    duel = t.duels[0]
+    mover = duel.next_player
+    assert mover is not None
+    deadline = duel.turn_deadline_ms
+    outcome = t.play(
+        mover,
+        duel.duel_id,
+        wrong_word(duel),
+        lambda raw, _n: (raw, tuple(raw)),
+        received_ms=deadline + 100,
+        now_ms=deadline + 1_500,
+        dealer=dealer,
+    )
+    assert isinstance(outcome.refusal, TurnOverError)
+    [skip] = events_of(list(outcome.events), TurnPlayed)
+    assert (skip.row.player, skip.row.skipped, skip.row.at_ms) == (mover, True, deadline)
+    assert outcome.tournament.duel(duel.duel_id).rows == (skip.row,)
+
+
+def test_a_guess_is_checked_as_typed_and_played_in_its_checked_form() -> None:
+    """``play`` hands the typed text to the word check and plays what the check returns."""
+    t, dealer, _ = start(2)
+    t, _, now = begin_round(t, dealer)
+    duel = t.duels[0]
+    mover = duel.next_player
+    assert mover is not None
+    typed = wrong_word(duel).upper()
+    seen: list[tuple[str, int]] = []
+
+    def check(raw: str, length: int) -> tuple[str, tuple[str, ...]]:
+        seen.append((raw, length))
+        return raw.lower(), tuple(raw.lower())
+
+    outcome = t.play(
+        mover, duel.duel_id, typed, check, received_ms=now + 1, now_ms=now + 1, dealer=dealer
+    )
+    assert outcome.refusal is None
+    assert seen == [(typed, duel.length)]
+    assert outcome.tournament.duel(duel.duel_id).rows[-1].word == typed.lower()
+
+
+def test_a_refused_guess_with_nothing_due_leaves_the_tournament_as_it_was() -> None:
+    t, dealer, _ = start(4)
+    t, _, now = begin_round(t, dealer)
+    duel = t.duels[0]
+    waiting = duel.opponent_of(duel.next_player or "")
+    outcome = t.play(
+        waiting,
+        duel.duel_id,
+        wrong_word(duel),
+        lambda raw, _n: (raw, tuple(raw)),
+        received_ms=now + 1,
+        now_ms=now + 1,
+        dealer=dealer,
+    )
+    assert outcome.tournament is t
+    assert outcome.events == ()
+    assert outcome.refusal is not None
+
+
+def test_refusals_tell_the_player_what_happened() -> None:
+    """The refusals' codes are the contract; their messages are what a player reads."""
+    t, dealer, _ = start(4)
+    duel, other = t.duels
+    stranger = other.players[0]
+    check = lambda raw, _n: (raw, tuple(raw))  # noqa: E731
+    # during the intro: a duelist is told to wait, someone else that it is not their duel
+    own = t.play(
+        duel.players[0], duel.duel_id, "abcd", check, received_ms=1, now_ms=1, dealer=dealer
+    )
+    assert isinstance(own.refusal, DuelNotStartedError)
+    assert own.refusal.message == "the round intro is still running"
+    theirs = t.play(stranger, duel.duel_id, "abcd", check, received_ms=1, now_ms=1, dealer=dealer)
+    assert isinstance(theirs.refusal, NotInDuelError)
+    with pytest.raises(NotInDuelError, match=r"^no such duel in the current round$"):
+        t.duel("t1.9.9")
+    t2, _ = t.leave(stranger, 1, dealer)
+    out = t2.play(stranger, other.duel_id, "abcd", check, received_ms=2, now_ms=2, dealer=dealer)
+    assert isinstance(out.refusal, AlreadyEliminatedError)
+    assert out.refusal.message == "you are out of this tournament"
+    done, _ = run(t, dealer)
+    over = done.play("p1", duel.duel_id, "abcd", check, received_ms=1, now_ms=1, dealer=dealer)
+    assert isinstance(over.refusal, TournamentOverError)
+    assert over.refusal.message == "the tournament is over"
