@@ -101,8 +101,8 @@ def _functions_of(module: str) -> str:
     from functions.routes import ROUTES, TIMERS, function_name
 
     names = sorted(
-        function_name(key)
-        for key, spec in {**ROUTES, **TIMERS}.items()
+        function_name(spec)
+        for spec in {**ROUTES, **TIMERS}.values()
         if spec.split(":")[0] == module
     )
     return ", ".join(dict.fromkeys(names))
