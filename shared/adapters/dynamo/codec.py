@@ -111,6 +111,19 @@ class StateSchemaError(ValueError):
     wrote it, or it is corrupt)."""
 
 
+def _history(d: dict[str, Any]) -> dict[str, Any]:
+    """The fields both schemas store under the same keys: the bye, the previous round's pairs
+    and bye, the used secrets, start and end times (``Tournament`` keyword arguments)."""
+    return {
+        "bye": d["bye"],
+        "previous_pairs": frozenset(frozenset(p) for p in d["prev_pairs"]),
+        "previous_bye": d["prev_bye"],
+        "used_words": frozenset(d["used"]),
+        "started_ms": d["started"],
+        "ended_ms": d["ended"],
+    }
+
+
 # ---------------------------------------------------------------------------- schema 1 (read)
 def tournament_to_json(t: Tournament) -> str:
     """The aggregate as schema-1 JSON (named fields; it holds the secrets: never log it).
@@ -181,12 +194,7 @@ def tournament_from_json(raw: str) -> Tournament:
         phase=Phase(d["phase"]),
         intro_deadline_ms=d["intro"],
         duels=tuple(_duel_from(x) for x in d["duels"]),
-        bye=d["bye"],
-        previous_pairs=frozenset(frozenset(p) for p in d["prev_pairs"]),
-        previous_bye=d["prev_bye"],
-        used_words=frozenset(d["used"]),
-        started_ms=d["started"],
-        ended_ms=d["ended"],
+        **_history(d),
     )
 
 
@@ -392,12 +400,7 @@ def _tournament_from_compact(d: dict[str, Any]) -> Tournament:
         phase=Phase(d["phase"]),
         intro_deadline_ms=d["intro"],
         duels=tuple(_duel_from_compact(x, d["started"]) for x in d["duels"]),
-        bye=d["bye"],
-        previous_pairs=frozenset(frozenset(p) for p in d["prev_pairs"]),
-        previous_bye=d["prev_bye"],
-        used_words=frozenset(d["used"]),
-        started_ms=d["started"],
-        ended_ms=d["ended"],
+        **_history(d),
     )
 
 
