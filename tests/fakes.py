@@ -253,6 +253,39 @@ def fake_deps(*, seed: int = 7, heartbeat_ms: int | None = None, lexicon: Any = 
     return deps
 
 
+def sent(deps: Deps, cid: str) -> list[dict[str, Any]]:
+    """Every event pushed to connection ``cid`` so far, in order (batches unpacked)."""
+    return deps.notifier.sent[cid]  # type: ignore[attr-defined, no-any-return]
+
+
+def sent_of(deps: Deps, cid: str, kind: str) -> list[dict[str, Any]]:
+    """The events of type ``kind`` pushed to ``cid``, in order."""
+    return [m for m in sent(deps, cid) if m["type"] == kind]
+
+
+def open_session(deps: Deps, cid: str, token: str | None = None) -> dict[str, Any]:
+    """``$connect`` then ``session`` (request id ``s``, with ``token`` to resume) on ``cid``:
+    the reply."""
+    from shared.services import sessions
+    from shared.services.outbox import Request
+
+    sessions.connect(deps, cid)
+    sessions.session(deps, Request(cid, "s"), token)
+    return sent(deps, cid)[-1]
+
+
+def new_player(deps: Deps, cid: str) -> str:
+    """A new player's id, on a fresh session on ``cid`` (``open_session``)."""
+    return str(open_session(deps, cid)["player"]["id"])
+
+
+def stored_player(deps: Deps, player_id: str) -> Player:
+    """The player as stored (it must exist)."""
+    player = deps.store.get_player(player_id)
+    assert player is not None, player_id
+    return player
+
+
 @functools.cache
 def _word_lists() -> Any:
     """One word-list lexicon per process (loading the lists is the slow part)."""

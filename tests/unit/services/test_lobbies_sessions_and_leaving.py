@@ -5,8 +5,6 @@ disconnects and reconnect deadlines (rulings 9, 14), and what each refusal tells
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from shared.domain.errors import (
@@ -22,38 +20,14 @@ from shared.services.errors import InvalidTokenError, NoSessionError
 from shared.services.model import PlayerStatus
 from shared.services.outbox import Request
 from shared.services.presence import player_for_connection
-from tests.fakes import fake_deps
-
-
-def _sent(deps: Deps, cid: str) -> list[dict[str, Any]]:
-    return deps.notifier.sent[cid]  # type: ignore[attr-defined, no-any-return]
-
-
-def _of(deps: Deps, cid: str, kind: str) -> list[dict[str, Any]]:
-    return [m for m in _sent(deps, cid) if m["type"] == kind]
-
-
-def _connect(deps: Deps, cid: str, token: str | None = None) -> dict[str, Any]:
-    sessions.connect(deps, cid)
-    sessions.session(deps, Request(cid, "s"), token)
-    return _sent(deps, cid)[-1]
-
-
-def _pid(deps: Deps, cid: str) -> str:
-    return _connect(deps, cid)["player"]["id"]  # type: ignore[no-any-return]
-
-
-def _player(deps: Deps, pid: str) -> Any:
-    player = deps.store.get_player(pid)
-    assert player is not None
-    return player
+from tests.fakes import fake_deps, new_player, open_session, sent, sent_of, stored_player
 
 
 def _seat(deps: Deps, n: int, first: int = 0) -> list[tuple[str, str]]:
     seated = []
     for i in range(first, first + n):
         cid = f"c{i}"
-        pid = _pid(deps, cid)
+        pid = new_player(deps, cid)
         matchmaking.join(deps, Request(cid, f"j{i}"), pid, "en")
         seated.append((cid, pid))
     return seated
@@ -62,11 +36,11 @@ def _seat(deps: Deps, n: int, first: int = 0) -> list[tuple[str, str]]:
 # ------------------------------------------------------------------ sessions
 def test_a_new_session_gets_a_player_a_token_and_a_nickname() -> None:
     deps = fake_deps()
-    reply = _connect(deps, "c")
+    reply = open_session(deps, "c")
     assert reply["request_id"] == "s"
     assert reply["resumed"] is False
     assert len(reply["token"]) >= 32
-    player = _player(deps, reply["player"]["id"])
+    player = stored_player(deps, reply["player"]["id"])
     assert (player.rating, player.connection_id, player.connected) == (1000, "c", True)
     assert reply["player"] == {"id": player.player_id, "nickname": player.nickname, "rating": 1000}
     assert (
@@ -82,10 +56,10 @@ def test_a_new_session_gets_a_player_a_token_and_a_nickname() -> None:
 
 def test_a_second_new_session_on_one_connection_detaches_the_first_player() -> None:
     deps = fake_deps()
-    first = _connect(deps, "c")["player"]["id"]
-    second = _connect(deps, "c")["player"]["id"]
+    first = open_session(deps, "c")["player"]["id"]
+    second = open_session(deps, "c")["player"]["id"]
     assert first != second
-    old = _player(deps, first)
+    old = stored_player(deps, first)
     assert (old.connection_id, old.connected) == (None, False)
     assert player_for_connection(deps, "c").player_id == second
 
@@ -101,48 +75,48 @@ def test_an_unknown_token_is_refused_and_changes_nothing() -> None:
 
 def test_a_resumed_session_replaces_the_old_connection() -> None:
     deps = fake_deps()
-    token = _connect(deps, "old")["token"]
-    again = _connect(deps, "new", token)
+    token = open_session(deps, "old")["token"]
+    again = open_session(deps, "new", token)
     assert again["resumed"] is True
     assert again["token"] is None
     with pytest.raises(NoSessionError, match=r"^this connection's session was replaced$"):
         player_for_connection(deps, "old")
     pid = again["player"]["id"]
-    assert _player(deps, pid).disconnect_seq == 1
+    assert stored_player(deps, pid).disconnect_seq == 1
     assert again["request_id"] == "s"
     assert player_for_connection(deps, "new").player_id == pid
     conn = deps.store.get_connection("new")
     assert conn is not None
     assert (conn.player_id, conn.heard_ms) == (pid, deps.clock.now_ms())
-    assert _of(deps, "old", "error")[-1]["code"] == "session_replaced"
+    assert sent_of(deps, "old", "error")[-1]["code"] == "session_replaced"
     # a second resume on the same connection replaces nothing
-    same = _connect(deps, "new", token)
+    same = open_session(deps, "new", token)
     assert same["resumed"] is True
-    assert _player(deps, pid).disconnect_seq == 2
-    assert not _of(deps, "new", "error")
+    assert stored_player(deps, pid).disconnect_seq == 2
+    assert not sent_of(deps, "new", "error")
     assert "new" not in deps.notifier.closed  # type: ignore[attr-defined]
 
 
 def test_a_nickname_is_cleaned_saved_and_echoed() -> None:
     deps = fake_deps()
-    pid = _pid(deps, "c")
+    pid = new_player(deps, "c")
     sessions.nickname(deps, Request("c", "n"), pid, "  Wordle   Fan ")
-    reply = _sent(deps, "c")[-1]
+    reply = sent(deps, "c")[-1]
     assert reply["type"] == "player"
     assert reply["request_id"] == "n"
     assert reply["player"]["nickname"] == "Wordle Fan"
-    assert _player(deps, pid).nickname == "Wordle Fan"
+    assert stored_player(deps, pid).nickname == "Wordle Fan"
     with pytest.raises(InvalidNicknameError):
         sessions.nickname(deps, Request("c"), pid, "x")
-    assert _player(deps, pid).nickname == "Wordle Fan"
+    assert stored_player(deps, pid).nickname == "Wordle Fan"
 
 
 def test_a_ping_is_stamped_on_the_connection_and_answered_with_the_server_time() -> None:
     deps = fake_deps()
-    _pid(deps, "c")
+    new_player(deps, "c")
     now = deps.clock.now_ms()
     sessions.ping(deps, Request("c", "p", now - 300))
-    pong = _sent(deps, "c")[-1]
+    pong = sent(deps, "c")[-1]
     assert (pong["type"], pong["request_id"], pong["server_time_ms"]) == ("pong", "p", now)
     conn = deps.store.get_connection("c")
     assert conn is not None
@@ -158,7 +132,7 @@ def test_a_ping_is_stamped_on_the_connection_and_answered_with_the_server_time()
 def test_joining_seats_the_player_and_shows_everyone_the_lobby() -> None:
     deps = fake_deps()
     (c0, p0), (c1, p1) = _seat(deps, 2)
-    lobby = _of(deps, c0, "lobby")[-1]
+    lobby = sent_of(deps, c0, "lobby")[-1]
     assert lobby["language"] == "en"
     assert lobby["seats"] == 8
     assert lobby["status"] == "waiting"
@@ -167,8 +141,8 @@ def test_joining_seats_the_player_and_shows_everyone_the_lobby() -> None:
     assert lobby["keyboard"][0] == list("qwertyuiop")
     assert lobby["party_id"] is None
     assert lobby["tournament_id"] is None
-    assert _of(deps, c1, "lobby")[-1]["request_id"] == "j1"
-    player = _player(deps, p1)
+    assert sent_of(deps, c1, "lobby")[-1]["request_id"] == "j1"
+    player = stored_player(deps, p1)
     assert (player.status, player.lobby_id) == (PlayerStatus.QUEUED, lobby["lobby_id"])
 
 
@@ -182,7 +156,7 @@ def test_join_refusals_say_why() -> None:
     seated = _seat(deps, 7, first=1)
     with pytest.raises(AlreadyPlayingError, match=r"^you are already in a tournament$"):
         matchmaking.join(deps, Request(seated[0][0]), seated[0][1], "en")
-    idle = _pid(deps, "late")
+    idle = new_player(deps, "late")
     sessions.disconnect(deps, "late")
     with pytest.raises(NoSessionError, match=r"^your connection closed; send session again$"):
         matchmaking.join(deps, Request("late"), idle, "en")
@@ -191,25 +165,29 @@ def test_join_refusals_say_why() -> None:
 def test_a_rating_far_from_the_lobby_opens_another_lobby() -> None:
     deps = fake_deps()
     [(c0, _)] = _seat(deps, 1)
-    far = _pid(deps, "far")
-    p = _player(deps, far)
+    far = new_player(deps, "far")
+    p = stored_player(deps, far)
     p.rating = 1_300
     deps.store.commit([p])
     matchmaking.join(deps, Request("far"), far, "en")
-    assert _of(deps, "far", "lobby")[-1]["lobby_id"] != _of(deps, c0, "lobby")[-1]["lobby_id"]
-    near = _pid(deps, "near")
+    assert (
+        sent_of(deps, "far", "lobby")[-1]["lobby_id"] != sent_of(deps, c0, "lobby")[-1]["lobby_id"]
+    )
+    near = new_player(deps, "near")
     matchmaking.join(deps, Request("near"), near, "en")
-    assert _of(deps, "near", "lobby")[-1]["lobby_id"] == _of(deps, c0, "lobby")[-1]["lobby_id"]
+    assert (
+        sent_of(deps, "near", "lobby")[-1]["lobby_id"] == sent_of(deps, c0, "lobby")[-1]["lobby_id"]
+    )
 
 
 def test_leaving_a_lobby_is_free_and_the_others_see_it() -> None:
     deps = fake_deps()
     (c0, p0), (c1, p1) = _seat(deps, 2)
     matchmaking.leave(deps, Request(c1, "l"), p1)
-    assert _of(deps, c1, "lobby")[-1]["status"] == "left"
-    assert _of(deps, c1, "lobby")[-1]["request_id"] == "l"
-    assert [p["id"] for p in _of(deps, c0, "lobby")[-1]["players"]] == [p0]
-    player = _player(deps, p1)
+    assert sent_of(deps, c1, "lobby")[-1]["status"] == "left"
+    assert sent_of(deps, c1, "lobby")[-1]["request_id"] == "l"
+    assert [p["id"] for p in sent_of(deps, c0, "lobby")[-1]["players"]] == [p0]
+    player = stored_player(deps, p1)
     assert (player.status, player.lobby_id) == (PlayerStatus.IDLE, None)
     with pytest.raises(NotQueuedError, match=r"^you are not in a lobby or tournament$"):
         matchmaking.leave(deps, Request(c1), p1)
@@ -221,22 +199,22 @@ def test_a_seat_is_kept_for_the_reconnect_window_then_freed() -> None:
     deps = fake_deps()
     (c0, _), (c1, p1) = _seat(deps, 2)
     sessions.disconnect(deps, c1)
-    status = _of(deps, c0, "player_status")[-1]
+    status = sent_of(deps, c0, "player_status")[-1]
     deadline = deps.clock.now_ms() + deps.timing.reconnect_ms
     assert (status["player_id"], status["status"]) == (p1, "disconnected")
     assert status["reconnect_deadline_ms"] == deadline
-    player = _player(deps, p1)
+    player = stored_player(deps, p1)
     assert (player.status, player.reconnect_deadline_ms) == (PlayerStatus.QUEUED, deadline)
     assert deadlines.reconnect_deadline(deps, p1, player.disconnect_seq) == deadline  # early
     deps.clock.now = deadline  # type: ignore[attr-defined]
     assert deadlines.reconnect_deadline(deps, p1, player.disconnect_seq) is None
-    player = _player(deps, p1)
+    player = stored_player(deps, p1)
     assert (player.status, player.lobby_id, player.reconnect_deadline_ms) == (
         PlayerStatus.IDLE,
         None,
         None,
     )
-    assert len(_of(deps, c0, "lobby")[-1]["players"]) == 1
+    assert len(sent_of(deps, c0, "lobby")[-1]["players"]) == 1
 
 
 def test_a_player_back_in_time_keeps_the_seat_and_the_others_see_them_back() -> None:
@@ -244,16 +222,16 @@ def test_a_player_back_in_time_keeps_the_seat_and_the_others_see_them_back() -> 
     (c0, _), (c1, p1) = _seat(deps, 2)
     token = None
     # the player's token is in their first session reply
-    token = next(m["token"] for m in _sent(deps, c1) if m["type"] == "session")
+    token = next(m["token"] for m in sent(deps, c1) if m["type"] == "session")
     sessions.disconnect(deps, c1)
-    seq = _player(deps, p1).disconnect_seq
-    reply = _connect(deps, "back", token)
+    seq = stored_player(deps, p1).disconnect_seq
+    reply = open_session(deps, "back", token)
     assert reply["resumed"] is True
-    status = _of(deps, c0, "player_status")[-1]
+    status = sent_of(deps, c0, "player_status")[-1]
     assert (status["status"], status["reconnect_deadline_ms"]) == ("connected", None)
     deps.clock.now += deps.timing.reconnect_ms  # type: ignore[attr-defined]
     assert deadlines.reconnect_deadline(deps, p1, seq) is None  # stale: nothing freed
-    assert _player(deps, p1).status is PlayerStatus.QUEUED
+    assert stored_player(deps, p1).status is PlayerStatus.QUEUED
 
 
 # ------------------------------------------------------------------ leaving a tournament
@@ -263,23 +241,23 @@ def test_a_leaver_is_eliminated_told_alone_afterwards_and_released() -> None:
     (c0, p0), (c1, _) = seated[0], seated[1]
     deps.clock.now += 2_000  # type: ignore[attr-defined]  # during the round's intro
     matchmaking.leave(deps, Request(c0, "bye"), p0)
-    forfeited = deps.store.get_tournament(_player(deps, p0).tournament_id)
+    forfeited = deps.store.get_tournament(stored_player(deps, p0).tournament_id)
     assert forfeited is not None
     duel = next(d for d in forfeited.tournament.duels if p0 in d.players)
     assert (duel.ended_ms, duel.winner) == (deps.clock.now_ms(), duel.opponent_of(p0))
-    [mine] = _of(deps, c0, "eliminated")
+    [mine] = sent_of(deps, c0, "eliminated")
     assert (mine["player_id"], mine["reason"], mine["round"]) == (p0, "left", 1)
     assert mine["request_id"] == "bye"
-    assert _of(deps, c1, "eliminated")[-1]["player_id"] == p0
-    player = _player(deps, p0)
+    assert sent_of(deps, c1, "eliminated")[-1]["player_id"] == p0
+    player = stored_player(deps, p0)
     assert player.status is PlayerStatus.IDLE
     rec = deps.store.get_tournament(player.tournament_id)
     assert rec is not None
     assert rec.connections[p0] is None
     assert not rec.tournament.player(p0).alive
-    before = len(_sent(deps, c0))
+    before = len(sent(deps, c0))
     deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]  # intro ends
-    assert not [m for m in _sent(deps, c0)[before:] if m["type"] == "duel_start"]
+    assert not [m for m in sent(deps, c0)[before:] if m["type"] == "duel_start"]
 
 
 def test_a_missed_reconnect_deadline_in_a_tournament_tells_the_others_timeout() -> None:
@@ -287,18 +265,18 @@ def test_a_missed_reconnect_deadline_in_a_tournament_tells_the_others_timeout() 
     seated = _seat(deps, 8)
     (c0, _), (c5, p5) = seated[0], seated[5]
     sessions.disconnect(deps, c5)
-    status = _of(deps, c0, "player_status")[-1]
+    status = sent_of(deps, c0, "player_status")[-1]
     assert (status["player_id"], status["status"]) == (p5, "disconnected")
-    player = _player(deps, p5)
+    player = stored_player(deps, p5)
     c2, p2 = seated[2]
     deps.notifier.gone.add(c2)  # type: ignore[attr-defined]  # vanished: the push finds out
     deps.clock.now = player.reconnect_deadline_ms  # type: ignore[attr-defined]
     assert deadlines.reconnect_deadline(deps, p5, player.disconnect_seq) is None
-    out = _of(deps, c0, "eliminated")[-1]
+    out = sent_of(deps, c0, "eliminated")[-1]
     assert (out["player_id"], out["reason"]) == (p5, "timeout")
-    assert _player(deps, p5).status is PlayerStatus.IDLE
-    assert _player(deps, p5).reconnect_deadline_ms is None
-    assert _player(deps, p2).connected is False
+    assert stored_player(deps, p5).status is PlayerStatus.IDLE
+    assert stored_player(deps, p5).reconnect_deadline_ms is None
+    assert stored_player(deps, p2).connected is False
 
 
 # ------------------------------------------------------------------ the 8th seat (ruling 9, 14)
@@ -307,20 +285,20 @@ def test_the_eighth_seat_releases_an_offline_holder_and_the_lobby_waits() -> Non
     seated = _seat(deps, 7)
     (c0, _), (c3, p3) = seated[0], seated[3]
     sessions.disconnect(deps, c3)
-    seq = _player(deps, p3).disconnect_seq
+    seq = stored_player(deps, p3).disconnect_seq
     _seat(deps, 1, first=7)
-    released = _player(deps, p3)
+    released = stored_player(deps, p3)
     assert (released.status, released.lobby_id, released.reconnect_deadline_ms) == (
         PlayerStatus.IDLE,
         None,
         None,
     )
     assert released.disconnect_seq == seq + 1  # the pending reconnect deadline is stale
-    lobby = _of(deps, c0, "lobby")[-1]
+    lobby = sent_of(deps, c0, "lobby")[-1]
     assert lobby["status"] == "waiting"
     assert len(lobby["players"]) == 7
     assert p3 not in [p["id"] for p in lobby["players"]]
-    assert _player(deps, seated[0][1]).status is PlayerStatus.QUEUED
+    assert stored_player(deps, seated[0][1]).status is PlayerStatus.QUEUED
 
 
 def test_the_eighth_seat_closes_a_silent_holder_and_the_lobby_waits() -> None:
@@ -332,14 +310,14 @@ def test_the_eighth_seat_closes_a_silent_holder_and_the_lobby_waits() -> None:
         if cid != silent_cid:
             sessions.ping(deps, Request(cid))
     _seat(deps, 1, first=7)
-    player = _player(deps, silent)
+    player = stored_player(deps, silent)
     assert (player.status, player.connected, player.connection_id) == (
         PlayerStatus.IDLE,
         False,
         None,
     )
     assert silent_cid in deps.notifier.closed  # type: ignore[attr-defined]
-    assert len(_of(deps, seated[0][0], "lobby")[-1]["players"]) == 7
+    assert len(sent_of(deps, seated[0][0], "lobby")[-1]["players"]) == 7
 
 
 # ------------------------------------------------------------------ spectators
@@ -348,7 +326,7 @@ def test_an_eliminated_spectator_joining_a_new_lobby_stops_watching() -> None:
     seated = _seat(deps, 8)
     c0, p0 = seated[0]
     matchmaking.leave(deps, Request(c0), p0)  # out: a spectator of nothing (left)
-    player = _player(deps, p0)
+    player = stored_player(deps, p0)
     tid = player.tournament_id
     rec = deps.store.get_tournament(tid)
     assert rec is not None
@@ -358,7 +336,7 @@ def test_an_eliminated_spectator_joining_a_new_lobby_stops_watching() -> None:
     rec = deps.store.get_tournament(tid)
     assert rec is not None
     assert rec.connections[p0] is None
-    assert _player(deps, p0).tournament_id is None
+    assert stored_player(deps, p0).tournament_id is None
 
 
 def test_a_spectator_leaving_stops_watching() -> None:
@@ -366,9 +344,9 @@ def test_a_spectator_leaving_stops_watching() -> None:
     seated = _seat(deps, 8)
     c0, p0 = seated[0]
     matchmaking.leave(deps, Request(c0), p0)
-    assert _player(deps, p0).tournament_id is not None  # still watching the end
+    assert stored_player(deps, p0).tournament_id is not None  # still watching the end
     matchmaking.leave(deps, Request(c0), p0)
-    assert _player(deps, p0).tournament_id is None
+    assert stored_player(deps, p0).tournament_id is None
 
 
 # ------------------------------------------------------------------ a push finds a connection gone
@@ -378,10 +356,10 @@ def test_a_reply_that_finds_its_connection_gone_disconnects_the_player() -> None
     c1, p1 = seated[1]
     deps.notifier.gone.add(c1)  # type: ignore[attr-defined]
     sessions.nickname(deps, Request(c1), p1, "Gone Away")
-    player = _player(deps, p1)
+    player = stored_player(deps, p1)
     assert (player.connected, player.connection_id) == (False, None)
     assert player.reconnect_deadline_ms is not None  # seated: the reconnect window runs
-    status = _of(deps, seated[0][0], "player_status")[-1]
+    status = sent_of(deps, seated[0][0], "player_status")[-1]
     assert (status["player_id"], status["status"]) == (p1, "disconnected")
 
 
@@ -401,34 +379,35 @@ def test_free_seat_frees_only_a_waiting_seat_and_only_for_the_current_disconnect
 
     deps = fake_deps()
     (c0, p0), (c1, p1) = _seat(deps, 2)
-    idle = _pid(deps, "idle")
+    idle = new_player(deps, "idle")
     assert free_seat(deps, idle).value is False
     sessions.disconnect(deps, c1)
-    seq = _player(deps, p1).disconnect_seq
+    seq = stored_player(deps, p1).disconnect_seq
     assert free_seat(deps, p1, only_if_disconnect_seq=seq + 1).value is False  # stale
-    assert _player(deps, p1).status is PlayerStatus.QUEUED
+    assert stored_player(deps, p1).status is PlayerStatus.QUEUED
     assert (
-        free_seat(deps, p0, only_if_disconnect_seq=_player(deps, p0).disconnect_seq).value is False
+        free_seat(deps, p0, only_if_disconnect_seq=stored_player(deps, p0).disconnect_seq).value
+        is False
     )  # connected
     assert free_seat(deps, p1, only_if_disconnect_seq=seq).value is True
-    assert _player(deps, p1).reconnect_deadline_ms is None
+    assert stored_player(deps, p1).reconnect_deadline_ms is None
     assert free_seat(deps, p0).value is True
-    left = _of(deps, c0, "lobby")[-1]
+    left = sent_of(deps, c0, "lobby")[-1]
     assert (left["status"], left["players"]) == ("left", [])
 
 
 def test_a_player_back_in_a_lobby_gets_its_messages_on_the_new_connection() -> None:
     deps = fake_deps()
     (c0, _), (c1, p1) = _seat(deps, 2)
-    token = next(m["token"] for m in _sent(deps, c1) if m["type"] == "session")
+    token = next(m["token"] for m in sent(deps, c1) if m["type"] == "session")
     sessions.disconnect(deps, c1)
-    lobby_id = _player(deps, p1).lobby_id
-    _connect(deps, "back", token)
-    status = _of(deps, c0, "player_status")[-1]
+    lobby_id = stored_player(deps, p1).lobby_id
+    open_session(deps, "back", token)
+    status = sent_of(deps, c0, "player_status")[-1]
     assert (status["lobby_id"], status["tournament_id"]) == (lobby_id, None)
     _seat(deps, 1, first=5)
-    assert [p["id"] for p in _of(deps, "back", "lobby")[-1]["players"]][1] == p1
-    assert len(_of(deps, "back", "lobby")[-1]["players"]) == 3
+    assert [p["id"] for p in sent_of(deps, "back", "lobby")[-1]["players"]][1] == p1
+    assert len(sent_of(deps, "back", "lobby")[-1]["players"]) == 3
 
 
 def test_a_stale_leave_changes_nothing() -> None:
@@ -439,16 +418,18 @@ def test_a_stale_leave_changes_nothing() -> None:
     deps = fake_deps()
     seated = _seat(deps, 8)
     _, p5 = seated[5]
-    here = _player(deps, p5)
+    here = stored_player(deps, p5)
     committed = leave_tournament(
         deps, here, reason="timeout", only_if_disconnect_seq=here.disconnect_seq
     )
     assert committed is not None
     assert committed.changed is False
     assert committed.record.tournament.player(p5).alive
-    stranger = _player(deps, _pid(deps, "x"))
+    stranger = stored_player(deps, new_player(deps, "x"))
     stranger.tournament_id = here.tournament_id  # an outdated copy of someone elsewhere
     committed = leave_tournament(deps, stranger)
     assert committed is not None
     assert committed.changed is False
-    assert leave_tournament(deps, _player(deps, _pid(deps, "y"))) is None  # no tournament
+    assert (
+        leave_tournament(deps, stored_player(deps, new_player(deps, "y"))) is None
+    )  # no tournament

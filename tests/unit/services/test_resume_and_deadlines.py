@@ -10,28 +10,14 @@ from shared.services.deps import Deps
 from shared.services.model import PlayerStatus
 from shared.services.outbox import Request
 from shared.services.ports import Timer, TimerKind
-from tests.fakes import fake_deps
-
-
-def _sent(deps: Deps, cid: str) -> list[dict[str, Any]]:
-    return deps.notifier.sent[cid]  # type: ignore[attr-defined, no-any-return]
-
-
-def _of(deps: Deps, cid: str, kind: str) -> list[dict[str, Any]]:
-    return [m for m in _sent(deps, cid) if m["type"] == kind]
-
-
-def _session(deps: Deps, cid: str, token: str | None = None) -> dict[str, Any]:
-    sessions.connect(deps, cid)
-    sessions.session(deps, Request(cid, "s"), token)
-    return _sent(deps, cid)[-1]
+from tests.fakes import fake_deps, open_session, sent_of
 
 
 def _eight(deps: Deps) -> list[tuple[str, str, str]]:
     """8 players joined in English: [(connection, player, token)]."""
     seated = []
     for i in range(8):
-        reply = _session(deps, f"c{i}")
+        reply = open_session(deps, f"c{i}")
         matchmaking.join(deps, Request(f"c{i}"), reply["player"]["id"], "en")
         seated.append((f"c{i}", reply["player"]["id"], reply["token"]))
     return seated
@@ -59,13 +45,13 @@ def _record(deps: Deps, pid: str) -> Any:
 # ------------------------------------------------------------------ resume
 def test_a_resume_in_a_lobby_shows_the_lobby_its_language_and_who_is_away() -> None:
     deps = fake_deps()
-    a = _session(deps, "a")
+    a = open_session(deps, "a")
     matchmaking.join(deps, Request("a"), a["player"]["id"], "de")
-    b = _session(deps, "b")
+    b = open_session(deps, "b")
     matchmaking.join(deps, Request("b"), b["player"]["id"], "de")
     sessions.disconnect(deps, "b")
     sessions.disconnect(deps, "a")
-    snap = _session(deps, "a2", a["token"])["snapshot"]
+    snap = open_session(deps, "a2", a["token"])["snapshot"]
     assert snap["language"]["code"] == "de"
     assert snap["language"]["name"] == "German"
     assert snap["language"]["native_name"] == "Deutsch"
@@ -96,8 +82,8 @@ def test_a_resume_in_a_tournament_shows_the_round_the_duel_and_who_is_away() -> 
     (c0, p0, token), (c1, p1, _) = seated[0], seated[1]
     sessions.disconnect(deps, c1)
     sessions.disconnect(deps, c0)
-    snap = _session(deps, "back", token)["snapshot"]
-    back = _of(deps, seated[2][0], "player_status")[-1]
+    snap = open_session(deps, "back", token)["snapshot"]
+    back = sent_of(deps, seated[2][0], "player_status")[-1]
     assert (back["player_id"], back["status"], back["reconnect_deadline_ms"]) == (
         p0,
         "connected",
@@ -127,7 +113,7 @@ def test_a_leaver_resuming_sees_only_their_own_result() -> None:
     player = deps.store.get_player(p0)
     assert player is not None
     assert player.status is PlayerStatus.IDLE
-    snap = _session(deps, "back", token)["snapshot"]
+    snap = open_session(deps, "back", token)["snapshot"]
     assert snap["eliminated"]["player_id"] == p0
     assert (snap["eliminated"]["reason"], snap["eliminated"]["round"]) == ("left", 1)
     assert snap["eliminated"]["tournament_id"] == player.tournament_id
@@ -149,7 +135,7 @@ def test_a_spectator_resuming_sees_the_other_duels() -> None:
     mover = duel.next_player
     cid, _, token = next(x for x in seated if x[1] == mover)
     duels_guess(deps, cid, duel.duel_id, duel.word)
-    snap = _session(deps, "back", token)["snapshot"]
+    snap = open_session(deps, "back", token)["snapshot"]
     assert snap["duel"]["duel_id"] == duel.duel_id
     assert snap["duel"]["word"] == duel.word
     boards = snap["spectating"]
@@ -178,7 +164,7 @@ def test_a_player_out_on_lives_resuming_sees_the_reason_and_the_rating_once_plac
     t = _record(deps, loser).tournament
     me = t.player(loser)
     assert not me.alive
-    snap = _session(deps, "back", token)["snapshot"]
+    snap = open_session(deps, "back", token)["snapshot"]
     assert (snap["eliminated"]["reason"], snap["eliminated"]["round"]) == ("lives", me.out_round)
     assert snap["rating"]["place"] == me.place
     assert snap["rating"]["change"] == me.rating_change
@@ -189,10 +175,10 @@ def test_a_player_out_on_lives_resuming_sees_the_reason_and_the_rating_once_plac
 
 def test_a_resume_in_a_party_shows_the_party() -> None:
     deps = fake_deps()
-    lead = _session(deps, "lead")
+    lead = open_session(deps, "lead")
     parties.create(deps, Request("lead"), lead["player"]["id"])
     sessions.disconnect(deps, "lead")
-    snap = _session(deps, "lead2", lead["token"])["snapshot"]
+    snap = open_session(deps, "lead2", lead["token"])["snapshot"]
     assert snap["party"]["leader"] == lead["player"]["id"]
     assert snap["party"]["status"] == "open"
 
@@ -240,7 +226,7 @@ def test_a_silent_player_whose_turn_runs_out_is_disconnected_and_closed() -> Non
     assert player is not None
     assert player.connected is False
     assert player.reconnect_deadline_ms == (heard.heard_ms or 0) + 20_000 + deps.timing.reconnect_ms
-    status = _of(deps, others[0], "player_status")[-1]
+    status = sent_of(deps, others[0], "player_status")[-1]
     assert (status["player_id"], status["status"]) == (mover, "disconnected")
 
 
@@ -274,7 +260,7 @@ def test_a_resume_after_the_end_shows_the_end_once() -> None:
     deps = fake_deps()
     p7, token = _won_while_away(deps)
     t = _record(deps, p7).tournament
-    snap = _session(deps, "back", token)["snapshot"]
+    snap = open_session(deps, "back", token)["snapshot"]
     end = snap["tournament_end"]
     assert end["tournament_id"] == t.tournament_id
     assert end["winners"] == [p7]
@@ -287,7 +273,7 @@ def test_a_resume_after_the_end_shows_the_end_once() -> None:
     player = deps.store.get_player(p7)
     assert player is not None
     assert (player.tournament_id, player.status) == (None, PlayerStatus.IDLE)
-    again = _session(deps, "again", token)["snapshot"]
+    again = open_session(deps, "again", token)["snapshot"]
     assert again.get("tournament_end") is None
     assert again.get("rating") is None
 
