@@ -2,11 +2,11 @@
 codec's CPU time (issue 16, item 1).
 
 The worst case is built on purpose, not played: 8 players (20-character Cyrillic nicknames,
-every one disconnected with a reconnect deadline, rated and placed), 4 duels of 12 rows of
-6-letter words whose letters are drawn at random from the Russian alphabet (2 UTF-8 bytes each,
-and random letters compress worse than real words), three rounds of used secrets and previous
-pairs, production id lengths: 16-hex-digit player, tournament and party ids, 16-character API
-Gateway connection ids. Capacity units follow DynamoDB's rules (``units``).
+every one disconnected with a reconnect deadline, rated and placed, one or two byes each), 4
+duels of 12 rows of 6-letter words whose letters are drawn at random from the Russian alphabet
+(2 UTF-8 bytes each, and random letters compress worse than real words), three rounds of used
+secrets and previous pairs, production id lengths: 16-hex-digit player, tournament and party
+ids, 16-character API Gateway connection ids. Capacity units follow DynamoDB's rules (``units``).
 """
 
 from __future__ import annotations
@@ -49,12 +49,13 @@ def worst_record(seed: int = 16) -> TournamentRecord:
             nickname="".join(rng.choice(RUSSIAN) for _ in range(20)),
             rating=rng.randint(1000, 2400),
             lives=rng.randint(1, 3),
+            byes=1 + i % 2,  # not drawn: the rng's draws (words, ids) stay those of before
             rating_change=rng.randint(-40, 40),
             place=None,
             connected=False,
             reconnect_deadline_ms=T0_MS + rng.randint(60_000, 600_000),
         )
-        for _ in range(8)
+        for i in range(8)
     )
     ids = [p.player_id for p in players]
     round_no = 3

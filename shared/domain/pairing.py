@@ -1,16 +1,26 @@
 """Domain layer: pairing the players still alive for a round (ruling 4).
 
-If the alive count is odd, the bye goes to a player who did not have the previous bye. Among all
-(bye, matching) choices, one is picked uniformly at random among those with the fewest rematches
-of the previous round's pairs. With at most 8 players every choice is enumerated (at most 105
-perfect matchings of 8, or 7 byes x 15 matchings of 6).
+Ruling 4: "Each round: if the alive count is odd, the bye goes to a player who did not have the
+previous bye and, among those, has had the fewest byes in this tournament (uniformly at random
+among ties). Then, among all matchings of the others, pick uniformly at random among those with
+the fewest rematches of the previous round's pairs (with at most 8 players, enumerate them all)."
+
+The order matters: the bye is chosen first, on bye counts alone, and only then the matching,
+among the matchings of the players left after *that* bye. A matching with fewer rematches never
+moves the bye away from the players with the fewest byes. With at most 8 players every matching
+is enumerated (at most 105 perfect matchings of 8, 15 of 6).
+
+Why the counts stay level: the previous bye's holder took it at the minimum count and nobody
+else's count has changed since, so they are never the only player at the minimum; the bye
+therefore always goes to a player at the minimum count of all alive players, and those counts
+never differ by more than one (eliminations only remove players, which cannot widen the spread).
 """
 
 from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 Pair = tuple[str, str]
@@ -61,33 +71,87 @@ def _rematches(pairs: Sequence[Pair], previous: Collection[frozenset[str]]) -> i
     return sum(1 for p in pairs if frozenset(p) in previous)
 
 
+def _alive(alive: Sequence[str]) -> list[str]:
+    players = sorted(alive)
+    if len(players) < 2:
+        raise ValueError("pairing needs at least two players")
+    return players
+
+
+def bye_candidates(
+    alive: Sequence[str], previous_bye: str | None, byes: Mapping[str, int]
+) -> list[str]:
+    """Who may get this round's bye (ruling 4, first step): the players who did not have the
+    previous bye and, among them, those with the fewest byes so far.
+
+    Args:
+        alive: ids of the players still alive (at least 2).
+        previous_bye: who had the previous round's bye, if anyone.
+        byes: byes each player has had in this tournament; a player not in it has had none.
+
+    Returns:
+        the candidates, sorted (non-empty); [] when the alive count is even (no bye).
+        Should the previous bye's holder be the only player, they stay eligible (the
+        rule cannot be kept); with 3 or more alive, as an odd count of at least 2 is, there
+        is always someone else, so this fallback never applies to a real round.
+
+    Raises:
+        ValueError: fewer than two players.
+    """
+    players = _alive(alive)
+    if len(players) % 2 == 0:
+        return []
+    eligible = [p for p in players if p != previous_bye] or players
+    fewest = min(byes.get(p, 0) for p in eligible)
+    return [p for p in eligible if byes.get(p, 0) == fewest]
+
+
+def best_matchings(
+    players: Sequence[str], previous_pairs: Collection[frozenset[str]]
+) -> list[tuple[Pair, ...]]:
+    """The matchings of ``players`` (an even count, the bye already left out) with the fewest
+    rematches of ``previous_pairs`` (ruling 4, second step), in a deterministic order."""
+    options = _matchings_of(sorted(players))
+    counts = [_rematches(m, previous_pairs) for m in options]
+    best = min(counts)
+    return [m for m, c in zip(options, counts, strict=True) if c == best]
+
+
 def candidate_pairings(
-    alive: Sequence[str], previous_pairs: Collection[frozenset[str]], previous_bye: str | None
+    alive: Sequence[str],
+    previous_pairs: Collection[frozenset[str]],
+    previous_bye: str | None,
+    *,
+    byes: Mapping[str, int],
 ) -> list[Pairing]:
-    """All optimal choices of ruling 4: the allowed (bye, matching) pairs with fewest rematches.
+    """Every pairing ruling 4 may pick: for each allowed bye (``bye_candidates``), the
+    matchings of the others with the fewest rematches *for that bye* (``best_matchings``).
+
+    Rematches are minimised per bye, not across byes: two allowed byes may leave matchings
+    with different rematch counts, and both appear (the bye is chosen before the matching).
 
     Args:
         alive: ids of the players still alive (at least 2).
         previous_pairs: the previous round's pairs, as frozensets of two ids.
         previous_bye: who had the previous round's bye, if anyone.
+        byes: byes each player has had in this tournament (absent: none).
 
     Returns:
-        every optimal ``Pairing`` (non-empty), in a deterministic order.
+        every such ``Pairing`` (non-empty), in a deterministic order. ``pair_round`` picks the
+        bye uniformly among the allowed ones, then the matching uniformly among that bye's
+        best: not uniformly over this list when byes leave different numbers of best matchings.
+
+    Raises:
+        ValueError: fewer than two players.
     """
-    players = sorted(alive)
-    if len(players) < 2:
-        raise ValueError("pairing needs at least two players")
-    options: list[Pairing] = []
+    players = _alive(alive)
     if len(players) % 2 == 0:
-        options = [Pairing(m, None) for m in _matchings_of(players)]
-    else:
-        byes = [p for p in players if p != previous_bye] or players
-        for bye in byes:
-            rest = [p for p in players if p != bye]
-            options.extend(Pairing(m, bye) for m in _matchings_of(rest))
-    counts = [_rematches(o.pairs, previous_pairs) for o in options]
-    best = min(counts)
-    return [o for o, c in zip(options, counts, strict=True) if c == best]
+        return [Pairing(m, None) for m in best_matchings(players, previous_pairs)]
+    options: list[Pairing] = []
+    for bye in bye_candidates(players, previous_bye, byes):
+        rest = [p for p in players if p != bye]
+        options.extend(Pairing(m, bye) for m in best_matchings(rest, previous_pairs))
+    return options
 
 
 def pair_round(
@@ -95,6 +159,16 @@ def pair_round(
     previous_pairs: Collection[frozenset[str]],
     previous_bye: str | None,
     rng: random.Random,
+    *,
+    byes: Mapping[str, int],
 ) -> Pairing:
-    """Pick one optimal pairing uniformly at random (ruling 4); see ``candidate_pairings``."""
-    return rng.choice(candidate_pairings(alive, previous_pairs, previous_bye))
+    """Pair one round (ruling 4): the bye uniformly among ``bye_candidates``, then the matching
+    uniformly among the others' ``best_matchings``. Deterministic given ``rng``'s state (one
+    draw for the bye when the count is odd, one for the matching). Arguments as
+    ``candidate_pairings``; raises ValueError for fewer than two players."""
+    players = _alive(alive)
+    bye: str | None = None
+    if len(players) % 2 == 1:
+        bye = rng.choice(bye_candidates(players, previous_bye, byes))
+    rest = [p for p in players if p != bye]
+    return Pairing(rng.choice(best_matchings(rest, previous_pairs)), bye)

@@ -120,6 +120,9 @@ class PlayerState:
     rating: int
     """Rating snapshot taken at the start (ruling 1)."""
     lives: int = LIVES
+    byes: int = 0
+    """Byes had in this tournament, the current round's included (ruling 4: the next bye goes
+    to an eligible player with the fewest)."""
     out_round: int | None = None
     """The round in which the player went out (lives or leaving), None while alive."""
     left: bool = False
@@ -510,7 +513,17 @@ class Tournament:
 
     def _open_round(self, at_ms: int, dealer: Dealer, events: list[Event]) -> Tournament:
         alive_ids = [p.player_id for p in self.alive]
-        pairing = pair_round(alive_ids, self.previous_pairs, self.previous_bye, dealer.rng)
+        pairing = pair_round(
+            alive_ids,
+            self.previous_pairs,
+            self.previous_bye,
+            dealer.rng,
+            byes={p.player_id: p.byes for p in self.alive},
+        )
+        t = self
+        if pairing.bye is not None:
+            holder = t.player(pairing.bye)
+            t = t._replace_player(replace(holder, byes=holder.byes + 1))
         round_no = self.round_no + 1
         intro_deadline = at_ms + dealer.intro_ms
         used = set(self.used_words)
@@ -539,7 +552,7 @@ class Tournament:
             )
         )
         return replace(
-            self,
+            t,
             round_no=round_no,
             phase=Phase.INTRO,
             intro_deadline_ms=intro_deadline,

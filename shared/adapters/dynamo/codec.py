@@ -99,6 +99,12 @@ to migrate the old one (or refuse it).
   https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html).
   Schema-1 items are still read (a tournament running across the deployment); the next write
   stores them as schema 2.
+
+  Later, still schema 2: an optional ``"byes"`` key, each player's bye count in the order of
+  ``"players"`` (ruling 4 gives the bye to the fewest). A key a reader does not know is ignored,
+  so this needs no new version: a reader from before it reads the rest unchanged (and its next
+  write drops the counts), and a document without it (schema 1, or schema 2 written before it)
+  reads with the counts ``_derived_byes`` gives.
 """
 
 COMPRESSION_LEVEL = 6
@@ -109,6 +115,14 @@ twice the CPU (measured by ``python -m infra.benchmarks --only codec``)."""
 class StateSchemaError(ValueError):
     """A stored tournament document of a layout this code cannot read (a newer deployment
     wrote it, or it is corrupt)."""
+
+
+def _derived_byes(d: dict[str, Any]) -> dict[str, int]:
+    """Bye counts for a document stored without them: the current and previous round's bye
+    holders have had at least that one, the rest are taken as none. Older byes are not in the
+    document, so this is a lower bound; the rule still never repeats the previous bye, and the
+    counts are exact again for every bye drawn after the read."""
+    return {pid: 1 for pid in (d["bye"], d["prev_bye"]) if pid is not None}
 
 
 def _history(d: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +185,7 @@ def tournament_from_json(raw: str) -> Tournament:
     schema_version = d.get("schema", 1)
     if schema_version != 1:
         raise StateSchemaError(f"tournament document schema {schema_version!r}; expected 1")
+    byes = _derived_byes(d)
     return Tournament(
         tournament_id=d["id"],
         language=d["language"],
@@ -180,6 +195,7 @@ def tournament_from_json(raw: str) -> Tournament:
                 nickname=p["nick"],
                 rating=p["rating"],
                 lives=p["lives"],
+                byes=byes.get(p["id"], 0),
                 out_round=p["out"],
                 left=p["left"],
                 timed_out=bool(p.get("timeout", False)),
@@ -324,7 +340,10 @@ def tournament_to_state(rec: TournamentRecord) -> bytes:
          "players": [[id, nickname, rating, lives, out_round, left, timed_out, place,
                       rating_change, connected, reconnect_deadline_ms], ...],
          "duels": [see _compact_duel], "bye", "prev_pairs": [[a, b], ...], "prev_bye",
-         "used": [word, ...], "conn": {player_id: connection_id}, "party": {player_id: party_id}}
+         "used": [word, ...], "conn": {player_id: connection_id}, "party": {player_id: party_id},
+         "byes": [bye count, ...]}
+
+    ``"byes"``, in the order of ``"players"``, came last (see ``STATE_SCHEMA``).
     """
     t = rec.tournament
     doc = {
@@ -359,12 +378,15 @@ def tournament_to_state(rec: TournamentRecord) -> bytes:
         "used": sorted(t.used_words),
         "conn": dict(rec.connections),
         "party": dict(rec.party_ids),
+        "byes": [p.byes for p in t.players],
     }
     raw = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return zlib.compress(raw, COMPRESSION_LEVEL)
 
 
 def _tournament_from_compact(d: dict[str, Any]) -> Tournament:
+    ids = [row[0] for row in d["players"]]
+    byes = dict(zip(ids, d["byes"], strict=True)) if "byes" in d else _derived_byes(d)
     return Tournament(
         tournament_id=d["id"],
         language=d["lang"],
@@ -374,6 +396,7 @@ def _tournament_from_compact(d: dict[str, Any]) -> Tournament:
                 nickname=nick,
                 rating=rating,
                 lives=lives,
+                byes=byes.get(pid, 0),
                 out_round=out,
                 left=bool(left),
                 timed_out=bool(timed_out),

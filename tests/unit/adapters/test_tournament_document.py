@@ -1,10 +1,11 @@
 """The stored tournament document (``shared.adapters.dynamo.codec``): versioned, read back
-exactly, schema-1 items still read (a tournament running across a deployment), a document of
-another layout or a corrupt one refused rather than misread, and the worst item within 2 WRU /
-1 RRU (issue 16)."""
+exactly (bye counts included), schema-1 items and schema-2 items written before the bye counts
+still read (a tournament running across a deployment), a document of another layout or a corrupt
+one refused rather than misread, and the worst item within 2 WRU / 1 RRU (issue 16)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import zlib
 
@@ -25,11 +26,12 @@ from shared.adapters.dynamo.codec import (
     tournament_to_state,
 )
 from shared.adapters.dynamo.store import to_av
+from shared.domain.tournament import Tournament
 from shared.services.model import TournamentRecord
-from tests.unit.domain.helpers import begin_round, play, start, wrong_word
+from tests.unit.domain.helpers import begin_round, play, play_round, start, wrong_word
 
 
-def _played():
+def _played() -> Tournament:
     t, dealer, _ = start(8, seed=3)
     t, _, now = begin_round(t, dealer)
     duel = t.duels[0]
@@ -38,7 +40,7 @@ def _played():
     return t
 
 
-def _record(t=None) -> TournamentRecord:
+def _record(t: Tournament | None = None) -> TournamentRecord:
     t = t or _played()
     ids = [p.player_id for p in t.players]
     return TournamentRecord(
@@ -93,6 +95,57 @@ def test_any_played_tournament_reads_back_exactly(seed: int, moves: int) -> None
     assert tournament_from_state(tournament_to_state(rec))[0] == t
 
 
+def _with_byes(n: int = 5, rounds: int = 3, seed: int = 1) -> Tournament:
+    """``n`` players after ``rounds`` whole rounds (the lower id wins each duel): byes behind
+    several players, and the current round's drawn."""
+    t, dealer, _ = start(n, seed=seed)
+    for _ in range(rounds):
+        t, _ = play_round(t, dealer, {})
+    assert not t.over
+    return t
+
+
+def test_bye_counts_read_back_exactly_in_the_players_order() -> None:
+    t = _with_byes()
+    assert sum(p.byes for p in t.players) == 4  # rounds 1-3 and the fourth's, just drawn
+    doc = _doc(tournament_to_state(_record(t)))
+    assert doc["byes"] == [p.byes for p in t.players]
+    back = tournament_from_state(tournament_to_state(_record(t)))[0]
+    assert back == t
+    assert [p.byes for p in back.players] == [p.byes for p in t.players]
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 8), rounds=st.integers(0, 4), seed=st.integers(0, 10_000))
+def test_any_tournament_after_whole_rounds_reads_back_exactly(
+    n: int, rounds: int, seed: int
+) -> None:
+    t, dealer, _ = start(n, seed=seed)
+    for _ in range(rounds):
+        if t.over:
+            break
+        t, _ = play_round(t, dealer, {})
+    assert tournament_from_state(tournament_to_state(_record(t)))[0] == t
+
+
+def test_a_schema_2_document_from_before_the_bye_counts_reads_with_derived_counts() -> None:
+    """A document written before ``"byes"``: the current (= previous) round's bye holder has
+    had one, the others are taken as none (``_derived_byes``: the older byes are not stored)."""
+    t = _with_byes()
+    assert t.bye is not None
+    doc = _doc(tournament_to_state(_record(t)))
+    del doc["byes"]
+    back, _, _ = tournament_from_state(zlib.compress(json.dumps(doc).encode()))
+    assert {p.player_id: p.byes for p in back.players} == {
+        p.player_id: int(p.player_id == t.bye) for p in t.players
+    }
+    # everything else as stored
+    assert back.players == tuple(
+        dataclasses.replace(p, byes=int(p.player_id == t.bye)) for p in t.players
+    )
+    assert dataclasses.replace(back, players=t.players) == t
+
+
 def test_a_schema_1_item_is_still_read_and_the_next_write_stores_schema_2() -> None:
     rec = _record()
     old_item = {
@@ -110,6 +163,16 @@ def test_a_schema_1_item_is_still_read_and_the_next_write_stores_schema_2() -> N
     again = tournament_to_item(back, now_ms=0)
     assert _doc(again["state"])["schema"] == 2
     assert tournament_from_item(again).tournament == rec.tournament
+
+
+def test_a_schema_1_document_reads_with_derived_bye_counts() -> None:
+    """Schema 1 never stored bye counts: the current round's bye holder has had one."""
+    t = _with_byes()
+    back = tournament_from_json(tournament_to_json(t))
+    assert {p.player_id: p.byes for p in back.players} == {
+        p.player_id: int(p.player_id == t.bye) for p in t.players
+    }
+    assert dataclasses.replace(back, players=t.players) == t
 
 
 def test_a_schema_1_document_without_the_schema_key_reads_as_schema_1() -> None:

@@ -109,7 +109,7 @@ REFUSALS: list[tuple[str, Callable[[], object], type[Exception], str]] = [
     ("two members busy", lambda: party.check_start(
         party.join(party.create("x", INVITE, "p1"), "p2"), "p1", ("p1", "p2", "p9")),
      PartyMemberPlayingError, "2 party members are still in a lobby or tournament"),
-    ("pairing one player", lambda: candidate_pairings(["p1"], (), None), ValueError,
+    ("pairing one player", lambda: candidate_pairings(["p1"], (), None, byes={}), ValueError,
      "pairing needs at least two players"),
     ("one rating, two places", lambda: rating_change(0, [1000], [1, 2]), ValueError,
      "ratings and places must have the same length"),

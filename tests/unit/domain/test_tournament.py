@@ -224,6 +224,46 @@ def test_bye_never_twice_in_a_row() -> None:
                 assert current != previous
 
 
+def test_three_players_for_three_rounds_each_get_exactly_one_bye() -> None:
+    """Ruling 4: the bye goes to the fewest byes so far, so with three players alive for three
+    rounds each has one bye (before, the first round's holder could take the third round's
+    too). Each duel is won by the player with fewer lives, so nobody goes out meanwhile."""
+    for seed in range(30):
+        t, dealer, events = start(3, seed)
+        for _ in range(3):
+            outcomes: dict[frozenset[str], str | None] = {
+                frozenset(d.players): min(d.players, key=lambda p: (t.player(p).lives, p))
+                for d in t.duels
+            }
+            t, more = play_round(t, dealer, outcomes)
+            events += more
+        assert len(t.alive) == 3
+        byes = [e.bye for e in events_of(events, RoundStarted)][:3]
+        assert sorted(byes) == ["p1", "p2", "p3"], (seed, byes)
+        # the fourth round's bye (already drawn) is the holder's second
+        assert sorted(p.byes for p in t.players) == [1, 1, 2]
+
+
+def test_each_players_byes_count_the_rounds_they_had_the_bye() -> None:
+    """``PlayerState.byes``: the byes of this tournament, the current round's included, and
+    every bye went to an eligible player with the fewest (ruling 4)."""
+    for n, seed in itertools.product((3, 5, 7), range(5)):
+        t, dealer, events = start(n, seed)
+        assert sum(p.byes for p in t.players) == (n % 2)
+        t, more = run(t, dealer, lower_id_wins)
+        counts: Counter[str] = Counter()
+        previous: str | None = None
+        for e in events_of(events + more, RoundStarted):
+            if e.bye is not None:
+                alive = {p for _, a, b in e.pairs for p in (a, b)} | {e.bye}
+                assert counts[e.bye] == min(counts[p] for p in alive if p != previous)
+                counts[e.bye] += 1
+            previous = e.bye
+        assert {p.player_id: p.byes for p in t.players} == {
+            pid: counts[pid] for pid in player_ids(n)
+        }
+
+
 def test_pairing_avoids_the_previous_opponent() -> None:
     """Rules page: pairing tries to avoid your opponent from the previous round (ruling 4)."""
     for seed in range(10):

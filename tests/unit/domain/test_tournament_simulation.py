@@ -247,6 +247,22 @@ def check(t: Tournament, events: list[Event], ratings: list[int], cov: Coverage)
         in_duels = [p for _, a, b in r.pairs for p in (a, b)]
         assert len(in_duels) == len(set(in_duels))
         assert r.bye not in in_duels
+    # byes are fair (ruling 4): each goes to an eligible player with the fewest so far, so the
+    # alive players' counts never differ by more than one, whoever goes out between rounds
+    byes: Counter[str] = Counter()
+    previous_bye: str | None = None
+    for started in rounds:
+        alive_then = [p for _, a, b in started.pairs for p in (a, b)] + (
+            [started.bye] if started.bye else []
+        )
+        if started.bye is not None:
+            assert byes[started.bye] == min(byes[p] for p in alive_then if p != previous_bye)
+            byes[started.bye] += 1
+            cov.hit("bye")
+        spread = [byes[p] for p in alive_then]
+        assert max(spread) - min(spread) <= 1
+        previous_bye = started.bye
+    assert {p.player_id: p.byes for p in t.players} == {pid: byes[pid] for pid in ids}
 
     # lives: a loss costs 1, a draw costs both 1, a win and a bye nothing (rules page)
     lost: Counter[str] = Counter()
@@ -285,6 +301,7 @@ def run_simulation(first_seed: int, count: int) -> Coverage:
 SITUATIONS = (
     "leave_intro",
     "leave_bye",
+    "bye",
     "timeout",
     "reconnect",
     "draw",
@@ -303,7 +320,8 @@ def test_random_tournaments_keep_every_invariant() -> None:
     every one: lives never negative, the tournament ends within bounded steps, places form a
     valid competition ranking with leavers below their round (rulings 2, 3), each player placed
     once, rating changes equal ruling 1 of the final places (the rules page table for an equal
-    lobby with distinct places) and sum to zero within rounding, no secret repeats (ruling 5).
+    lobby with distinct places) and sum to zero within rounding, no secret repeats (ruling 5),
+    every bye to an eligible player with the fewest byes so far (ruling 4).
     Chunks run in parallel processes; any failing invariant fails the test."""
     workers = max(1, min(os.cpu_count() or 1, 4))
     size = -(-TOURNAMENTS // (workers * 4))
