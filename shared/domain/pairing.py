@@ -10,10 +10,12 @@ among the matchings of the players left after *that* bye. A matching with fewer 
 moves the bye away from the players with the fewest byes. With at most 8 players every matching
 is enumerated (at most 105 perfect matchings of 8, 15 of 6).
 
-Why the counts stay level: the previous bye's holder took it at the minimum count and nobody
-else's count has changed since, so they are never the only player at the minimum; the bye
-therefore always goes to a player at the minimum count of all alive players, and those counts
-never differ by more than one (eliminations only remove players, which cannot widen the spread).
+Why the counts stay level (every tournament starts with none): the previous bye's holder took it
+at the minimum count and nobody else's count has changed since, so they are never the only
+player at the minimum; the bye therefore always goes to a player at the minimum count of all
+alive players, and the alive players' counts never differ by more than one (going out only
+removes counts, which cannot widen the spread). Seven players alive for seven rounds get one
+bye each.
 """
 
 from __future__ import annotations
