@@ -93,9 +93,9 @@ def bye_candidates(
 
     Returns:
         the candidates, sorted (non-empty); [] when the alive count is even (no bye).
-        Should the previous bye's holder be the only player, they stay eligible (the
-        rule cannot be kept); with 3 or more alive, as an odd count of at least 2 is, there
-        is always someone else, so this fallback never applies to a real round.
+        The previous bye's holder would stay eligible only if nobody else were; an odd count
+        of at least two is at least three, so there is always someone else and that fallback
+        (kept so that the rule can never leave nobody) does not arise.
 
     Raises:
         ValueError: fewer than two players.
