@@ -250,7 +250,7 @@ class Backend:
         mock = MOCK_ROUTES.get(route)
         if mock is not None:  # answered by the gateway itself: no handler, no table access
             received = event["requestContext"]["requestTimeEpoch"]
-            self.notifier.send([(connection_id, mock.answer(received, body))])
+            self.deps.notifier.send([(connection_id, mock.answer(received, body))])
             return None
         return self.call(route if route in self.entrypoints else "$default", event)
 
