@@ -23,9 +23,9 @@ def resumed(snapshot: dict[str, Any]) -> dict[str, Any]:
     return SESSION | {"token": None, "resumed": True, "snapshot": snapshot}
 
 
-def test_bots_ping_more_often_than_clients_promise() -> None:
+def test_bots_ping_at_the_interval_clients_promise() -> None:
     assert BotConfig().ping_every_s == PING_EVERY_SECONDS
-    assert 0 < PING_EVERY_SECONDS < PING_INTERVAL_SECONDS
+    assert 0 < PING_EVERY_SECONDS <= PING_INTERVAL_SECONDS
 
 
 def test_keep_pinging_sends_ping_messages_at_the_configured_interval() -> None:
@@ -38,6 +38,25 @@ def test_keep_pinging_sends_ping_messages_at_the_configured_interval() -> None:
         pings = ws.actions("ping")
         assert len(pings) >= 3
         assert len({p["request_id"] for p in pings}) == len(pings)
+
+    run(scenario)
+
+
+def test_a_bot_that_keeps_sending_other_messages_does_not_ping() -> None:
+    """Ruling 14 asks for a message at least every 20 s, any message: a ping fills a gap."""
+
+    async def scenario() -> None:
+        bot, ws = make_bot(ping_every_s=0.2)
+        await bot._send({"action": "session"})  # the connect's first message
+        pinger = asyncio.create_task(bot._keep_pinging())
+        for _ in range(8):  # a message every 0.05 s for 0.4 s: never a 0.2 s gap
+            await bot._send({"action": "leave"})
+            await asyncio.sleep(0.05)
+        assert ws.actions("ping") == []
+        await asyncio.sleep(0.45)  # then silence: pings come
+        pinger.cancel()
+        await asyncio.gather(pinger, return_exceptions=True)
+        assert len(ws.actions("ping")) >= 1
 
     run(scenario)
 
