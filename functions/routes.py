@@ -52,12 +52,12 @@ PONG = MockRoute(
     request_template=(
         "#set($rid = $input.path('$.request_id'))"
         '{"statusCode": 200'
-        "#if(\"$!rid\" != \"\"), \"request_id\": $input.json('$.request_id')#end}"
+        '#if("$!rid" != ""), "request_id": $input.json(\'$.request_id\')#end}'
     ),
     response_template=(
         "#set($rid = $input.path('$.request_id'))"
         '{"type":"pong","server_time_ms":$context.requestTimeEpoch'
-        "#if(\"$!rid\" != \"\"),\"request_id\":$input.json('$.request_id')#end}"
+        '#if("$!rid" != ""),"request_id":$input.json(\'$.request_id\')#end}'
     ),
 )
 """``ping`` -> ``pong`` (ruling 14): the gateway answers, the backend never sees a ping."""

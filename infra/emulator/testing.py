@@ -250,9 +250,14 @@ class Backend:
         mock = MOCK_ROUTES.get(route)
         if mock is not None:  # answered by the gateway itself: no handler, no table access
             received = event["requestContext"]["requestTimeEpoch"]
-            self.deps.notifier.send([(connection_id, mock.answer(received, body))])
+            self.route_response(connection_id, mock.answer(received, body))
             return None
         return self.call(route if route in self.entrypoints else "$default", event)
+
+    def route_response(self, connection_id: str, text: str) -> None:
+        """The gateway's own answer on a mock route (``pong``): delivered to the connection
+        like any message (recorded by the notifier); not a ``PostToConnection``."""
+        self.deps.notifier.send([(connection_id, text)])
 
     def call(self, name: str, event: dict[str, Any]) -> Any:
         """Run the entrypoint of route key or timer ``name`` on ``event`` now, with

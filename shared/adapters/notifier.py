@@ -74,7 +74,6 @@ class ApiGatewayNotifier:
         except BotoCoreError as err:
             self._failed("delete_connection", connection_id, type(err).__name__)
 
-
     def last_active_ms(self, connection_id: str) -> int | None:
         """``LastActiveAt`` of the connection (UTC ms), or None when it is gone (410
         ``GoneException``). One GetConnection, whose answer is ``ConnectedAt``, ``Identity``
