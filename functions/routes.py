@@ -34,16 +34,16 @@ class MockRoute:
 
     def answer(self, request_time_ms: int, body: str | None) -> str:
         """``pong`` with ``server_time_ms`` = the gateway's ``requestTimeEpoch`` (UTC ms) and
-        the message's ``request_id`` echoed as it came when it is there and not empty (the
-        templates echo its JSON value; nothing is validated: a ping is not parsed)."""
+        the message's ``request_id`` echoed as it came when it is there and not empty, else
+        null, as in every server message (the templates echo its JSON value; nothing is
+        validated: a ping is not parsed)."""
         try:
             parsed = json.loads(body or "")
         except ValueError:
             parsed = None
         rid = parsed.get("request_id") if isinstance(parsed, dict) else None
         pong: dict[str, object] = {"type": "pong", "server_time_ms": request_time_ms}
-        if rid is not None and rid != "":
-            pong["request_id"] = rid
+        pong["request_id"] = rid if rid is not None and rid != "" else None
         return json.dumps(pong, separators=(",", ":"))
 
 
@@ -57,7 +57,8 @@ PONG = MockRoute(
     response_template=(
         "#set($rid = $input.path('$.request_id'))"
         '{"type":"pong","server_time_ms":$context.requestTimeEpoch'
-        '#if("$!rid" != ""),"request_id":$input.json(\'$.request_id\')#end}'
+        '#if("$!rid" != ""),"request_id":$input.json(\'$.request_id\')'
+        '#else,"request_id":null#end}'
     ),
 )
 """``ping`` -> ``pong`` (ruling 14): the gateway answers, the backend never sees a ping."""

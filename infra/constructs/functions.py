@@ -159,7 +159,6 @@ SPECS: dict[str, FunctionSpec] = {
         FunctionSpec("guess", 1024, 10, settings=_MESSAGE, description="guess"),
         FunctionSpec("nickname", 256, 10, settings=_MESSAGE, description="nickname"),
         FunctionSpec("party", 1024, 20, settings=_MESSAGE, description="party_* actions"),
-        FunctionSpec("ping", 256, 5, settings=_MESSAGE, description="ping"),
         FunctionSpec(
             "apply_deadlines",
             1024,

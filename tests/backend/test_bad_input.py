@@ -144,7 +144,7 @@ def test_ping_is_answered_by_the_gateway_without_a_session_and_changes_nothing(b
     assert calls == []
     assert stranger.messages == [
         {"type": "pong", "server_time_ms": backend.clock.now, "request_id": "p1"},
-        {"type": "pong", "server_time_ms": backend.clock.now},
+        {"type": "pong", "server_time_ms": backend.clock.now, "request_id": None},
     ]
     assert backend.snapshot() == before
     assert backend.notifier.active[stranger.connection_id] == backend.clock.now
