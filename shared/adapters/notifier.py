@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -96,7 +97,7 @@ class ApiGatewayNotifier:
         except BotoCoreError as err:
             self._failed("get_connection", connection_id, type(err).__name__)
             return _now_ms()
-        active = info.get("LastActiveAt") or info.get("ConnectedAt")
+        active: datetime | None = info.get("LastActiveAt") or info.get("ConnectedAt")
         if active is None:
             return _now_ms()
         return round(active.timestamp() * 1000)
