@@ -388,6 +388,9 @@ class Bot:
 
     async def _on_pong(self, m: dict[str, Any]) -> None:
         sent = self._ping_sent.pop(m.get("request_id") or "", None)
+        if sent is None and not m.get("request_id") and self._ping_sent:
+            # a pong without the request id (API Gateway answers pings in order): the oldest
+            sent = self._ping_sent.pop(next(iter(self._ping_sent)))
         if sent is not None:
             now = time.time() * 1000
             self.offset_ms = m["server_time_ms"] - (sent + now) / 2

@@ -8,6 +8,7 @@ under them (1001) and they reconnect, resume with their token and finish the tou
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -160,3 +161,21 @@ def test_ping_messages_keep_a_waiting_bot_connected_past_the_idle_timeout() -> N
     assert pinger.state == silent.state == "queued"
     assert silent.current is not None
     assert silent.current.resumes >= 1
+
+
+def test_a_pong_without_a_request_id_answers_the_oldest_ping() -> None:
+    """API Gateway makes the pong (a MOCK route); should it come without the ping's request
+    id, the bot still takes its clock offset from it, matching the oldest ping in flight."""
+
+    async def scenario() -> None:
+        bot, ws = make_bot()
+        await bot._ping()
+        await bot._ping()
+        first, second = (p["request_id"] for p in ws.actions("ping"))
+        server_now = time.time() * 1000 + 60_000  # a server clock one minute ahead
+        await bot._handle({"type": "pong", "server_time_ms": server_now, "request_id": None})
+        assert list(bot._ping_sent) == [second]
+        assert 55_000 < bot.offset_ms < 65_000
+        assert first not in bot._ping_sent
+
+    run(scenario)

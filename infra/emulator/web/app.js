@@ -213,8 +213,10 @@ const HANDLERS = {
   },
   player(m) { setMe(m.player); },
   pong(m) {
-    const sent = S.pingSent[m.request_id];
-    if (sent) { delete S.pingSent[m.request_id]; S.offset = m.server_time_ms - (sent + Date.now()) / 2; }
+    // API Gateway answers pings in order: a pong without a request id is the oldest ping's
+    const id = m.request_id || Object.keys(S.pingSent)[0];
+    const sent = S.pingSent[id];
+    if (sent) { delete S.pingSent[id]; S.offset = m.server_time_ms - (sent + Date.now()) / 2; }
   },
   lobby(m) { applyLobby(m); },
   party(m) { applyParty(m); },
