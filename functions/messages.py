@@ -1,7 +1,8 @@
 """Entrypoints: the WebSocket message routes, one Lambda function per route group, generated
 from the protocol's actions (``shared.protocol.inbound.ACTIONS``): ``guess``, ``join``,
-``leave``, ``nickname``, ``session``, ``ping``, ``party`` (the four ``party_*`` actions) and
-``default`` (API Gateway's ``$default``: bodies whose ``action`` matched no route).
+``leave``, ``nickname``, ``session``, ``party`` (the four ``party_*`` actions) and
+``default`` (API Gateway's ``$default``: bodies whose ``action`` matched no route). ``ping`` has
+no function: API Gateway answers it (``functions.routes.MOCK_ROUTES``, ruling 14).
 
 Each message, in order:
 
@@ -49,7 +50,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_websocket_event im
 from pydantic import BaseModel
 
 from functions._entry import Entrypoint, Event
-from functions.routes import MESSAGE_FUNCTIONS
+from functions.routes import MESSAGE_FUNCTIONS, MOCK_ROUTES
 from shared.domain.errors import DomainError
 from shared.protocol import inbound as msg
 from shared.protocol.errors import ErrorCode, ProtocolError
@@ -86,7 +87,6 @@ def _guess(deps: Deps, req: Request, message: msg.GuessAction) -> None:
 
 ACTIONS: dict[str, Action[Any]] = {
     "session": Action(msg.SessionAction, lambda d, r, m: sessions.session(d, r, m.token)),
-    "ping": Action(msg.PingAction, lambda d, r, m: sessions.ping(d, r)),
     "nickname": Action(
         msg.NicknameAction, lambda d, r, m: sessions.nickname(d, r, _player(d, r), m.nickname)
     ),
@@ -107,10 +107,11 @@ ACTIONS: dict[str, Action[Any]] = {
         msg.PartyStartAction, lambda d, r, m: parties.start(d, r, _player(d, r), m.language)
     ),
 }
-"""Every inbound action (the protocol's ``ACTIONS``, checked below) -> its use case."""
+"""Every inbound action but the gateway-answered ones (``MOCK_ROUTES``; checked below) -> its
+use case. A ``ping`` that reaches a function anyway (a misrouted body) is ``unknown_action``."""
 
-if set(ACTIONS) != set(msg.ACTIONS):  # pragma: no cover - a protocol change without a route
-    raise RuntimeError(f"actions without a use case: {set(msg.ACTIONS) ^ set(ACTIONS)}")
+if set(ACTIONS) | set(MOCK_ROUTES) != set(msg.ACTIONS):  # pragma: no cover - protocol change
+    raise RuntimeError(f"actions without a route: {set(msg.ACTIONS) ^ set(ACTIONS)}")
 
 
 def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:

@@ -13,7 +13,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from functions.routes import ROUTES, TIMERS
+from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
 from infra.constructs.deadline_clock import DeadlineClock
 from infra.constructs.functions import Functions, FunctionsProps
 from infra.constructs.monitoring import Monitoring, MonitoringProps
@@ -80,7 +80,6 @@ STAGES: dict[str, StageConfig] = {
             "guess": 10,
             "nickname": 2,
             "party": 3,
-            "ping": 2,
         },
         tracing="active",
         alarm_thresholds={"TryAgain": 10, "ApiClientErrors": 100, "AccountConcurrency": 100},
@@ -104,7 +103,6 @@ STAGES: dict[str, StageConfig] = {
             "guess": 200,
             "nickname": 10,
             "party": 20,
-            "ping": 10,
         },
         tracing="off",
         alarm_thresholds={"TryAgain": 50, "ApiClientErrors": 1000, "AccountConcurrency": 800},
@@ -179,7 +177,9 @@ class WordleTournamentStack(Stack):
                 reserved=dict(config.reserved) if reserve_concurrency else {},
             ),
         )
-        websocket.add_routes({key: functions.for_target(t) for key, t in ROUTES.items()})
+        websocket.add_routes(
+            {key: functions.for_target(t) for key, t in ROUTES.items()}, MOCK_ROUTES
+        )
         clock = DeadlineClock(
             self,
             "Clock",

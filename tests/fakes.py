@@ -154,13 +154,6 @@ class InMemoryStore:
     def create_player(self, player: Player, token_hash: str) -> None:
         self.commit([player, TokenCreated(token_hash, player.player_id)])
 
-    def touch_connection(self, connection_id: str, heard_ms: int) -> bool:
-        c = self.items.get(("connection", connection_id))
-        if c is None or (c.heard_ms is not None and c.heard_ms >= heard_ms):
-            return False
-        c.heard_ms = heard_ms  # no version bump, like DynamoStore's UpdateItem
-        return True
-
     def delete_connection(self, connection_id: str) -> Connection | None:
         old = self.items.pop(("connection", connection_id), None)
         return copy.deepcopy(old) if old is not None else None
@@ -265,10 +258,12 @@ def sent_of(deps: Deps, cid: str, kind: str) -> list[dict[str, Any]]:
 
 def open_session(deps: Deps, cid: str, token: str | None = None) -> dict[str, Any]:
     """``$connect`` then ``session`` (request id ``s``, with ``token`` to resume) on ``cid``:
-    the reply."""
+    the reply. Both are client activity: the connection's ``LastActiveAt`` (the
+    ``RecordingNotifier``'s) moves to now, as API Gateway's does."""
     from shared.services import sessions
     from shared.services.outbox import Request
 
+    deps.notifier.activity(cid, deps.clock.now_ms())  # type: ignore[attr-defined]
     sessions.connect(deps, cid)
     sessions.session(deps, Request(cid, "s"), token)
     return sent(deps, cid)[-1]

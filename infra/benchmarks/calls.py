@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from functions.routes import MOCK_ROUTES
 from infra.benchmarks import units
 from infra.emulator.states import Execution, ManualClock
 from infra.emulator.testing import Backend, RecordingNotifier, ScriptedPlayer
@@ -413,6 +414,16 @@ class ApiGatewayRecordingNotifier(RecordingNotifier):
         self.adapter.close(connection_id)
         super().close(connection_id)
 
+    def last_active_ms(self, connection_id: str) -> int | None:
+        """A real GetConnection on moto (counted, as each read costs a Management API call),
+        answered with the harness's ``LastActiveAt`` (moto's is not the client's activity)."""
+        self.adapter.last_active_ms(connection_id)
+        return super().last_active_ms(connection_id)
+
+    def route_response(self, connection_id: str, text: str) -> None:
+        """A mock route's answer (``pong``): recorded for the players, never posted."""
+        super().send([(connection_id, text)])
+
 
 class CountingBackend(Backend):
     """``infra.emulator.testing.Backend`` rewired to the real adapters with counted clients:
@@ -463,6 +474,15 @@ class CountingBackend(Backend):
             ids=lambda: f"id{next(counter):04d}",
         )
         self.inbound_bytes = 0
+        self.sent_ms: dict[str, int] = {}
+        """Connection id -> when its client last sent a message (manual UTC ms)."""
+        self.gateway_answered = 0
+        """Messages answered by the gateway itself (mock routes: ``ping``): one message in and
+        one route response out each, no function, no table access."""
+
+    def route_response(self, connection_id: str, text: str) -> None:
+        assert isinstance(self.notifier, ApiGatewayRecordingNotifier)
+        self.notifier.route_response(connection_id, text)
 
     def invoke(
         self,
@@ -474,6 +494,11 @@ class CountingBackend(Backend):
     ) -> Any:
         if body is not None:
             self.inbound_bytes += len(body.encode("utf-8"))
+        if not route.startswith("$") or route == "$default":
+            self.sent_ms[connection_id] = self.clock.now_ms()
+        if route in MOCK_ROUTES:  # the gateway answers: no invocation to count
+            self.gateway_answered += 1
+            return super().invoke(route, connection_id, body, received_ms=received_ms)
         with self.counter.invocation(route):
             return super().invoke(route, connection_id, body, received_ms=received_ms)
 

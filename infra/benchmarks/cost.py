@@ -100,9 +100,11 @@ ALARM_METRICS = 64
 """Alarm metrics per stage (``infra.constructs.monitoring``: 52 alarms, 64 metrics)."""
 CUSTOM_METRICS = 12
 """Application metrics published per stage (Powertools, one namespace, one dimension)."""
-PING_EVERY_MS = 15_000
-"""Clients ping every 15 s (the web client and the bots), within the 20 s the contract asks
-(``shared.protocol.limits.PING_INTERVAL_SECONDS``; ruling 14)."""
+PING_EVERY_MS = 20_000
+"""A player pings after 20 s without sending any message, as the web client and the bots do
+(ruling 14: a message at least every 20 s, ``shared.protocol.limits.PING_INTERVAL_SECONDS``).
+API Gateway answers each ping itself (a MOCK route: a message in and a route response out, no
+function, no write)."""
 CONNECTION_MINUTES_PER_PLAYER = 15.0
 """Assumption of the brief: each of the 8 players is connected ~15 min (lobby, play, results)."""
 STANDARD_TRANSITIONS_PER_DEADLINE = 2
@@ -196,6 +198,9 @@ class TournamentRun:
     skips: int
     invalid: int
     inbound_bytes: int
+    gateway_answered: int = 0
+    """Pings answered by API Gateway itself (``functions.routes.MOCK_ROUTES``): each a message
+    in and a ``pong`` route response out; no invocation."""
     skip_grace_ms: int = 0
     """A turn deadline's skip is due this long after it (``Timing.skip_grace_ms``)."""
     executions: list[ClockExecution] = field(default_factory=list)
@@ -227,17 +232,19 @@ def play_tournament(b: CountingBackend, style: PlayStyle, seed: int = 11) -> Tou
     duel_ids: set[str] = set()
     rounds: set[int] = set()
     guesses = invalid = 0
-    next_ping = start + PING_EVERY_MS
 
     def advance_to(t_ms: int) -> None:
-        """Let time pass to ``t_ms``; on the way, every player still connected pings each
-        ``PING_EVERY_MS`` (conformant clients; their liveness writes are billed)."""
-        nonlocal next_ping
-        while next_ping <= t_ms:
-            b.clock.advance_to(next_ping)
+        """Let time pass to ``t_ms``; on the way, each player pings when it has sent nothing
+        for ``PING_EVERY_MS`` (conformant clients; API Gateway answers, its messages are
+        billed; ``CountingBackend.sent_ms``: when each connection last sent a message)."""
+        while True:
+            due = min(b.sent_ms.get(p.connection_id, start) + PING_EVERY_MS for p in players)
+            if due > t_ms:
+                break
+            b.clock.advance_to(due)
             for p in players:
-                p.ping()
-            next_ping += PING_EVERY_MS
+                if b.sent_ms.get(p.connection_id, start) + PING_EVERY_MS <= due:
+                    p.ping()
         b.clock.advance_to(t_ms)
 
     for _ in range(5000):
@@ -319,6 +326,7 @@ def play_tournament(b: CountingBackend, style: PlayStyle, seed: int = 11) -> Tou
         skips=skips,
         invalid=invalid,
         inbound_bytes=b.inbound_bytes,
+        gateway_answered=b.gateway_answered,
         skip_grace_ms=b.deps.timing.skip_grace_ms,
         executions=list(clock.executions),
     )
@@ -646,9 +654,11 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
     api = prices["apigateway_websocket"]
     inc = int(api["message_increment_bytes"])
     non_clock = [i for i in run.invocations if not i.route.startswith("clock:")]
-    inbound = sum(1 for i in non_clock if not i.route.startswith("$"))
+    routed_in = sum(1 for i in non_clock if not i.route.startswith("$"))
+    inbound = routed_in + run.gateway_answered
     posts = [c for c in act.calls if c.op == "PostToConnection"]
     out_units = sum(max(1, math.ceil(c.payload_bytes / inc)) for c in posts)
+    pongs = run.gateway_answered  # route responses: one message each (about 60 bytes)
     conn_minutes = run.players * CONNECTION_MINUTES_PER_PLAYER
     route_ms = mean_billed_ms(non_clock)
     gb_s = sum(billed_ms(i) for i in non_clock) / 1000 * LAMBDA_GB
@@ -695,7 +705,8 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
             non_clock_rru * float(ddb["read_request_unit"]),
         ),
         CostLine(
-            "API Gateway messages in",
+            f"API Gateway messages in ({routed_in} to functions, {run.gateway_answered} pings "
+            "answered by the gateway)",
             inbound,
             "messages",
             inbound * float(api["message"]),
@@ -705,6 +716,12 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
             out_units,
             "messages",
             out_units * float(api["message"]),
+        ),
+        CostLine(
+            "API Gateway messages out (pong route responses of the ping mock route)",
+            pongs,
+            "messages",
+            pongs * float(api["message"]),
         ),
         CostLine(
             f"API Gateway connection minutes ({run.players} x {CONNECTION_MINUTES_PER_PLAYER:.0f})",
@@ -765,40 +782,29 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
 
 
 def liveness_cost(run: TournamentRun, prices: dict[str, Any]) -> dict[str, float]:
-    """What ruling 14's liveness adds to one tournament: the ``ping`` route's invocations
-    (Lambda requests and duration at ``LAMBDA_MS``), their one-UpdateItem stamps (WRU), the
-    ping and pong messages, and the clock's reads of a skipped player's connection item.
-    Keys: ``pings``, ``ping_wru``, ``liveness_reads``, ``liveness_rru``, ``liveness_usd`` (all
-    of it), ``stamp_usd`` (the stamps and reads alone: what liveness adds to pings that clients
-    sent anyway for the clock offset)."""
+    """What ruling 14's liveness adds to one tournament: the pings (a message in each) and
+    their ``pong`` route responses (a message out each) — API Gateway answers them, no
+    function runs, nothing is written — and the GetConnection reads of ``LastActiveAt`` when
+    a turn runs out or the 8th seat fills, whose only cost is the caller's wait (billed in its
+    Lambda duration, ``CALL_LATENCY_MS``): API Gateway bills WebSocket messages and connection
+    minutes, and a GetConnection is neither ("you pay only for messages sent and received and
+    for the time a user or device is connected", Amazon API Gateway FAQs and pricing,
+    https://aws.amazon.com/api-gateway/pricing/). Keys: ``pings``, ``ping_wru`` (0: no
+    stamp), ``liveness_reads``, ``liveness_usd`` (all of it), ``stamp_usd`` (what liveness
+    adds beyond the ping and pong messages: the reads' waits)."""
     lam = prices["lambda"]
-    ddb = prices["dynamodb"]
     api = prices["apigateway_websocket"]
-    pings = [i for i in run.invocations if i.route == "ping"]
-    wru = sum(c.wru for i in pings for c in i.calls)
-    pongs = sum(1 for i in pings for c in i.calls if c.op == "PostToConnection")
-    reads = [
-        c
-        for i in run.invocations
-        if i.route.startswith("clock:")
-        for c in i.calls
-        if c.op == "GetItem" and c.target.startswith("CONN#")
-    ]
-    rru = sum(c.rru for c in reads)
-    usd = (
-        len(pings) * float(lam["request"])
-        + sum(billed_ms(i) for i in pings) / 1000 * LAMBDA_GB * float(lam["gb_second_arm64"])
-        + wru * float(ddb["write_request_unit"])
-        + rru * float(ddb["read_request_unit"])
-        + (len(pings) + pongs) * float(api["message"])
-    )
+    reads = [c for i in run.invocations for c in i.calls if c.op == "GetConnection"]
+    wait_ms = len(reads) * CALL_LATENCY_MS["apigatewaymanagementapi"]
+    reads_usd = wait_ms / 1000 * LAMBDA_GB * float(lam["gb_second_arm64"])
+    messages_usd = 2 * run.gateway_answered * float(api["message"])
     return {
-        "pings": len(pings),
-        "ping_wru": wru,
+        "pings": run.gateway_answered,
+        "ping_wru": 0,
         "liveness_reads": len(reads),
-        "liveness_rru": rru,
-        "liveness_usd": usd,
-        "stamp_usd": wru * float(ddb["write_request_unit"]) + rru * float(ddb["read_request_unit"]),
+        "liveness_rru": 0,
+        "liveness_usd": messages_usd + reads_usd,
+        "stamp_usd": reads_usd,
     }
 
 

@@ -193,12 +193,14 @@ def cost_tables(r: Any) -> str:
         f"{r.counts['executions']:.0f} Express executions (handovers included) for "
         f"{r.counts['deadlines']:.0f} distinct deadlines (turn deadlines read from the "
         "`duel_start` and `turn` messages). "
-        f"Liveness (ruling 14): {r.counts['pings']:.0f} pings (every player every "
-        f"{cost.PING_EVERY_MS / 1000:.0f} s), {r.counts['ping_wru']:.0f} WRU for their stamps "
-        f"(one UpdateItem each, no read), {r.counts['liveness_reads']:.0f} reads of a skipped "
-        f"player's connection ({r.counts['liveness_rru']:.1f} RRU): "
-        f"{_usd(r.counts['liveness_usd'])} of the total (pings, pongs, stamps, reads), of "
-        f"which {_usd(r.counts['stamp_usd'])} for the stamps and reads alone."
+        f"Liveness (ruling 14): {r.counts['pings']:.0f} pings (each player after "
+        f"{cost.PING_EVERY_MS / 1000:.0f} s without sending anything), answered by API Gateway "
+        "itself "
+        "(a MOCK route: no Lambda, no write), and "
+        f"{r.counts['liveness_reads']:.0f} GetConnection reads of a connection's LastActiveAt "
+        "(when a turn ran out or the 8th seat filled; not billed by API Gateway, the caller's "
+        f"wait is): {_usd(r.counts['liveness_usd'])} of the total (ping and pong messages, "
+        f"reads), of which {_usd(r.counts['stamp_usd'])} for the reads alone."
     )
     ms = sorted(i.ms for i in run.invocations)
     if ms:

@@ -159,7 +159,6 @@ SPECS: dict[str, FunctionSpec] = {
         FunctionSpec("guess", 1024, 10, settings=_MESSAGE, description="guess"),
         FunctionSpec("nickname", 256, 10, settings=_MESSAGE, description="nickname"),
         FunctionSpec("party", 1024, 20, settings=_MESSAGE, description="party_* actions"),
-        FunctionSpec("ping", 256, 5, settings=_MESSAGE, description="ping"),
         FunctionSpec(
             "apply_deadlines",
             1024,
@@ -206,7 +205,7 @@ class FunctionsProps:
     settings: dict[str, str]
     """Settings field name -> value (tokens allowed), e.g. ``table_name``."""
     connections_arns: list[str]
-    """``execute-api`` ARNs of this stage's ``@connections`` (POST and DELETE)."""
+    """``execute-api`` ARNs of this stage's ``@connections`` (POST, GET and DELETE)."""
     powertools: dict[str, str] = field(default_factory=dict)
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
     removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
@@ -384,7 +383,8 @@ class Functions(Construct):
             )
         if spec.pushes:
             # Connection ids are minted by API Gateway per client, so the ARN ends in a
-            # wildcard; it is scoped to this API's stage and to POST/DELETE @connections.
+            # wildcard; it is scoped to this API's stage and to POST/GET/DELETE @connections
+            # (GET: GetConnection's LastActiveAt, ruling 14).
             statements.append(
                 iam.PolicyStatement(
                     sid="PushToConnections",

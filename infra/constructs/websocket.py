@@ -23,6 +23,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from functions.routes import MockRoute
 from infra.constructs.nag import acknowledge
 
 ROUTE_SELECTION = "$request.body.action"
@@ -61,7 +62,8 @@ class WebSocketApi(Construct):
     """The API and its one stage. Call ``add_routes`` once the functions exist.
 
     Attributes: ``api``, ``stage``, ``url`` (``wss://``), ``callback_url`` (``https://``, the
-    Management API endpoint), ``connections_arns`` (POST/DELETE ``@connections/*`` of this stage).
+    Management API endpoint), ``connections_arns`` (POST, GET and DELETE ``@connections/*`` of this
+    stage: post, read ``LastActiveAt``, close).
     """
 
     def __init__(
@@ -92,18 +94,59 @@ class WebSocketApi(Construct):
         self.connections_arns = self._connections_arns(stage_name)
         self._integrations: dict[str, integrations.WebSocketLambdaIntegration] = {}
 
-    def add_routes(self, targets: Mapping[str, lambda_.IFunction]) -> None:
+    def add_routes(
+        self,
+        targets: Mapping[str, lambda_.IFunction],
+        mock_routes: Mapping[str, MockRoute] | None = None,
+    ) -> None:
         """One route per key (``$connect``, ``$disconnect``, ``$default`` and each action),
-        integrated with its function; functions shared by several routes share one integration."""
-        unknown = sorted(set(self._route_throttles) - set(targets))
+        integrated with its function; functions shared by several routes share one integration.
+        ``mock_routes`` (``functions.routes.MOCK_ROUTES``: ``ping``) are answered by API Gateway
+        itself: a MOCK integration, its integration response and a route response
+        (``returnResponse``), no function (ruling 14)."""
+        mock_routes = dict(mock_routes or {})
+        unknown = sorted(set(self._route_throttles) - set(targets) - set(mock_routes))
         if unknown:
             raise KeyError(f"throttles for routes that do not exist: {unknown}")
         for route_key, function in targets.items():
             route = self.api.add_route(route_key, integration=self._integration(function))
             # The stage's RouteSettings name route keys: API Gateway refuses unknown ones.
             self.stage.node.add_dependency(route)
+        for route_key, mock in mock_routes.items():
+            self._add_mock_route(route_key, mock)
         self._apply_route_throttles()
         self._acknowledge_open_routes()
+
+    def _add_mock_route(self, route_key: str, mock: MockRoute) -> None:
+        """A route answered by the gateway: the MOCK integration's request template sets the
+        status (200) and carries the fields the answer echoes; the integration response's
+        template makes the answer; the route response sends it back. AWS, "Set up a WebSocket
+        API integration response" and "Set up route responses for a WebSocket API":
+        https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-integration-responses.html
+        https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-route-response.html
+        """
+        name = f"{route_key.capitalize()}Mock"
+        route = self.api.add_route(
+            route_key,
+            integration=integrations.WebSocketMockIntegration(
+                name,
+                request_templates={"$default": mock.request_template},
+                template_selection_expression="\\$default",
+            ),
+            return_response=True,
+        )
+        bound = route.node.find_child(name)
+        assert isinstance(bound, apigwv2.WebSocketIntegration)
+        apigwv2.CfnIntegrationResponse(
+            self,
+            f"{name}Response",
+            api_id=self.api.api_id,
+            integration_id=bound.integration_id,
+            integration_response_key="$default",
+            response_templates={"$default": mock.response_template},
+            template_selection_expression="\\$default",
+        )
+        self.stage.node.add_dependency(route)
 
     def _apply_route_throttles(self) -> None:
         if not self._route_throttles:
@@ -177,7 +220,7 @@ class WebSocketApi(Construct):
                 resource=self.api.api_id,
                 resource_name=f"{stage_name}/{method}/@connections/*",
             )
-            for method in ("POST", "DELETE")
+            for method in ("POST", "GET", "DELETE")
         ]
 
     def _integration(self, function: lambda_.IFunction) -> integrations.WebSocketLambdaIntegration:

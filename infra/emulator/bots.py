@@ -18,8 +18,10 @@ each a probability:
 * ``disconnect_rate`` per turn: drop the socket, reconnect with the token and resume from the
   ``session`` snapshot (ruling 9; the pause is far below the 60 s reconnect deadline).
 
-Liveness (ruling 14): a bot sends ``{"action": "ping"}`` every ``ping_every_s`` (15 s, under
-the 20 s of ``shared.protocol.limits.PING_INTERVAL_SECONDS``). Only messages count: the
+Liveness (ruling 14): a bot sends ``{"action": "ping"}`` at connect and whenever it has sent
+nothing for ``ping_every_s`` (the 20 s of ``shared.protocol.limits.PING_INTERVAL_SECONDS``):
+any message counts as activity (API Gateway's ``LastActiveAt``), and API Gateway answers the
+ping itself (no function runs). Only messages count: the
 ``websockets`` library's own ping control frames never reach an API Gateway backend and do not
 reset its idle timeout. When the server closes the socket (API Gateway's 10-minute idle timeout
 or 2-hour connection cap, 1001; a vanished connection, 1006; any other close) the bot
@@ -72,8 +74,9 @@ INVALID_GUESS_CODES = frozenset({"not_in_word_list", "wrong_length", "invalid_le
 _SAFETY_MS = 250
 """Send a guess at least this long before the turn deadline (network, handler latency)."""
 
-PING_EVERY_SECONDS = PING_INTERVAL_SECONDS * 3 / 4
-"""How often a bot sends ``ping`` (15 s): a margin under the 20 s clients promise (ruling 14)."""
+PING_EVERY_SECONDS = PING_INTERVAL_SECONDS
+"""A bot pings after this long without sending anything (20 s, what clients promise: ruling 14;
+the server's heartbeat timeout is 60 s)."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class BotConfig:
     leave_wait_s: float = 120.0
     """After leaving, wait at most this long for the ``rating`` event (sent at round end)."""
     ping_every_s: float = PING_EVERY_SECONDS
-    """Seconds between two ``ping`` messages on a connection (the first goes at connect)."""
+    """Seconds without a sent message after which a ``ping`` goes (the first goes at connect)."""
 
 
 @dataclass
@@ -182,6 +185,8 @@ class Bot:
         self._leave_this_duel = False
         self._move_task: asyncio.Task[None] | None = None
         self._ping_sent: dict[str, float] = {}
+        self._sent_at = 0.0
+        """When this bot last sent a message (``time.monotonic``): pings fill the gaps."""
         self._finished = asyncio.Event()
         self._leave_deadline: float | None = None
         self._round: int | None = None
@@ -260,10 +265,14 @@ class Bot:
                 self._ping_sent.clear()
 
     async def _keep_pinging(self) -> None:
-        """``ping`` every ``ping_every_s`` while the connection lasts (ruling 14)."""
+        """``ping`` whenever nothing was sent for ``ping_every_s``, while the connection lasts
+        (ruling 14: a message at least every 20 s; any message will do)."""
         with contextlib.suppress(ConnectionClosed):
             while True:
-                await asyncio.sleep(self.config.ping_every_s)
+                wait = self._sent_at + self.config.ping_every_s - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                    continue
                 await self._ping()
 
     async def _send(self, message: dict[str, Any]) -> str:
@@ -272,6 +281,7 @@ class Bot:
         if self._ws is None:
             raise ConnectionClosed(None, None)
         await self._ws.send(json.dumps(message, ensure_ascii=False))
+        self._sent_at = time.monotonic()
         return request_id
 
     async def _ping(self) -> None:
@@ -378,6 +388,9 @@ class Bot:
 
     async def _on_pong(self, m: dict[str, Any]) -> None:
         sent = self._ping_sent.pop(m.get("request_id") or "", None)
+        if sent is None and not m.get("request_id") and self._ping_sent:
+            # a pong without the request id (API Gateway answers pings in order): the oldest
+            sent = self._ping_sent.pop(next(iter(self._ping_sent)))
         if sent is not None:
             now = time.time() * 1000
             self.offset_ms = m["server_time_ms"] - (sent + now) / 2

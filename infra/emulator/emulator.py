@@ -270,7 +270,7 @@ class Emulator:
         self._clock = LocalClock(executor=self._executor, region=self.region)
         real_wiring = self.routes_override is None
         if real_wiring:
-            from functions.routes import ROUTES, TIMERS
+            from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
             from shared.runtime.bootstrap import build
             from shared.runtime.settings import Settings
 
@@ -294,6 +294,7 @@ class Emulator:
             region=self.region,
             executor=self._executor,
             route_responses=self.route_responses,
+            mock_routes=MOCK_ROUTES if real_wiring else None,
             idle_timeout_seconds=self.idle_timeout_seconds,
             max_connection_seconds=self.max_connection_seconds,
             disconnect_loss=self.disconnect_loss,

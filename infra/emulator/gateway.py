@@ -51,10 +51,17 @@ Fidelity choices (AWS behaviour mirrored unless noted):
   ``$disconnect`` runs. Then (or at the idle or duration limit, or a DELETE, if sooner) the
   connection is gone: 410 ``GoneException`` and ``$disconnect`` with 1006. With 0, a dropped
   connection is gone at once (``$disconnect`` 1006).
-* ``GET @connections/{id}`` answers ``connectedAt``, ``identity`` and ``lastActiveAt``: the
-  time of the last inbound data frame or successful outbound message (AWS documents it only as
-  "the time in ISO 8601 format for when the connection was last active"; the backend does not
-  rely on its exact meaning).
+* ``GET @connections/{id}`` answers ``connectedAt``, ``identity`` and ``lastActiveAt`` (AWS
+  documents it only as "the time in ISO 8601 format for when the connection was last active",
+  GetConnection, https://docs.aws.amazon.com/apigateway/latest/api/API_GetConnection.html):
+  here the time of the client's last inbound data frame (``$connect`` at first), the reading
+  ruling 14's liveness relies on. Whether AWS also moves it on the server's own posts is not
+  documented: ``posts_move_last_active`` (default off) makes successful ``PostToConnection``
+  and route responses move it too, to exercise that reading. An unknown or closed connection
+  answers 410 ``GoneException``.
+* Mock routes (``mock_routes``: route key -> ``functions.routes.MockRoute``): answered by the
+  gateway itself, as a MOCK integration with a route response is on AWS (``ping`` -> ``pong``):
+  no handler runs; the answer is a route response (an outbound message).
 * A handler that raises: the client gets ``{"message": "Internal server error", "connectionId",
   "requestId"}``; no route and no ``$default``: ``{"message": "Forbidden", ...}`` (both as AWS).
 * A handler's return value is discarded, except for route keys listed in ``route_responses``
@@ -299,6 +306,8 @@ class LocalGateway:
     ``max_connection_seconds`` (7200), ``disconnect_loss`` (share of ``$disconnect`` events
     never delivered, 0..1, default 0, seeded by ``seed``), ``half_open_seconds`` (how long a
     :meth:`drop`-ped connection still looks alive, default 0). Times in seconds (floats).
+    ``mock_routes`` (answered by the gateway, no handler) and ``posts_move_last_active``
+    (``LastActiveAt`` moves on outbound messages too; default: inbound only): module docstring.
     """
 
     def __init__(
@@ -314,6 +323,8 @@ class LocalGateway:
         executor: Executor | None = None,
         web_dir: Path | None = WEB_DIR,
         route_responses: Collection[str] = (),
+        mock_routes: Mapping[str, Any] | None = None,
+        posts_move_last_active: bool = False,
         max_frame_bytes: int = MAX_FRAME_BYTES,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         handler_timeout_seconds: float = 29.0,
@@ -334,6 +345,9 @@ class LocalGateway:
         self.api_id = api_id
         self.region = region
         self.route_responses = frozenset(route_responses)
+        self.mock_routes: dict[str, Any] = dict(mock_routes or {})
+        """Route key -> an object with ``answer(request_time_ms, body) -> str``."""
+        self.posts_move_last_active = posts_move_last_active
         self.max_frame_bytes = max_frame_bytes
         self.max_message_bytes = max_message_bytes
         self.handler_timeout_seconds = handler_timeout_seconds
@@ -653,12 +667,14 @@ class LocalGateway:
             return False
         if fin:
             conn.message_bytes = 0
-        self._touch(conn)
+        self._touch(conn, inbound=True)
         return True
 
-    def _touch(self, conn: Connection) -> None:
-        """Activity: ``LastActiveAt`` and the idle timer."""
-        conn.last_active_ms = _now_ms()
+    def _touch(self, conn: Connection, *, inbound: bool) -> None:
+        """Activity: the idle timer (either direction) and ``LastActiveAt`` (inbound, or
+        outbound too with ``posts_move_last_active``)."""
+        if inbound or self.posts_move_last_active:
+            conn.last_active_ms = _now_ms()
         conn.active_at = asyncio.get_running_loop().time()
 
     def _spawn(self, coro: Any) -> None:
@@ -774,7 +790,9 @@ class LocalGateway:
         try:
             while (item := await conn.inbox.get()) is not None:
                 body, is_base64 = item
-                route = select_route(None if is_base64 else body, self.routes)
+                route = select_route(
+                    None if is_base64 else body, self.routes.keys() | self.mock_routes.keys()
+                )
                 await self._dispatch(conn, route, body, is_base64)
             if "$disconnect" in self.routes and self._rng.random() < self.disconnect_loss:
                 log.info("$disconnect of %s lost (disconnect_loss)", conn.id)
@@ -794,6 +812,11 @@ class LocalGateway:
                 log.exception("message observer failed for route %s", route)
         event = self.message_event(conn, route, body, b64)
         request_id = event["requestContext"]["requestId"]
+        mock = self.mock_routes.get(route)
+        if mock is not None:  # MOCK integration + route response: no handler runs
+            answer = mock.answer(event["requestContext"]["requestTimeEpoch"], body)
+            await self._send(conn, answer.encode())
+            return
         if route not in self.routes:
             await self._send_error(conn, _FORBIDDEN, request_id)
             return
@@ -818,7 +841,7 @@ class LocalGateway:
         if not conn.postable:
             return False
         if conn.dropped:
-            self._touch(conn)
+            self._touch(conn, inbound=False)
             return True
         if conn.ws.closed:
             return False
@@ -833,7 +856,7 @@ class LocalGateway:
                 await conn.ws.send_str(text)
         except (ConnectionError, RuntimeError):  # closed under us (aiohttp raises both)
             return False
-        self._touch(conn)
+        self._touch(conn, inbound=False)
         return True
 
     # -- Management API --------------------------------------------------------------------

@@ -40,6 +40,7 @@ from typing import Any
 
 import pytest
 
+from functions.routes import MOCK_ROUTES
 from infra.emulator.states import ManualClock
 from shared.protocol.outbound import unpack
 from shared.services.deps import Deps
@@ -59,7 +60,13 @@ class RecordingNotifier:
 
     ``raw``: each post as sent, ``(connection_id, text)`` (a ``batch`` is one post);
     ``events``: each event delivered, ``(connection_id, event)``, batches unpacked;
-    ``sent``: the events per connection."""
+    ``sent``: the events per connection.
+
+    ``active``: each connection's ``LastActiveAt`` (UTC ms), what ``last_active_ms`` answers
+    (GetConnection; None for a gone or unknown connection, like a 410). ``Backend`` sets it at
+    ``$connect`` and at every message the client sends (``ping`` included), as API Gateway
+    does; tests may set it directly (``activity``). The server's own posts leave it alone:
+    the reading of ``LastActiveAt`` ruling 14 relies on (``infra/emulator/gateway.py``)."""
 
     def __init__(self) -> None:
         self.sent: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -67,6 +74,19 @@ class RecordingNotifier:
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.gone: set[str] = set()
         self.closed: list[str] = []
+        self.active: dict[str, int] = {}
+        self.reads: list[str] = []
+        """Connection ids of each GetConnection, in order."""
+
+    def activity(self, connection_id: str, at_ms: int) -> None:
+        """The client sent a message at ``at_ms`` (UTC ms): ``LastActiveAt`` moves there."""
+        self.active[connection_id] = max(self.active.get(connection_id, at_ms), at_ms)
+
+    def last_active_ms(self, connection_id: str) -> int | None:
+        self.reads.append(connection_id)
+        if connection_id in self.gone:
+            return None
+        return self.active.get(connection_id)
 
     def send(self, messages: list[tuple[str, str]]) -> list[str]:
         gone: list[str] = []
@@ -225,7 +245,19 @@ class Backend:
         event = ws_event(route, connection_id, body, self.clock.now)
         if received_ms is not None:
             event["requestContext"]["requestTimeEpoch"] = received_ms
+        if route != "$disconnect":
+            self.notifier.activity(connection_id, event["requestContext"]["requestTimeEpoch"])
+        mock = MOCK_ROUTES.get(route)
+        if mock is not None:  # answered by the gateway itself: no handler, no table access
+            received = event["requestContext"]["requestTimeEpoch"]
+            self.route_response(connection_id, mock.answer(received, body))
+            return None
         return self.call(route if route in self.entrypoints else "$default", event)
+
+    def route_response(self, connection_id: str, text: str) -> None:
+        """The gateway's own answer on a mock route (``pong``): delivered to the connection
+        like any message (recorded by the notifier); not a ``PostToConnection``."""
+        self.deps.notifier.send([(connection_id, text)])
 
     def call(self, name: str, event: dict[str, Any]) -> Any:
         """Run the entrypoint of route key or timer ``name`` on ``event`` now, with
@@ -238,7 +270,8 @@ class Backend:
             action = json.loads(body).get("action")
         except (ValueError, AttributeError):
             action = None
-        route = action if isinstance(action, str) and action in self.entrypoints else "$default"
+        known = isinstance(action, str) and (action in self.entrypoints or action in MOCK_ROUTES)
+        route = action if known else "$default"
         self.invoke(route, connection_id, body, received_ms=received_ms)
 
     def player(self, name: str | None = None, *, session: bool = True) -> ScriptedPlayer:
@@ -382,7 +415,8 @@ class ScriptedPlayer:
         self.send("join", language=language)
 
     def ping(self) -> None:
-        """Send ``ping`` now (a sign of life, ruling 14: the server stamps its receipt)."""
+        """Send ``ping`` now (a sign of life, ruling 14: the gateway answers ``pong`` itself
+        and the connection's ``LastActiveAt`` moves; no handler runs)."""
         self.send("ping")
 
     def tournament_id(self) -> str | None:

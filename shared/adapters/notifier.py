@@ -1,4 +1,5 @@
-"""Adapters layer: ``ApiGatewayNotifier`` — pushes through the API Gateway Management API.
+"""Adapters layer: ``ApiGatewayNotifier`` — pushes through the API Gateway Management API,
+and reads a connection's ``LastActiveAt`` there (GetConnection) when liveness matters (ruling 14).
 
 The endpoint comes from settings (``CALLBACK_URL``), so the local gateway can stand in.
 ``GoneException`` is caught *before* ``ClientError`` (it is a subclass) and reported back so the
@@ -19,7 +20,9 @@ https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-how-to-c
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -71,6 +74,37 @@ class ApiGatewayNotifier:
             self._failed("delete_connection", connection_id, _code(err))
         except BotoCoreError as err:
             self._failed("delete_connection", connection_id, type(err).__name__)
+
+    def last_active_ms(self, connection_id: str) -> int | None:
+        """``LastActiveAt`` of the connection (UTC ms), or None when it is gone (410
+        ``GoneException``). One GetConnection, whose answer is ``ConnectedAt``, ``Identity``
+        and ``LastActiveAt`` ("the time in ISO 8601 format for when the connection was last
+        active"); AWS, GetConnection in the API Gateway Management API reference:
+        https://docs.aws.amazon.com/apigateway/latest/api/API_GetConnection.html
+
+        Any other failure (throttled past botocore's retries, forbidden, transport) is logged,
+        counted (``PostFailed``) and read as "active now": a connection is never closed on a
+        failed read. AWS does not document whether the server's own posts move
+        ``LastActiveAt``; if they do, a silent client that is posted to looks active longer
+        (never the other way round: a client that sends is never taken for silent)."""
+        try:
+            info = self._client.get_connection(ConnectionId=connection_id)
+        except self._client.exceptions.GoneException:
+            return None
+        except ClientError as err:
+            self._failed("get_connection", connection_id, _code(err))
+            return _now_ms()
+        except BotoCoreError as err:
+            self._failed("get_connection", connection_id, type(err).__name__)
+            return _now_ms()
+        active: datetime | None = info.get("LastActiveAt") or info.get("ConnectedAt")
+        if active is None:
+            return _now_ms()
+        return round(active.timestamp() * 1000)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 def _code(err: ClientError) -> str:

@@ -259,8 +259,11 @@ A single event comes alone, unwrapped; a batch never nests.
 
 ## Liveness
 
-- Send a message at least every {_duration(PING_INTERVAL_SECONDS)}; `ping` does (it is answered
-  by `pong` with `server_time_ms`, and needs no session).
+- Send a message at least every {_duration(PING_INTERVAL_SECONDS)}; any message counts, and
+  `ping` does when you have nothing else to send. API Gateway answers `ping` itself: `pong`
+  with `server_time_ms` (when the gateway received the ping) and the ping's `request_id` if it
+  had one. A ping needs no session, is not checked (unknown fields are ignored) and is not
+  counted in the server's rate limit.
 - A player in a lobby or tournament not heard from for {_duration(HEARTBEAT_TIMEOUT_SECONDS)}
   (the heartbeat timeout) is treated as disconnected from then on: their turns are skipped, the
   {_duration(RECONNECT_SECONDS)} reconnect window runs, then they count as left. The server
@@ -279,8 +282,8 @@ A single event comes alone, unwrapped; a batch never nests.
 
 ## Limits
 
-- **Rate:** per connection, {_RATE}. Beyond that a message is answered `rate_limited` and
-  dropped unread.
+- **Rate:** per connection, {_RATE} (`ping` aside: the gateway answers it). Beyond that a
+  message is answered `rate_limited` and dropped unread.
 - **Size:** an inbound frame is at most {_kb(MAX_FRAME_BYTES)}: API Gateway closes the connection
   with status 1009 ("Message too big") on a larger one. A message, in either direction, is at
   most {_kb(MAX_MESSAGE_BYTES)}; the server reads client messages of up to
@@ -314,8 +317,9 @@ def _operation_notes() -> dict[str, str]:
         "closed. API Gateway closes idle connections after "
         f"{_duration(IDLE_TIMEOUT_SECONDS)} and every connection at "
         f"{_duration(MAX_CONNECTION_SECONDS)}: reconnect and resume.",
-        "receivePing": f"Send a message at least every {_duration(PING_INTERVAL_SECONDS)} (`ping` "
-        "does). A player in a lobby or tournament not heard from for "
+        "receivePing": f"Send a message at least every {_duration(PING_INTERVAL_SECONDS)} (any "
+        "message counts; `ping` does, answered by API Gateway itself with `pong`). A player in "
+        "a lobby or tournament not heard from for "
         f"{_duration(HEARTBEAT_TIMEOUT_SECONDS)} is treated as disconnected (turns skip, the "
         f"{_duration(RECONNECT_SECONDS)} reconnect window runs, then left) and the connection is "
         "closed.",

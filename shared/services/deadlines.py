@@ -93,20 +93,21 @@ def _apply(deps: Deps, tournament_id: str) -> tuple[bool, Tournament | None]:
 
 
 def check_heard(deps: Deps, player_id: str, connection_id: str | None) -> Gone:
-    """Ruling 14, read when it matters (a turn of the player's ran out): if nothing was heard
-    from ``connection_id`` for ``Timing.heartbeat_ms`` — or its item is gone —, the player is
-    treated as disconnected from the moment the heartbeat timeout passed (``disconnect`` with
-    that ``at_ms``: ``player_status`` to the others, the reconnect window, then "left") and
-    the connection is closed (DeleteConnection). One GetItem when alive; nothing read with
+    """Ruling 14, read when it matters (a turn of the player's ran out): if ``connection_id``
+    was not active for ``Timing.heartbeat_ms`` (API Gateway's ``LastActiveAt``: the client's
+    last message, ``ping`` included; ``Notifier.last_active_ms``) — or it is gone —, the player
+    is treated as disconnected from the moment the heartbeat timeout passed (``disconnect``
+    with that ``at_ms``: ``player_status`` to the others, the reconnect window, then "left")
+    and the connection is closed (DeleteConnection). One GetConnection; nothing read with
     liveness off (``heartbeat_ms`` None) or no connection."""
     heartbeat = deps.timing.heartbeat_ms
     if heartbeat is None or connection_id is None:
         return ()
-    conn = deps.store.get_connection(connection_id)
+    active = deps.notifier.last_active_ms(connection_id)
     now = deps.clock.now_ms()
-    if conn is not None and not conn.silent(now, heartbeat):
+    if active is not None and now - active < heartbeat:
         return ()
-    since = now if conn is None else min(now, conn.last_heard_ms() + heartbeat)
+    since = now if active is None else min(now, active + heartbeat)
     gone = disconnect(deps, connection_id, at_ms=since, player_id=player_id)
     deps.notifier.close(connection_id)
     deps.metrics("SilentConnectionsClosed", 1)

@@ -58,17 +58,6 @@ class Connection:
     connected_ms: int
     player_id: str | None = None
     version: int = 0
-    heard_ms: int | None = None
-    """When the client was last heard from by a ``ping`` or a ``session`` (API Gateway's
-    ``requestTimeEpoch``, UTC ms); None: not since ``$connect``. Ruling 14 (liveness)."""
-
-    def last_heard_ms(self) -> int:
-        """The latest sign of life: ``heard_ms``, or ``connected_ms`` (UTC ms)."""
-        return max(self.connected_ms, self.heard_ms or 0)
-
-    def silent(self, now_ms: int, heartbeat_ms: int) -> bool:
-        """Ruling 14: nothing heard for ``heartbeat_ms`` (ms) at ``now_ms`` (UTC ms)."""
-        return now_ms - self.last_heard_ms() >= heartbeat_ms
 
 
 @dataclass

@@ -93,23 +93,20 @@ def _absent(
     deps: Deps, players: dict[str, Player], actor_id: str | None, now: int
 ) -> dict[str, bool]:
     """Seat holders who are not there now (ruling 9), each mapped to whether their connection
-    is still open but silent (ruling 14: to be closed). Liveness costs one BatchGetItem of the
-    connected holders' connection items, only when the 8th seat fills."""
+    is still open but silent (ruling 14: to be closed). Liveness costs one GetConnection
+    (``Notifier.last_active_ms``) per connected holder but the actor, only when the 8th seat
+    fills; a connection found gone counts as silent (closing it again is harmless)."""
     absent = {
         pid: False for pid, p in players.items() if not p.connected or p.connection_id is None
     }
     heartbeat = deps.timing.heartbeat_ms
     if heartbeat is None:
         return absent
-    check = {
-        p.connection_id: pid
-        for pid, p in players.items()
-        if pid not in absent and pid != actor_id and p.connection_id is not None
-    }
-    conns = deps.store.get_connections(check) if check else {}
-    for cid, pid in check.items():
-        c = conns.get(cid)
-        if c is None or c.silent(now, heartbeat):
+    for pid, p in players.items():
+        if pid in absent or pid == actor_id or p.connection_id is None:
+            continue
+        active = deps.notifier.last_active_ms(p.connection_id)
+        if active is None or now - active >= heartbeat:
             absent[pid] = True
     return absent
 

@@ -1,15 +1,14 @@
 """Use cases: connections and sessions — ``$connect``, ``session`` (new or resumed),
-``nickname``, ``ping`` and ``$disconnect`` (rulings 9, 11, 14 and 15).
+``nickname`` and ``$disconnect`` (rulings 9, 11, 14 and 15).
 
 Liveness (ruling 14): ``$disconnect`` is best effort, so it is not the only way to learn of a
-drop. Every ``ping`` stamps its receipt on the connection item (one UpdateItem, no read); the
-stamp is read only when silence matters — a turn of the player's ran out
+drop. Clients send a message at least every 20 s; ``ping`` is answered by API Gateway itself
+(a MOCK route, ``functions.routes.MOCK_ROUTES``: no function, no write), so nothing here stamps
+a sign of life. The connection's ``LastActiveAt`` (``Notifier.last_active_ms``, the Management
+API's GetConnection) is read only when silence matters — a turn of the player's ran out
 (``deadlines.check_heard``) or a lobby's 8th seat fills (``seating.seat_players``) — and a
 player silent for the heartbeat timeout is then treated as disconnected from the moment it
-passed, and their connection closed. (API Gateway's own ``LastActiveAt`` is not used: its
-documentation — "the time ... when the connection was last active", GetConnection in the API
-Gateway Management API reference — does not say whether the server's own posts count, and
-during a tournament the server posts to everyone every few seconds.)
+passed, and their connection closed.
 
 Identity (ruling 11): the first ``session`` creates an anonymous player and returns a secret
 token (256 bits) that is stored only as its SHA-256; a later ``session`` with the token binds
@@ -118,8 +117,6 @@ def _bind(deps: Deps, conn: Connection, box: Outbox | None = None) -> Change[Non
     if fresh is None:
         fresh = Connection(conn.connection_id, conn.connected_ms)
     fresh.player_id = conn.player_id
-    # a ``session`` is a sign of life too (ruling 14), stamped in the write it costs anyway
-    fresh.heard_ms = max(fresh.heard_ms or 0, deps.clock.now_ms())
     return Change(None, [fresh], box or Outbox())
 
 
@@ -192,24 +189,10 @@ def nickname(deps: Deps, req: Request, player_id: str, raw: str) -> None:
     drop(deps, run(deps, rename).gone)
 
 
-def ping(deps: Deps, req: Request) -> None:
-    """``ping``, the one action that needs no session: a sign of life (ruling 14) — its
-    receipt (API Gateway's ``requestTimeEpoch``, UTC ms; None: now) is stamped on the
-    connection item (one conditional UpdateItem, no read, whatever the player is doing) —
-    answered by ``pong`` with the server time for the client's clock offset."""
-    now = deps.clock.now_ms()
-    deps.store.touch_connection(
-        req.connection_id, now if req.received_ms is None else req.received_ms
-    )
-    box = Outbox(reply_to=req)
-    box.add([req.connection_id], out.PongEvent(server_time_ms=now))
-    drop(deps, push(deps, box))
-
-
 def disconnect(deps: Deps, connection_id: str) -> None:
     """``$disconnect``: the connection closed (``presence.disconnect``: the reconnect
     deadline of ruling 9 for a player in a lobby or tournament)."""
     drop(deps, _disconnect(deps, connection_id))
 
 
-__all__ = ["connect", "disconnect", "hash_token", "nickname", "ping", "session"]
+__all__ = ["connect", "disconnect", "hash_token", "nickname", "session"]

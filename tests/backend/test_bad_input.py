@@ -9,6 +9,7 @@ Refusals that need a bigger setup are checked the same way next to their flow: p
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from shared.protocol.inbound import ACTIONS
 
@@ -74,20 +75,20 @@ def test_malformed_messages_get_their_parse_codes(backend):
             ('{"action":"nickname"}', "missing_field", None),
             ('{"action":"guess","word":"crane"}', "missing_field", None),
             ('{"action":"leave","language":"en","request_id":"x1"}', "unknown_field", "x1"),
-            ('{"action":"ping","colour":"red"}', "unknown_field", None),
+            ('{"action":"party_leave","colour":"red"}', "unknown_field", None),
             ('{"action":"session","player_id":"p"}', "unknown_field", None),
             ('{"action":"join","language":5}', "wrong_type", None),
             ('{"action":"nickname","nickname":["Zoe"]}', "wrong_type", None),
             ('{"action":"session","token":12345}', "wrong_type", None),
             ('{"action":"party_join","invite":null}', "wrong_type", None),
-            ('{"action":"ping","request_id":7}', "wrong_type", None),
+            ('{"action":"leave","request_id":7}', "wrong_type", None),
             (big, "message_too_large", None),
             ('{"action":"join","language":"' + "e" * 9 + '"}', "field_too_long", None),
             ('{"action":"nickname","nickname":"' + "n" * 65 + '"}', "field_too_long", None),
             ('{"action":"party_join","invite":"' + "A" * 65 + '"}', "field_too_long", None),
             ('{"action":"session","token":"' + "t" * 129 + '"}', "field_too_long", None),
             ('{"action":"guess","duel_id":"d","word":"' + "w" * 65 + '"}', "field_too_long", None),
-            ('{"action":"ping","request_id":"' + "r" * 65 + '"}', "field_too_long", None),
+            ('{"action":"leave","request_id":"' + "r" * 65 + '"}', "field_too_long", None),
             ('{"action":"join","language":"e"}', "invalid_value", None),
         ],
         bystanders=[b],
@@ -120,21 +121,33 @@ def test_every_action_before_session_is_no_session(backend):
     )
 
 
-def test_ping_is_the_one_action_answered_without_a_session(backend):
-    """A ping needs no session; its only write is the liveness stamp on its own connection
-    item (ruling 14): nothing else changes."""
+def test_ping_is_answered_by_the_gateway_without_a_session_and_changes_nothing(backend):
+    """Ruling 14: ``ping`` is a MOCK route — API Gateway answers ``pong`` (the receipt time,
+    the request id echoed) and no function runs: nothing is read, written or checked, so a
+    ping needs no session and even one with odd fields gets its ``pong``."""
     stranger = backend.player("stranger", session=False)
-    before = backend.items()
+    before = backend.snapshot()
     backend.clock.advance(1_500)
-    stranger.send("ping", request_id="p1")
-    pong = stranger.last("pong")
-    assert (pong["request_id"], pong["server_time_ms"]) == ("p1", backend.clock.now)
-    after = backend.items()
-    stamped = [i for i in after if i.get("heard_ms") is not None]
-    assert [(i["pk"], i["heard_ms"]) for i in stamped] == [
-        (f"CONN#{stranger.connection_id}", backend.clock.now)
+    calls: list[str] = []
+    original = backend.client._make_api_call
+
+    def spy(operation: str, params: dict[str, Any]) -> Any:
+        calls.append(operation)
+        return original(operation, params)
+
+    backend.client._make_api_call = spy
+    try:
+        stranger.send("ping", request_id="p1")
+        stranger.send_raw('{"action":"ping","colour":"red"}')
+    finally:
+        backend.client._make_api_call = original
+    assert calls == []
+    assert stranger.messages == [
+        {"type": "pong", "server_time_ms": backend.clock.now, "request_id": "p1"},
+        {"type": "pong", "server_time_ms": backend.clock.now, "request_id": None},
     ]
-    assert [{k: v for k, v in i.items() if k != "heard_ms"} for i in after] == before
+    assert backend.snapshot() == before
+    assert backend.notifier.active[stranger.connection_id] == backend.clock.now
 
 
 def test_domain_refusals_change_nothing(backend):

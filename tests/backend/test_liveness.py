@@ -2,8 +2,11 @@
 handlers on moto with the production heartbeat timeout (60 s).
 
 Scripted players stand for clients: the ones that "ping" send ``ping`` every 10 s of manual
-time (clients must every 20 s); the silent one sends nothing, its socket still open and its
-pushes still accepted (a half-open peer: ``$disconnect`` never comes)."""
+time (clients must every 20 s); API Gateway answers it (a MOCK route: no function runs) and the
+connection's ``LastActiveAt`` moves (the harness's ``RecordingNotifier.active``). The silent one
+sends nothing, its socket still open and its pushes still accepted (a half-open peer:
+``$disconnect`` never comes). Silence is read with GetConnection (``last_active_ms``) only when
+it matters: a turn of the player's ran out, or the 8th seat fills."""
 
 from __future__ import annotations
 
@@ -76,15 +79,25 @@ def test_a_silent_duelist_is_disconnected_at_a_skip_then_left_after_the_window(l
     assert player_item(live, silent)["status"] == "idle"
 
 
+def _skips(players: list[Any]) -> set[tuple[str, int]]:
+    return {
+        (m["duel_id"], m["turn"]) for p in players for m in p.all("turn") if m["row"]["skipped"]
+    }
+
+
 def test_players_who_ping_stay_connected_however_many_turns_they_skip(live):
     players = live.fill_lobby("en")
     t0 = live.clock.now
     live.end_intro()
+    live.notifier.reads.clear()
     while live.clock.now < t0 + 4 * HEARTBEAT_MS:
         _step(live, players)  # nobody guesses: every turn is a skip
     assert not any(p.all("player_status") for p in players)
     assert live.notifier.closed == []
     assert all(player_item(live, p)["connected"] for p in players)
+    # one GetConnection per skipped turn, of the skipped player's connection; none per ping
+    assert len(live.notifier.reads) == len(_skips(players)) > 0
+    assert set(live.notifier.reads) <= {p.connection_id for p in players}
 
 
 def _lobby_of_seven(backend: Backend) -> list[Any]:
@@ -172,7 +185,7 @@ def test_a_lobby_of_pinging_players_starts_with_everyone(live):
     assert live.notifier.closed == []
 
 
-def test_a_ping_costs_one_write_on_its_own_connection_and_no_read(live):
+def test_a_ping_runs_no_function_and_reads_or_writes_nothing(live):
     p = live.player("p")
     calls: list[str] = []
     client = live.store.client
@@ -183,9 +196,13 @@ def test_a_ping_costs_one_write_on_its_own_connection_and_no_read(live):
         return original(operation, params)
 
     client._make_api_call = spy
+    live.clock.advance(5_000)
     try:
         p.ping()
     finally:
         client._make_api_call = original
-    assert calls == ["UpdateItem"]
-    assert live.item(schema.connection_key(p.connection_id))["heard_ms"] == live.clock.now
+    assert calls == []
+    assert p.messages[-1] == {"type": "pong", "server_time_ms": live.clock.now, "request_id": None}
+    assert live.notifier.reads == []  # nobody asked the gateway either
+    assert live.notifier.active[p.connection_id] == live.clock.now
+    assert "heard_ms" not in live.item(schema.connection_key(p.connection_id))

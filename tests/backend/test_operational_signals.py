@@ -118,7 +118,7 @@ def test_a_connection_that_ignores_rate_limited_is_closed_and_counted():
     deps = dataclasses.replace(base, metrics=counts, limiter=limiter)
 
     for i in range(5):  # the clock stands still: 2 allowed, then refusals 1, 2, 3 (closed)
-        _send(deps, "ping", "c-1", {"action": "ping", "request_id": f"p{i}"})
+        _send(deps, "session", "c-1", {"action": "session", "request_id": f"p{i}"})
 
     codes = [m.get("code") for m in base.notifier.sent["c-1"] if m["type"] == "error"]
     assert codes == ["rate_limited", "rate_limited"]
@@ -140,14 +140,14 @@ def test_with_the_production_limits_a_looping_client_is_closed_after_20_refusals
     for i in range(45):
         if "c-1" in base.notifier.closed:
             break
-        _send(deps, "ping", "c-1", {"action": "ping", "request_id": f"p{i}"})
-    _send(deps, "ping", "c-2", {"action": "ping"})
+        _send(deps, "session", "c-1", {"action": "session", "request_id": f"p{i}"})
+    _send(deps, "session", "c-2", {"action": "session"})
 
     replies = [m["type"] for m in base.notifier.sent["c-1"]]
-    assert replies == ["pong"] * 20 + ["error"] * 19
+    assert replies == ["session"] * 20 + ["error"] * 19
     assert base.notifier.closed == ["c-1"]
     assert counts.total("AbusiveConnectionsClosed") == 1
-    assert [m["type"] for m in base.notifier.sent["c-2"]] == ["pong"]
+    assert [m["type"] for m in base.notifier.sent["c-2"]] == ["session"]
 
 
 def test_a_client_that_keeps_sending_just_over_the_rate_is_closed():

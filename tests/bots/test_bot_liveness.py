@@ -8,6 +8,7 @@ under them (1001) and they reconnect, resume with their token and finish the tou
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -23,9 +24,9 @@ def resumed(snapshot: dict[str, Any]) -> dict[str, Any]:
     return SESSION | {"token": None, "resumed": True, "snapshot": snapshot}
 
 
-def test_bots_ping_more_often_than_clients_promise() -> None:
+def test_bots_ping_at_the_interval_clients_promise() -> None:
     assert BotConfig().ping_every_s == PING_EVERY_SECONDS
-    assert 0 < PING_EVERY_SECONDS < PING_INTERVAL_SECONDS
+    assert 0 < PING_EVERY_SECONDS <= PING_INTERVAL_SECONDS
 
 
 def test_keep_pinging_sends_ping_messages_at_the_configured_interval() -> None:
@@ -38,6 +39,25 @@ def test_keep_pinging_sends_ping_messages_at_the_configured_interval() -> None:
         pings = ws.actions("ping")
         assert len(pings) >= 3
         assert len({p["request_id"] for p in pings}) == len(pings)
+
+    run(scenario)
+
+
+def test_a_bot_that_keeps_sending_other_messages_does_not_ping() -> None:
+    """Ruling 14 asks for a message at least every 20 s, any message: a ping fills a gap."""
+
+    async def scenario() -> None:
+        bot, ws = make_bot(ping_every_s=0.2)
+        await bot._send({"action": "session"})  # the connect's first message
+        pinger = asyncio.create_task(bot._keep_pinging())
+        for _ in range(8):  # a message every 0.05 s for 0.4 s: never a 0.2 s gap
+            await bot._send({"action": "leave"})
+            await asyncio.sleep(0.05)
+        assert ws.actions("ping") == []
+        await asyncio.sleep(0.45)  # then silence: pings come
+        pinger.cancel()
+        await asyncio.gather(pinger, return_exceptions=True)
+        assert len(ws.actions("ping")) >= 1
 
     run(scenario)
 
@@ -141,3 +161,21 @@ def test_ping_messages_keep_a_waiting_bot_connected_past_the_idle_timeout() -> N
     assert pinger.state == silent.state == "queued"
     assert silent.current is not None
     assert silent.current.resumes >= 1
+
+
+def test_a_pong_without_a_request_id_answers_the_oldest_ping() -> None:
+    """API Gateway makes the pong (a MOCK route); should it come without the ping's request
+    id, the bot still takes its clock offset from it, matching the oldest ping in flight."""
+
+    async def scenario() -> None:
+        bot, ws = make_bot()
+        await bot._ping()
+        await bot._ping()
+        first, second = (p["request_id"] for p in ws.actions("ping"))
+        server_now = time.time() * 1000 + 60_000  # a server clock one minute ahead
+        await bot._handle({"type": "pong", "server_time_ms": server_now, "request_id": None})
+        assert list(bot._ping_sent) == [second]
+        assert 55_000 < bot.offset_ms < 65_000
+        assert first not in bot._ping_sent
+
+    run(scenario)

@@ -124,7 +124,7 @@ class WsPlayer:
         name: str,
         language: str = "en",
         seed: int = 0,
-        ping_every: float = PING_INTERVAL_SECONDS * 0.75,
+        ping_every: float = PING_INTERVAL_SECONDS,
     ) -> None:
         self.url = url
         self.ping_every = ping_every

@@ -122,6 +122,7 @@ def test_routes_and_timers_come_from_functions_routes_when_not_given(
     fake_routes = types.ModuleType("functions.routes")
     fake_routes.ROUTES = {"$default": spec("echo_handler")}  # type: ignore[attr-defined]
     fake_routes.TIMERS = {"clock": "x:clock", "watchdog": "x:watchdog"}  # type: ignore[attr-defined]
+    fake_routes.MOCK_ROUTES = {}  # type: ignore[attr-defined]
     fake_timers = types.ModuleType("x")
     fake_timers.clock = clock_fn  # type: ignore[attr-defined]
     fake_timers.watchdog = watchdog_fn  # type: ignore[attr-defined]

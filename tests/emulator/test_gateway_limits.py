@@ -393,11 +393,16 @@ def test_stop_ends_a_half_open_connection_and_delivers_its_disconnect() -> None:
 # -- LastActiveAt ---------------------------------------------------------------------------------
 
 
-def test_last_active_at_moves_with_inbound_frames_and_outbound_posts() -> None:
+@pytest.mark.parametrize("posts_count", [False, True])
+def test_last_active_at_moves_with_the_clients_messages_and_posts_only_if_told(
+    posts_count: bool,
+) -> None:
+    """``LastActiveAt`` (GetConnection): the client's last message; the server's posts move it
+    only with ``posts_move_last_active`` (AWS leaves that undocumented)."""
     app, routes = sink_app()
 
     async def scenario() -> None:
-        async with gateway(routes) as gw:
+        async with gateway(routes, posts_move_last_active=posts_count) as gw:
             client = management_client(gw.callback_url)
             async with websockets.connect(gw.ws_url) as ws:
                 connection_id = await whoami(ws)
@@ -419,7 +424,39 @@ def test_last_active_at_moves_with_inbound_frames_and_outbound_posts() -> None:
                     client.post_to_connection, ConnectionId=connection_id, Data=b"hi"
                 )
                 assert await asyncio.wait_for(ws.recv(), 10) == "hi"
-                assert await last_active() > after_inbound
+                assert (await last_active() > after_inbound) is posts_count
+
+    run(scenario)
+
+
+def test_a_mock_route_is_answered_by_the_gateway_and_counts_as_activity() -> None:
+    """``ping`` as deployed (``functions.routes.MOCK_ROUTES``): the gateway answers ``pong``
+    with its receipt time and the request id, no handler runs, ``LastActiveAt`` moves."""
+    from functions.routes import MOCK_ROUTES
+
+    app, routes = sink_app()
+
+    async def scenario() -> None:
+        async with gateway(routes, mock_routes=MOCK_ROUTES) as gw:
+            client = management_client(gw.callback_url)
+            async with websockets.connect(gw.ws_url) as ws:
+                connection_id = await whoami(ws)
+                before = (
+                    await asyncio.to_thread(client.get_connection, ConnectionId=connection_id)
+                )["LastActiveAt"]
+                await asyncio.sleep(0.05)
+                await ws.send(json.dumps({"action": "ping", "request_id": "r1"}))
+                pong = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                after = (
+                    await asyncio.to_thread(client.get_connection, ConnectionId=connection_id)
+                )["LastActiveAt"]
+            assert pong["type"] == "pong"
+            assert pong["request_id"] == "r1"
+            assert isinstance(pong["server_time_ms"], int)
+            assert after > before
+            assert after.timestamp() * 1000 <= pong["server_time_ms"] + 1
+        # no handler saw the ping ($default included): only the whoami echo ran
+        assert [r for r, *_ in app.recorder.calls if not r.startswith("$")] == ["echo"]
 
     run(scenario)
 

@@ -366,6 +366,32 @@ def test_a_transport_error_on_one_post_never_stops_the_others(monkeypatch, caplo
     assert "EndpointConnectionError" in caplog.text
 
 
+def test_last_active_is_get_connections_last_active_at_and_gone_is_none(caplog):
+    """Ruling 14's read: GetConnection's ``LastActiveAt`` in UTC ms; 410 is None (gone); any
+    other failure reads as "active now" (a connection is never closed on a failed read)."""
+    import datetime as dt
+    import time
+
+    notifier, stub = _notifier()
+    at = dt.datetime(2027, 1, 1, 12, 0, 5, 250_000, tzinfo=dt.UTC)
+    connected = dt.datetime(2027, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
+    identity = {"SourceIp": "203.0.113.9", "UserAgent": "ua"}
+    stub.add_response(
+        "get_connection",
+        {"ConnectedAt": connected, "LastActiveAt": at, "Identity": identity},
+        {"ConnectionId": "a"},
+    )
+    stub.add_client_error("get_connection", "GoneException", http_status_code=410)
+    stub.add_client_error("get_connection", "LimitExceededException", http_status_code=429)
+    with stub:
+        assert notifier.last_active_ms("a") == 1_798_804_805_250
+        assert notifier.last_active_ms("b") is None
+        before = time.time_ns() // 1_000_000
+        assert (notifier.last_active_ms("c") or 0) >= before
+        stub.assert_no_pending_responses()
+    assert "LimitExceededException" in caplog.text
+
+
 def test_a_gone_duelist_starts_the_disconnect_flow_and_the_others_still_hear(backend):
     players, mover, opponent, tid = started(backend)
     backend.notifier.gone.add(opponent.connection_id)  # the socket died without $disconnect

@@ -193,7 +193,7 @@ def test_lone_surrogates_are_invalid_values_and_never_crash_the_reply(backend):
     a = backend.player("a")
     for body, code, request_id in [
         ('{"action":"join","request_id":"\\ud800","language":""}', "invalid_value", None),
-        ('{"action":"ping","request_id":"\\udfff"}', "invalid_value", None),
+        ('{"action":"leave","request_id":"\\udfff"}', "invalid_value", None),
         ('{"action":"nickname","nickname":"ab\\ud800cd","request_id":"n"}', "invalid_value", "n"),
         ('{"action":"join","language":"e\\udc00"}', "invalid_value", None),
     ]:

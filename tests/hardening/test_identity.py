@@ -181,9 +181,9 @@ def test_the_rate_limit_refuses_a_flood_per_connection(limited_backend):
     backend = limited_backend
     a, b = backend.player("a"), backend.player("b")  # each used 1 token for its session
     before = backend.snapshot()
-    for i in range(19):
-        a.send("ping", request_id=f"p{i}")
-    assert [m["type"] for m in a.messages].count("pong") == 19
+    for i in range(19):  # refused by the game (idle: not queued), but each takes a token
+        a.send("leave", request_id=f"p{i}")
+    assert [m.get("code") for m in a.messages].count("not_queued") == 19
     a.clear()
     a.send("join", language="en", request_id="flood")
     assert [(m["type"], m.get("code"), m.get("request_id")) for m in a.messages] == [
@@ -197,6 +197,5 @@ def test_the_rate_limit_refuses_a_flood_per_connection(limited_backend):
     backend.clock.advance(1_000)
     a.clear()
     for i in range(6):
-        a.send("ping", request_id=f"q{i}")
-    assert [m["type"] for m in a.messages] == ["pong"] * 5 + ["error"]
-    assert a.messages[-1]["code"] == "rate_limited"
+        a.send("leave", request_id=f"q{i}")
+    assert [m["code"] for m in a.messages] == ["not_queued"] * 5 + ["rate_limited"]

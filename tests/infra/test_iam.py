@@ -32,7 +32,7 @@ ONLY_STAR = {
 
 CONNECTIONS = re.compile(
     r"^arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<WebSocketApi\w+>"
-    r"/(dev|prod)/(POST|DELETE)/@connections/\*$"
+    r"/(dev|prod)/(POST|GET|DELETE)/@connections/\*$"
 )
 """Connection ids are minted per client by API Gateway: the ARN names this API, this stage and
 one method, and leaves only the connection id open."""

@@ -97,6 +97,8 @@ def test_routes_machine_and_schedule_invoke_the_live_aliases(synthesized, stage)
     template = synthesized.templates[stage]
     aliases = set(resources(template, "AWS::Lambda::Alias"))
     for integration in resources(template, "AWS::ApiGatewayV2::Integration").values():
+        if integration["IntegrationType"] == "MOCK":
+            continue  # ping: answered by API Gateway, no function (ruling 14)
         uri = render(integration["IntegrationUri"])
         assert any(f"<{alias}>" in uri for alias in aliases), uri
     permissions = [

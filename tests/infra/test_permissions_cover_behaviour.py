@@ -55,6 +55,9 @@ class _Recorder:
         notifier, clock = backend.deps.notifier, backend.deps.clock
         monkeypatch.setattr(notifier, "send", self._marking(self.pushed, notifier.send))
         monkeypatch.setattr(notifier, "close", self._marking(self.pushed, notifier.close))
+        monkeypatch.setattr(
+            notifier, "last_active_ms", self._marking(self.pushed, notifier.last_active_ms)
+        )
         monkeypatch.setattr(clock, "schedule", self._marking(self.scheduled, clock.schedule))
 
     def _marking(self, into: set[str], method: Any) -> Any:

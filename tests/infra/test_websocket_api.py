@@ -1,12 +1,13 @@
 """Infrastructure: the WebSocket API — one route per ``ROUTES`` key (the protocol's actions plus
-``$connect``/``$disconnect``/``$default``), each integrated with the function of its target;
-a throttled stage with access logs; the URLs as outputs."""
+``$connect``/``$disconnect``/``$default``), each integrated with the function of its target,
+and one per ``MOCK_ROUTES`` key (``ping``) answered by API Gateway itself; a throttled stage
+with access logs; the URLs as outputs."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from functions.routes import ROUTES
+from functions.routes import MOCK_ROUTES, PONG, ROUTES
 from shared.protocol.inbound import ACTIONS
 from tests.infra.cfn import functions_by_handler, render, resources
 
@@ -33,8 +34,36 @@ def test_route_selection_is_the_action_field(dev):
 
 def test_routes_are_exactly_the_route_table(dev):
     keys = sorted(r["RouteKey"] for r in resources(dev, "AWS::ApiGatewayV2::Route").values())
-    assert keys == sorted(ROUTES)
+    assert keys == sorted([*ROUTES, *MOCK_ROUTES])
     assert set(ACTIONS) | {"$connect", "$disconnect", "$default"} == set(keys)
+    assert not set(ROUTES) & set(MOCK_ROUTES)
+
+
+def test_ping_is_answered_by_the_gateway_with_no_function(dev):
+    """Ruling 14: ``ping`` goes to a MOCK integration whose integration response makes the
+    ``pong`` and whose route response sends it back; no Lambda is invoked."""
+    routes = resources(dev, "AWS::ApiGatewayV2::Route")
+    (route_id,) = [i for i, r in routes.items() if r["RouteKey"] == "ping"]
+    route = routes[route_id]
+    assert route["RouteResponseSelectionExpression"] == "$default"
+    integration_id = render(route["Target"]).removeprefix("integrations/").strip("<>")
+    integration = dev["Resources"][integration_id]["Properties"]
+    assert integration["IntegrationType"] == "MOCK"
+    assert not integration.get("IntegrationUri")  # nothing is invoked
+    assert integration["RequestTemplates"] == {"$default": PONG.request_template}
+    (response,) = [
+        r
+        for r in resources(dev, "AWS::ApiGatewayV2::IntegrationResponse").values()
+        if render(r["IntegrationId"]).strip("<>") == integration_id
+    ]
+    assert response["IntegrationResponseKey"] == "$default"
+    assert response["ResponseTemplates"] == {"$default": PONG.response_template}
+    (route_response,) = [
+        r
+        for r in resources(dev, "AWS::ApiGatewayV2::RouteResponse").values()
+        if render(r["RouteId"]).strip("<>") == route_id
+    ]
+    assert route_response["RouteResponseKey"] == "$default"
 
 
 def test_each_route_invokes_the_function_of_its_target(dev):
@@ -43,6 +72,8 @@ def test_each_route_invokes_the_function_of_its_target(dev):
         for logical_id, props in resources(dev, "AWS::Lambda::Function").items()
     }
     for route in resources(dev, "AWS::ApiGatewayV2::Route").values():
+        if route["RouteKey"] in MOCK_ROUTES:
+            continue
         handler = by_id[_integration_function(dev, route)]
         assert handler == ROUTES[route["RouteKey"]].replace(":", "."), route["RouteKey"]
 

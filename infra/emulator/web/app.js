@@ -103,7 +103,8 @@ function morphNode(o, n) {
 }
 
 // ---- connection ------------------------------------------------------------------------------
-// Liveness (DESIGN.md ruling 14): a `ping` message at least every 20 s (every PING_MS). API
+// Liveness (DESIGN.md ruling 14): a message at least every 20 s (PING_MS): a `ping` goes at
+// connect and whenever nothing else was sent for PING_MS (API Gateway answers it itself). API
 // Gateway counts only messages as activity (the browser's own WebSocket ping frames, if any, are
 // invisible to it), closes a connection idle for 10 minutes and every connection at 2 hours
 // (1001): whatever closes the socket, onclose reconnects and `session` with the token resumes.
@@ -112,7 +113,7 @@ function morphNode(o, n) {
 // Nothing but `session` and `ping` is sent before the session reply (S.ready): Join and the other
 // buttons are enabled only then.
 
-const PING_MS = window.WT_PING_MS || 15000;  // WT_PING_MS: tests only
+const PING_MS = window.WT_PING_MS || 20000;  // WT_PING_MS: tests only
 const SILENT_PINGS = 3;
 
 function wsUrl() {
@@ -173,6 +174,7 @@ function sendRaw(msg) {
   const request_id = msg.request_id || `${msg.action}-${++seq}`;
   if (!S.ws || S.ws.readyState !== WebSocket.OPEN) return null;
   S.ws.send(JSON.stringify({ ...msg, request_id }));
+  S.sentAt = Date.now();
   return request_id;
 }
 
@@ -188,8 +190,8 @@ function ping() {
 setInterval(() => {
   if (!S.open) return;
   if (Date.now() - S.heardAt > Math.max(SILENT_PINGS * PING_MS, 4000)) { abandon(); return; }
-  ping();
-}, PING_MS);
+  if (Date.now() - (S.sentAt || 0) >= PING_MS) ping();
+}, Math.min(PING_MS, 1000));
 
 const serverNow = () => Date.now() + S.offset;
 
@@ -211,8 +213,10 @@ const HANDLERS = {
   },
   player(m) { setMe(m.player); },
   pong(m) {
-    const sent = S.pingSent[m.request_id];
-    if (sent) { delete S.pingSent[m.request_id]; S.offset = m.server_time_ms - (sent + Date.now()) / 2; }
+    // API Gateway answers pings in order: a pong without a request id is the oldest ping's
+    const id = m.request_id || Object.keys(S.pingSent)[0];
+    const sent = S.pingSent[id];
+    if (sent) { delete S.pingSent[id]; S.offset = m.server_time_ms - (sent + Date.now()) / 2; }
   },
   lobby(m) { applyLobby(m); },
   party(m) { applyParty(m); },

@@ -515,8 +515,6 @@ def connection_to_item(c: Connection) -> dict[str, Any]:
     }
     if c.player_id is not None:
         item["player_id"] = c.player_id
-    if c.heard_ms is not None:
-        item["heard_ms"] = c.heard_ms
     return item
 
 
@@ -526,7 +524,6 @@ def connection_from_item(item: dict[str, Any]) -> Connection:
         connected_ms=int(item["connected_ms"]),
         player_id=item.get("player_id"),
         version=int(item["version"]),
-        heard_ms=int(item["heard_ms"]) if item.get("heard_ms") is not None else None,
     )
 
 

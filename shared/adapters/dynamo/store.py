@@ -417,32 +417,6 @@ class DynamoStore:
             )
         return codec.connection_from_item(from_av(old)) if old else None
 
-    def touch_connection(self, connection_id: str, heard_ms: int) -> bool:
-        """Record that the client was heard at ``heard_ms`` (UTC ms; ruling 14): one
-        UpdateItem, conditional on the item existing (a closed connection is not recreated)
-        and on not moving ``heard_ms`` backwards. Returns False when the condition failed.
-        The item's ``version`` is left alone: a liveness stamp races nothing that matters."""
-        try:
-            self.client.update_item(
-                TableName=self._table,
-                Key=to_av(schema.connection_key(connection_id)),
-                UpdateExpression="SET heard_ms = :t",
-                ConditionExpression=(
-                    "attribute_exists(pk) AND (attribute_not_exists(heard_ms) OR heard_ms < :t)"
-                ),
-                ExpressionAttributeValues={":t": {"N": str(heard_ms)}},
-            )
-        except ClientError as err:
-            if _code(err) == "ConditionalCheckFailedException":
-                return False
-            transient = _transient("UpdateItem", err)
-            if transient is None:
-                raise
-            raise transient from err
-        except BotoCoreError as err:
-            raise BusyError(f"the table is busy ({type(err).__name__})") from err
-        return True
-
     def commit(self, writes: Sequence[Write | TokenCreated]) -> None:
         """Apply ``writes`` atomically (one conditional write, or a transaction).
 

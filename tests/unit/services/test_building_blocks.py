@@ -16,7 +16,7 @@ from functions import apply_deadlines
 from shared.domain.party import create
 from shared.services import deadlines, matchmaking, parties, sessions
 from shared.services.deps import Deps
-from shared.services.model import Connection, PartyRecord, Player, PlayerStatus
+from shared.services.model import PartyRecord, Player, PlayerStatus
 from shared.services.outbox import Request
 from shared.services.presenter import party_event
 from shared.services.snapshot import party_status
@@ -38,16 +38,24 @@ def _player(deps: Deps, pid: str) -> Player:
 
 
 # ------------------------------------------------------------------ liveness (ruling 14)
+def _active(deps: Deps, cid: str) -> int:
+    """The client sent a message now (API Gateway's ``LastActiveAt`` moves); returns now."""
+    now = deps.clock.now_ms()
+    deps.notifier.activity(cid, now)  # type: ignore[attr-defined]
+    return now
+
+
 def test_a_connection_is_silent_from_exactly_the_heartbeat_timeout() -> None:
-    conn = Connection("c", connected_ms=T0)
-    assert conn.last_heard_ms() == T0
-    assert not conn.silent(T0 + 19_999, 20_000)
-    assert conn.silent(T0 + 20_000, 20_000)
-    conn.heard_ms = T0 + 5_000
-    assert conn.last_heard_ms() == T0 + 5_000
-    assert not conn.silent(T0 + 24_999, 20_000)
-    conn.heard_ms = T0 - 5_000  # a stamp older than the connection itself
-    assert conn.last_heard_ms() == T0
+    deps = fake_deps(heartbeat_ms=20_000)
+    pid = _pid(deps, "c")
+    heard = _active(deps, "c")
+    deps.clock.now = heard + 19_999  # type: ignore[attr-defined]
+    assert deadlines.check_heard(deps, pid, "c") == ()
+    assert _player(deps, pid).connected is True
+    deps.clock.now = heard + 20_000  # type: ignore[attr-defined]
+    deadlines.check_heard(deps, pid, "c")
+    assert _player(deps, pid).connected is False
+    assert deps.notifier.reads == ["c", "c"]  # type: ignore[attr-defined]  # one GetConnection each
 
 
 def test_check_heard_reads_nothing_with_liveness_off_or_no_connection() -> None:
@@ -75,7 +83,7 @@ def test_a_silent_seat_holder_is_disconnected_from_when_the_timeout_passed() -> 
     deps, counted = _counting(fake_deps(heartbeat_ms=20_000))
     pid = _pid(deps, "c")
     matchmaking.join(deps, Request("c"), pid, "en")
-    heard = deps.clock.now_ms()
+    heard = _active(deps, "c")
     deps.clock.now += 45_000  # type: ignore[attr-defined]
     assert deadlines.check_heard(deps, pid, "c") == ()
     player = _player(deps, pid)
@@ -85,11 +93,12 @@ def test_a_silent_seat_holder_is_disconnected_from_when_the_timeout_passed() -> 
     assert counted["SilentConnectionsClosed"] == 1
 
 
-def test_a_seat_holder_whose_connection_item_is_gone_is_disconnected_now() -> None:
+def test_a_seat_holder_whose_connection_is_gone_is_disconnected_now() -> None:
     deps = fake_deps(heartbeat_ms=20_000)
     pid = _pid(deps, "c")
     matchmaking.join(deps, Request("c"), pid, "en")
-    deps.store.delete_connection("c")
+    _active(deps, "c")
+    deps.notifier.gone.add("c")  # type: ignore[attr-defined]  # GetConnection: 410
     deps.clock.now += 1_000  # type: ignore[attr-defined]
     deadlines.check_heard(deps, pid, "c")
     player = _player(deps, pid)
@@ -100,6 +109,7 @@ def test_a_seat_holder_whose_connection_item_is_gone_is_disconnected_now() -> No
 def test_a_heard_connection_is_left_alone() -> None:
     deps = fake_deps(heartbeat_ms=20_000)
     pid = _pid(deps, "c")
+    _active(deps, "c")
     deps.clock.now += 19_000  # type: ignore[attr-defined]
     assert deadlines.check_heard(deps, pid, "c") == ()
     assert _player(deps, pid).connected is True
@@ -142,7 +152,6 @@ def _party_join(deps: Deps, pid: str) -> None:
 
 
 ACTIONS: dict[str, Callable[[Deps, str], Any]] = {
-    "ping": lambda deps, pid: sessions.ping(deps, Request("c")),
     "nickname": lambda deps, pid: sessions.nickname(deps, Request("c"), pid, "Somebody"),
     "join": lambda deps, pid: matchmaking.join(deps, Request("c"), pid, "en"),
     "party_create": _party_create,

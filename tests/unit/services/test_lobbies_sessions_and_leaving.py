@@ -51,7 +51,7 @@ def test_a_new_session_gets_a_player_a_token_and_a_nickname() -> None:
     )
     conn = deps.store.get_connection("c")
     assert conn is not None
-    assert (conn.player_id, conn.heard_ms) == (player.player_id, deps.clock.now_ms())
+    assert conn.player_id == player.player_id
 
 
 def test_a_second_new_session_on_one_connection_detaches_the_first_player() -> None:
@@ -87,7 +87,7 @@ def test_a_resumed_session_replaces_the_old_connection() -> None:
     assert player_for_connection(deps, "new").player_id == pid
     conn = deps.store.get_connection("new")
     assert conn is not None
-    assert (conn.player_id, conn.heard_ms) == (pid, deps.clock.now_ms())
+    assert conn.player_id == pid
     assert sent_of(deps, "old", "error")[-1]["code"] == "session_replaced"
     # a second resume on the same connection replaces nothing
     same = open_session(deps, "new", token)
@@ -109,23 +109,6 @@ def test_a_nickname_is_cleaned_saved_and_echoed() -> None:
     with pytest.raises(InvalidNicknameError):
         sessions.nickname(deps, Request("c"), pid, "x")
     assert stored_player(deps, pid).nickname == "Wordle Fan"
-
-
-def test_a_ping_is_stamped_on_the_connection_and_answered_with_the_server_time() -> None:
-    deps = fake_deps()
-    new_player(deps, "c")
-    now = deps.clock.now_ms()
-    sessions.ping(deps, Request("c", "p", now - 300))
-    pong = sent(deps, "c")[-1]
-    assert (pong["type"], pong["request_id"], pong["server_time_ms"]) == ("pong", "p", now)
-    conn = deps.store.get_connection("c")
-    assert conn is not None
-    assert conn.heard_ms == now  # the session stamped now: an older ping changes nothing
-    deps.clock.now += 5_000  # type: ignore[attr-defined]
-    sessions.ping(deps, Request("c", "p2"))
-    conn = deps.store.get_connection("c")
-    assert conn is not None
-    assert conn.heard_ms == now + 5_000
 
 
 # ------------------------------------------------------------------ lobbies
@@ -307,8 +290,8 @@ def test_the_eighth_seat_closes_a_silent_holder_and_the_lobby_waits() -> None:
     silent_cid, silent = seated[2]
     deps.clock.now += 30_000  # type: ignore[attr-defined]
     for cid, _ in seated:
-        if cid != silent_cid:
-            sessions.ping(deps, Request(cid))
+        if cid != silent_cid:  # the others' pings: API Gateway's LastActiveAt moves
+            deps.notifier.activity(cid, deps.clock.now_ms())  # type: ignore[attr-defined]
     _seat(deps, 1, first=7)
     player = stored_player(deps, silent)
     assert (player.status, player.connected, player.connection_id) == (

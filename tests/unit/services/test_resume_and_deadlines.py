@@ -209,23 +209,24 @@ def test_a_silent_player_whose_turn_runs_out_is_disconnected_and_closed() -> Non
     timeout counts as disconnected from the moment it passed, and their connection closes."""
     deps = fake_deps(heartbeat_ms=20_000)
     seated = _eight(deps)
+    heard = deps.clock.now_ms()
+    for c, _, _ in seated:  # their sessions: API Gateway's LastActiveAt
+        deps.notifier.activity(c, heard)  # type: ignore[attr-defined]
     deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]  # intro ends
     t = _record(deps, seated[0][1]).tournament
     duel = t.duels[0]
     mover = duel.next_player
     cid = next(c for c, p, _ in seated if p == mover)
-    heard = deps.store.get_connection(cid)
-    assert heard is not None
     others = [c for c, p, _ in seated if p not in duel.players]
-    for c, _, _ in seated:  # everyone else keeps pinging
+    for c, _, _ in seated:  # everyone else keeps pinging (the gateway answers)
         if c != cid:
-            sessions.ping(deps, Request(c, None, duel.turn_deadline_ms))
+            deps.notifier.activity(c, duel.turn_deadline_ms)  # type: ignore[attr-defined]
     deps.clock.advance_to(duel.turn_deadline_ms + 1_000)  # type: ignore[attr-defined]
     assert cid in deps.notifier.closed  # type: ignore[attr-defined]
     player = deps.store.get_player(mover or "")
     assert player is not None
     assert player.connected is False
-    assert player.reconnect_deadline_ms == (heard.heard_ms or 0) + 20_000 + deps.timing.reconnect_ms
+    assert player.reconnect_deadline_ms == heard + 20_000 + deps.timing.reconnect_ms
     status = sent_of(deps, others[0], "player_status")[-1]
     assert (status["player_id"], status["status"]) == (mover, "disconnected")
 
