@@ -55,6 +55,11 @@ ENV = {
     "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:clock",
 }
 """What a deployed function's environment holds (fake credentials: nothing is sent)."""
+FIRST_GUESS_LABEL = "first guess: functions.messages, container_deps() and one guess handled"
+"""The same, then the ``guess`` function's first message (a valid guess recorded on moto,
+``infra.benchmarks.layers``) through its Lambda handler, the container's clients answering with
+the recorded responses: what a cold container pays before its first reply, work deferred to the
+first message included."""
 
 
 def cold_statement(module: str) -> str:
@@ -88,6 +93,8 @@ class ColdResult:
     rounds: int
     samples: dict[str, list[float]] = field(default_factory=dict)
     """Statement label -> wall ms per fresh process."""
+    first_guess_operations: list[str] = field(default_factory=list)
+    """The AWS calls the first-guess statement made (checked once, before the rounds)."""
     importtime_module: str = ""
     by_package: list[tuple[str, float]] = field(default_factory=list)
     """(top-level package, self ms) for ``importtime_module``, biggest first."""
@@ -138,8 +145,42 @@ def importtime(module: str) -> tuple[list[tuple[str, float]], list[tuple[str, fl
     )
 
 
+def _first_guess_statement() -> tuple[str, list[str]]:
+    """The first-guess statement (a guess recorded on moto now, saved to a temporary file that
+    lives as long as this process) and the AWS calls it makes, run once to check it."""
+    import atexit
+    import tempfile
+
+    from infra.benchmarks import layers
+
+    rec = layers.record_guess()
+    fd, path = tempfile.mkstemp(prefix="cold-guess-", suffix=".pickle")
+    os.close(fd)
+    atexit.register(os.unlink, path)
+    layers.save(rec, path)
+    statement = (
+        f"{cold_statement(COLD_PATH_MODULE)}; from infra.benchmarks.layers import first_message; "
+        f"print(' '.join(first_message({path!r})))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    proc = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", statement],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**env, **ENV, "POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true"},
+    )
+    made = proc.stdout.strip().splitlines()[-1].split() if proc.stdout.strip() else []
+    return statement, made
+
+
 def measure(
-    rounds: int = 15, modules: list[str] | None = None, seed: int = 1, warm: bool = True
+    rounds: int = 15,
+    modules: list[str] | None = None,
+    seed: int = 1,
+    warm: bool = True,
+    first_guess: bool = True,
 ) -> ColdResult:
     modules = modules if modules is not None else handler_modules()
     statements = {
@@ -148,7 +189,10 @@ def measure(
         BASELINE_LABEL: BASELINE,
         **{m: cold_statement(m) for m in modules},
     }
-    result = ColdResult(rounds, {label: [] for label in statements})
+    made: list[str] = []
+    if first_guess and COLD_PATH_MODULE in modules:
+        statements[FIRST_GUESS_LABEL], made = _first_guess_statement()
+    result = ColdResult(rounds, {label: [] for label in statements}, made)
     rng = random.Random(seed)
     for label in statements if warm else ():  # warm the file cache once (not recorded)
         _time_import(statements[label])

@@ -31,7 +31,8 @@ directly on the clients: what any handler doing this action's I/O with boto3 pay
 from __future__ import annotations
 
 import contextlib
-import statistics
+import dataclasses
+import pickle
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -187,11 +188,9 @@ class _Raw:
 
 def canned_clients(rec: Recording) -> dict[str, Any]:
     """A DynamoDB and a Management API client answering each operation with its recorded
-    answer (``before-send``: botocore builds, signs and parses as usual, nothing is sent)."""
+    answer (``answer_with``)."""
     import boto3
-    from botocore.awsrequest import AWSResponse
 
-    answers = {(c.service, c.operation): c for c in rec.calls}
     session = boto3.session.Session(
         aws_access_key_id="bench", aws_secret_access_key="bench", region_name="us-east-1"
     )
@@ -201,6 +200,17 @@ def canned_clients(rec: Recording) -> dict[str, Any]:
             "apigatewaymanagementapi", endpoint_url=CALLBACK_URL
         ),
     }
+    answer_with(clients, rec)
+    return clients
+
+
+def answer_with(clients: dict[str, Any], rec: Recording) -> None:
+    """Make ``clients`` (service name -> boto3 client) answer each operation of ``rec`` with
+    its recorded answer (a ``before-send`` hook: botocore validates, serialises, signs and
+    parses as usual; nothing is sent)."""
+    from botocore.awsrequest import AWSResponse
+
+    answers = {(c.service, c.operation): c for c in rec.calls}
     for service, client in clients.items():
         for (svc, op), call in answers.items():
             if svc != service:
@@ -212,7 +222,6 @@ def canned_clients(rec: Recording) -> dict[str, Any]:
 
             hook: Any = answer  # a before-send hook returns the response
             client.meta.events.register(f"before-send.{service}.{op}", hook)
-    return clients
 
 
 class _Meter:
@@ -349,6 +358,8 @@ def measure_guess(repeat: int = 300, rec: Recording | None = None) -> LayerResul
             for layer in LAYERS:
                 per_layer[layer].append(meter.totals[layer] * 1000)
     replayed()
+    import statistics
+
     return LayerResult(
         action="guess (valid, turn passes)",
         repeat=repeat,
@@ -392,6 +403,8 @@ def floor_ms(rec: Recording, clients: dict[str, Any], repeat: int) -> float:
         fn: Callable[..., Any] = getattr(clients[call.service], botocore.xform_name(call.operation))
         return fn
 
+    import statistics
+
     calls = [(method(c), c.params) for c in rec.calls]
     samples = []
     for i in range(repeat + 5):
@@ -414,3 +427,46 @@ def _quiet_logs() -> Iterator[None]:
         yield
     finally:
         root.setLevel(level)
+
+
+# ------------------------------------------------------------------------------ first message
+class _LambdaContext:
+    """The Lambda context attributes Powertools' ``inject_lambda_context`` reads."""
+
+    function_name = "guess"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:guess"
+    memory_limit_in_mb = 256
+    aws_request_id = "cold"
+    log_group_name = "/aws/lambda/guess"
+    log_stream_name = "cold"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+def save(rec: Recording, path: str) -> None:
+    with open(path, "wb") as f:
+        pickle.dump(rec, f)
+
+
+def first_message(path: str) -> list[str]:
+    """A cold container's first message (``infra.benchmarks.cold``): after
+    ``container_deps()`` built the deployed clients, make them answer with the recording at
+    ``path`` (``save``) and run the recorded event through the function's Lambda handler
+    (Powertools wrapper included) at the recorded instant. Returns the AWS operations it made."""
+    import functions.messages as messages
+    from functions._entry import container_deps
+    from functions.routes import function_of
+
+    with open(path, "rb") as f:
+        rec: Recording = pickle.load(f)  # our own file, written by ``save``
+    deps: Any = container_deps()
+    clients = {"dynamodb": deps.store.client, "apigatewaymanagementapi": deps.notifier._client}
+    answer_with(clients, rec)
+    made: list[str] = []
+    _count_calls(clients.values(), made)
+    # the recorded instant (the duel's turn is open then), the container's clients and all
+    deps = dataclasses.replace(deps, clock=_FixedClock(rec.now_ms))
+    messages.ENTRYPOINTS[function_of(rec.route)].invoke(rec.event, _LambdaContext(), deps)
+    return made

@@ -110,7 +110,7 @@ def _functions_of(module: str) -> str:
 
 
 def cold_table(c: Any) -> str:
-    from infra.benchmarks.cold import BASELINE_LABEL, GOAL_RATIO
+    from infra.benchmarks.cold import BASELINE_LABEL, FIRST_GUESS_LABEL, GOAL_RATIO
 
     rows = []
     for label in c.samples:
@@ -123,6 +123,9 @@ def cold_table(c: Any) -> str:
             what = f"`{label}` ({_functions_of(label)}): import + `container_deps()`"
         elif label == BASELINE_LABEL:
             what = f"**floor**: {label}"
+        elif label == FIRST_GUESS_LABEL:
+            made = " ".join(c.first_guess_operations) or "none"
+            what = f"{label} (canned AWS answers; it made {made})"
         rows.append([what, f"{med:.0f}", f"{min(c.samples[label]):.0f}", f"{ratio:.2f}x", verdict])
     return _table(["cold start", "median ms", "min ms", "vs floor", f"goal <= {GOAL_RATIO}x"], rows)
 
