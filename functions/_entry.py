@@ -16,6 +16,7 @@ https://docs.aws.amazon.com/lambda/latest/dg/python-handler.html).
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -26,6 +27,12 @@ from shared.runtime.bootstrap import build
 from shared.runtime.observability import logger, metrics
 from shared.runtime.settings import Settings
 from shared.services.deps import Deps
+
+# pydantic looks for plugins when it builds its first validator: ``importlib.metadata`` entry
+# points, a read of every installed distribution's metadata (tens of ms of a first message). We
+# use none. pydantic, "Plugins: disabling plugins":
+# https://docs.pydantic.dev/latest/concepts/plugins/#how-to-use-plugins
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 Event = dict[str, Any]
 Handle = Callable[[Event, Deps], Any]
