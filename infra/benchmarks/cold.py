@@ -56,6 +56,9 @@ ENV = {
 }
 """What a deployed function's environment holds (fake credentials: nothing is sent)."""
 FIRST_GUESS_LABEL = "first guess: functions.messages, container_deps() and one guess handled"
+FIRST_CALLS_LABEL = "floor + the guess's AWS calls (canned answers)"
+"""The floor of ``FIRST_GUESS_LABEL``: the two clients built and the recorded guess's AWS calls
+made once with the recorded answers (botocore's first-call work included)."""
 """The same, then the ``guess`` function's first message (a valid guess recorded on moto,
 ``infra.benchmarks.layers``) through its Lambda handler, the container's clients answering with
 the recorded responses: what a cold container pays before its first reply, work deferred to the
@@ -116,6 +119,13 @@ class ColdResult:
         """``label``'s median over the floor's (``BASELINE_LABEL``)."""
         return self.median(label) / self.baseline_ms
 
+    @property
+    def first_guess_ratio(self) -> float | None:
+        """The first guess's median over its own floor's (the same AWS calls made directly)."""
+        if FIRST_GUESS_LABEL not in self.samples:
+            return None
+        return self.median(FIRST_GUESS_LABEL) / self.median(FIRST_CALLS_LABEL)
+
 
 def importtime(module: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
     """Self time per top-level package and the heaviest direct imports (cumulative), in ms."""
@@ -145,9 +155,10 @@ def importtime(module: str) -> tuple[list[tuple[str, float]], list[tuple[str, fl
     )
 
 
-def _first_guess_statement() -> tuple[str, list[str]]:
-    """The first-guess statement (a guess recorded on moto now, saved to a temporary file that
-    lives as long as this process) and the AWS calls it makes, run once to check it."""
+def _first_guess_statements() -> tuple[str, str, list[str]]:
+    """The first-guess statement, its floor (a guess recorded on moto now, saved to a temporary
+    file that lives as long as this process) and the AWS calls the first makes, run once to
+    check it."""
     import atexit
     import tempfile
 
@@ -172,7 +183,8 @@ def _first_guess_statement() -> tuple[str, list[str]]:
         env={**env, **ENV, "POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true"},
     )
     made = proc.stdout.strip().splitlines()[-1].split() if proc.stdout.strip() else []
-    return statement, made
+    floor = f"from infra.benchmarks.layers import first_calls; first_calls({path!r})"
+    return statement, floor, made
 
 
 def measure(
@@ -191,7 +203,9 @@ def measure(
     }
     made: list[str] = []
     if first_guess and COLD_PATH_MODULE in modules:
-        statements[FIRST_GUESS_LABEL], made = _first_guess_statement()
+        statements[FIRST_GUESS_LABEL], statements[FIRST_CALLS_LABEL], made = (
+            _first_guess_statements()
+        )
     result = ColdResult(rounds, {label: [] for label in statements}, made)
     rng = random.Random(seed)
     for label in statements if warm else ():  # warm the file cache once (not recorded)

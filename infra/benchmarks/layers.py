@@ -470,3 +470,17 @@ def first_message(path: str) -> list[str]:
     deps = dataclasses.replace(deps, clock=_FixedClock(rec.now_ms))
     messages.ENTRYPOINTS[function_of(rec.route)].invoke(rec.event, _LambdaContext(), deps)
     return made
+
+
+def first_calls(path: str) -> list[str]:
+    """The floor of ``first_message``: a cold process that builds the two clients and makes the
+    recorded action's AWS calls once, with the recorded answers (botocore's first-call work:
+    endpoint rules, signer, parsers). Returns the operations made."""
+    import botocore
+
+    with open(path, "rb") as f:
+        rec: Recording = pickle.load(f)  # our own file, written by ``save``
+    clients = canned_clients(rec)
+    for call in rec.calls:
+        getattr(clients[call.service], botocore.xform_name(call.operation))(**call.params)
+    return rec.operations()

@@ -110,7 +110,12 @@ def _functions_of(module: str) -> str:
 
 
 def cold_table(c: Any) -> str:
-    from infra.benchmarks.cold import BASELINE_LABEL, FIRST_GUESS_LABEL, GOAL_RATIO
+    from infra.benchmarks.cold import (
+        BASELINE_LABEL,
+        FIRST_CALLS_LABEL,
+        FIRST_GUESS_LABEL,
+        GOAL_RATIO,
+    )
 
     rows = []
     for label in c.samples:
@@ -126,6 +131,9 @@ def cold_table(c: Any) -> str:
         elif label == FIRST_GUESS_LABEL:
             made = " ".join(c.first_guess_operations) or "none"
             what = f"{label} (canned AWS answers; it made {made})"
+            verdict = f"{c.first_guess_ratio:.2f}x its own floor (next row)"
+        elif label == FIRST_CALLS_LABEL:
+            what = f"floor of the first guess: {label}"
         rows.append([what, f"{med:.0f}", f"{min(c.samples[label]):.0f}", f"{ratio:.2f}x", verdict])
     return _table(["cold start", "median ms", "min ms", "vs floor", f"goal <= {GOAL_RATIO}x"], rows)
 
@@ -421,7 +429,12 @@ def summary_rows(res: Results) -> list[list[str]]:
         rows.append(
             [
                 "2. cold start vs the floor (boto3 + 2 clients)",
-                f"worst `{worst}` {ratio:.2f}x (floor {res.cold.baseline_ms:.0f} ms)",
+                f"worst `{worst}` {ratio:.2f}x (floor {res.cold.baseline_ms:.0f} ms)"
+                + (
+                    f"; first guess handled: {res.cold.first_guess_ratio:.2f}x its floor"
+                    if res.cold.first_guess_ratio is not None
+                    else ""
+                ),
                 f"<= {GOAL_RATIO}x (goal 1.3x)",
                 "meets" if ratio <= GOAL_RATIO else "misses",
             ]
