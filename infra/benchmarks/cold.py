@@ -11,6 +11,14 @@ on this 2-core box) falls on all of them alike. The figure is the median per han
 to the floor's median of the same run (goal <= 1.5x, 1.3x hoped for). The message functions
 (``join``, ``guess``, ...) share one module, so they share one row.
 
+Work a handler defers from its import to its first message (a use case imported on first
+dispatch, a validator built on first use) is not in those rows, so two more rows count it: the
+``guess`` function's first message handled through its Lambda handler after
+``container_deps()`` (a valid guess recorded on moto, the container's own clients answering
+with the recorded responses: ``infra.benchmarks.layers.first_message``), against its own floor,
+the two clients built and the same AWS calls made once with the same answers (botocore's
+first-call work: endpoint rules, signer, parsers).
+
 ``python -X importtime`` of the slowest handler then attributes the self time of every imported
 module to its top-level package (boto3, botocore, pydantic, aws_lambda_powertools, shared, ...).
 """

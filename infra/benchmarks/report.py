@@ -572,7 +572,11 @@ def render(res: Results) -> str:
             "invocation does (`functions._entry.container_deps()`: settings, boto3 clients, "
             "adapters); the floor imports boto3 and builds a DynamoDB and an API Gateway "
             "Management API client. Clients a path may not need (Step Functions) are built on "
-            "first use.",
+            "first use. The first-guess rows add what a cold container defers to its first "
+            "message: the guess function's first message through its Lambda handler (a valid "
+            "guess recorded on moto, the container's clients answering with the recorded "
+            "responses), beside its own floor (the clients built and the same AWS calls made "
+            "once with the same answers).",
             "",
             cold_table(c),
             "",
