@@ -15,9 +15,20 @@ https://docs.aws.amazon.com/lambda/latest/dg/python-handler.html).
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 import threading
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
+
+# pydantic looks for plugins when it builds its first validator (the ``Settings`` model, built
+# when its module is imported: so this line comes before the imports): ``importlib.metadata``
+# entry points, a read of every installed distribution's metadata (tens of ms). We use none.
+# pydantic, "Plugins: disabling plugins":
+# https://docs.pydantic.dev/latest/concepts/plugins/#how-to-use-plugins
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 from shared.runtime.bootstrap import build
 from shared.runtime.observability import logger, metrics
@@ -27,6 +38,59 @@ from shared.services.deps import Deps
 Event = dict[str, Any]
 Handle = Callable[[Event, Deps], Any]
 """``(event, deps) -> response``: an entrypoint's whole work."""
+
+
+class SocketEvent:
+    """The fields of an API Gateway WebSocket event's ``requestContext`` the entrypoints read,
+    each read from the event dict when asked (a missing one raises ``KeyError``). API Gateway,
+    "WebSocket API request context":
+    https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-mapping-template-reference.html
+
+    Powertools' ``APIGatewayWebSocketEvent`` data class reads the same keys, but importing it
+    imports every data class of the package (about 50 ms of a cold start)."""
+
+    __slots__ = ("_context",)
+
+    def __init__(self, event: Event) -> None:
+        self._context: dict[str, Any] = event["requestContext"]
+
+    @property
+    def connection_id(self) -> str:
+        """``connectionId``: the connection the event is about."""
+        return str(self._context["connectionId"])
+
+    @property
+    def route_key(self) -> str:
+        """``routeKey``: ``$connect``, ``$disconnect``, ``$default`` or an action's route."""
+        return str(self._context["routeKey"])
+
+    @property
+    def request_id(self) -> str:
+        """``requestId``: API Gateway's id of this request (for the logs)."""
+        return str(self._context["requestId"])
+
+
+def lazy_module(name: str) -> ModuleType:
+    """Module ``name``, executed on its first attribute access rather than now (the standard
+    library's ``importlib.util.LazyLoader``): a route group's use cases are imported by the
+    first message that needs them, so a function does not pay at its cold start for the use
+    cases of the other functions sharing its module. Python, "importlib.util.LazyLoader":
+    https://docs.python.org/3/library/importlib.html#importlib.util.LazyLoader"""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+    return module
+
 
 _lock = threading.Lock()
 _container: Deps | None = None

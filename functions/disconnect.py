@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.data_classes.api_gateway_websocket_event import (
-    APIGatewayWebSocketEvent,
-)
-
-from functions._entry import Entrypoint
+from functions._entry import Entrypoint, SocketEvent
 from shared.runtime.observability import logger, metrics
 from shared.services import sessions
 from shared.services.deps import Deps
 
 
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
-    context = APIGatewayWebSocketEvent(event).request_context
+    context = SocketEvent(event)
     connection_id = context.connection_id
     logger.append_keys(connection_id=connection_id, api_request_id=context.request_id)
     metrics.add_metric(name="Disconnects", unit="Count", value=1)

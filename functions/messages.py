@@ -17,11 +17,14 @@ Each message, in order:
 4. resolves the session's player where the action needs one (``no_session`` otherwise);
 5. calls its one use case, which replies (echoing ``request_id``) and pushes.
 
-API Gateway's event is read through Powertools' ``APIGatewayWebSocketEvent`` data class (a
-typed view of the dict: nothing to build on a cold start, where the parser's event models cost
-about 100 ms of imports; the event's shape is API Gateway's, "WebSocket API request context",
+API Gateway's event is read through ``functions._entry.SocketEvent`` (a typed view of the dict:
+nothing to build on a cold start, where the Powertools parser's event models cost about 100 ms of
+imports and its data classes 50 ms; the event's shape is API Gateway's, "WebSocket API request
+context",
 https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-mapping-template-reference.html);
 the body, the only part a client writes, is parsed and validated by the protocol's models.
+The use case modules are imported by the first message that calls one (``lazy_module``): every
+message function shares this module, and each needs only its own.
 
 Every refusal becomes an ``error`` message with a stable code sent to the caller only (one
 registry: the ``code`` attribute of domain/service errors and ``ProtocolError``); unexpected
@@ -42,24 +45,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from aws_lambda_powertools.utilities.data_classes.api_gateway_websocket_event import (
-    APIGatewayWebSocketEvent,
-)
 from pydantic import BaseModel
 
-from functions._entry import Entrypoint, Event
+from functions._entry import Entrypoint, Event, SocketEvent, lazy_module
 from functions.routes import MESSAGE_FUNCTIONS, MOCK_ROUTES
 from shared.domain.errors import DomainError
 from shared.protocol import inbound as msg
 from shared.protocol.errors import ErrorCode, ProtocolError
 from shared.protocol.outbound import error_event
 from shared.runtime.observability import logger
-from shared.services import duels, matchmaking, parties, sessions
 from shared.services.deps import Deps
 from shared.services.outbox import Outbox, Request
-from shared.services.presence import drop, player_for_connection
+
+if TYPE_CHECKING:
+    from shared.services import duels, matchmaking, parties, presence, sessions
+else:
+    duels, matchmaking, parties, presence, sessions = (
+        lazy_module(f"shared.services.{name}")
+        for name in ("duels", "matchmaking", "parties", "presence", "sessions")
+    )
 
 OK = {"statusCode": 200}
 
@@ -75,7 +81,7 @@ class Action(Generic[M]):
 
 
 def _player(deps: Deps, req: Request) -> str:
-    player = player_for_connection(deps, req.connection_id)
+    player = presence.player_for_connection(deps, req.connection_id)
     logger.append_keys(player_id=player.player_id, tournament_id=player.tournament_id)
     return player.player_id
 
@@ -118,7 +124,7 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
     """The ``handle(event, deps)`` of a function taking exactly ``actions``."""
 
     def handle(event: Event, deps: Deps) -> dict[str, Any]:
-        context = APIGatewayWebSocketEvent(event).request_context
+        context = SocketEvent(event)
         connection_id = context.connection_id
         logger.append_keys(
             connection_id=connection_id,
@@ -216,7 +222,7 @@ def _reply_error(
         event = error_event(ErrorCode.INTERNAL_ERROR, None, request_id)
     box = Outbox()
     box.add([connection_id], event)
-    drop(deps, box.flush(deps.clock, deps.notifier))
+    presence.drop(deps, box.flush(deps.clock, deps.notifier))
 
 
 def _received_ms(event: Event) -> int | None:

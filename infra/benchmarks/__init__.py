@@ -2,8 +2,9 @@
 action, cold imports, cost per tournament and local capacity, prints a table and writes
 ``infra/benchmarks/RESULTS.md``.
 
-    python -m infra.benchmarks [--quick] [--out PATH] [--only calls,cold,cost,capacity]
+    python -m infra.benchmarks [--quick] [--out PATH] [--only calls,items,layers,cold,cost,capacity]
 
-Modules, one per figure: ``calls`` (1, with ``units`` for DynamoDB capacity rules), ``cold``
-(2), ``cost`` (3, prices in ``prices.json``), ``capacity`` (4); ``run`` composes them.
+Modules, one per figure: ``calls`` (1, with ``units`` for DynamoDB capacity rules), ``items``
+(1b), ``layers`` (1c: CPU per action by layer against the botocore floor), ``cold`` (2),
+``cost`` (3, prices in ``prices.json``), ``capacity`` (4); ``run`` composes them.
 """

@@ -11,6 +11,14 @@ on this 2-core box) falls on all of them alike. The figure is the median per han
 to the floor's median of the same run (goal <= 1.5x, 1.3x hoped for). The message functions
 (``join``, ``guess``, ...) share one module, so they share one row.
 
+Work a handler defers from its import to its first message (a use case imported on first
+dispatch, a validator built on first use) is not in those rows, so two more rows count it: the
+``guess`` function's first message handled through its Lambda handler after
+``container_deps()`` (a valid guess recorded on moto, the container's own clients answering
+with the recorded responses: ``infra.benchmarks.layers.first_message``), against its own floor,
+the two clients built and the same AWS calls made once with the same answers (botocore's
+first-call work: endpoint rules, signer, parsers).
+
 ``python -X importtime`` of the slowest handler then attributes the self time of every imported
 module to its top-level package (boto3, botocore, pydantic, aws_lambda_powertools, shared, ...).
 """
@@ -55,6 +63,14 @@ ENV = {
     "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:clock",
 }
 """What a deployed function's environment holds (fake credentials: nothing is sent)."""
+FIRST_GUESS_LABEL = "first guess: functions.messages, container_deps() and one guess handled"
+FIRST_CALLS_LABEL = "floor + the guess's AWS calls (canned answers)"
+"""The floor of ``FIRST_GUESS_LABEL``: the two clients built and the recorded guess's AWS calls
+made once with the recorded answers (botocore's first-call work included)."""
+"""The same, then the ``guess`` function's first message (a valid guess recorded on moto,
+``infra.benchmarks.layers``) through its Lambda handler, the container's clients answering with
+the recorded responses: what a cold container pays before its first reply, work deferred to the
+first message included."""
 
 
 def cold_statement(module: str) -> str:
@@ -88,6 +104,8 @@ class ColdResult:
     rounds: int
     samples: dict[str, list[float]] = field(default_factory=dict)
     """Statement label -> wall ms per fresh process."""
+    first_guess_operations: list[str] = field(default_factory=list)
+    """The AWS calls the first-guess statement made (checked once, before the rounds)."""
     importtime_module: str = ""
     by_package: list[tuple[str, float]] = field(default_factory=list)
     """(top-level package, self ms) for ``importtime_module``, biggest first."""
@@ -108,6 +126,13 @@ class ColdResult:
     def ratio(self, label: str) -> float:
         """``label``'s median over the floor's (``BASELINE_LABEL``)."""
         return self.median(label) / self.baseline_ms
+
+    @property
+    def first_guess_ratio(self) -> float | None:
+        """The first guess's median over its own floor's (the same AWS calls made directly)."""
+        if FIRST_GUESS_LABEL not in self.samples:
+            return None
+        return self.median(FIRST_GUESS_LABEL) / self.median(FIRST_CALLS_LABEL)
 
 
 def importtime(module: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
@@ -138,8 +163,44 @@ def importtime(module: str) -> tuple[list[tuple[str, float]], list[tuple[str, fl
     )
 
 
+def _first_guess_statements() -> tuple[str, str, list[str]]:
+    """The first-guess statement, its floor (a guess recorded on moto now, saved to a temporary
+    file that lives as long as this process) and the AWS calls the first makes, run once to
+    check it."""
+    import atexit
+    import tempfile
+
+    from infra.benchmarks import layers
+
+    rec = layers.record_guess()
+    fd, path = tempfile.mkstemp(prefix="cold-guess-", suffix=".pickle")
+    os.close(fd)
+    atexit.register(os.unlink, path)
+    layers.save(rec, path)
+    statement = (
+        f"{cold_statement(COLD_PATH_MODULE)}; from infra.benchmarks.layers import first_message; "
+        f"print(' '.join(first_message({path!r})))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    proc = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", statement],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**env, **ENV, "POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true"},
+    )
+    made = proc.stdout.strip().splitlines()[-1].split() if proc.stdout.strip() else []
+    floor = f"from infra.benchmarks.layers import first_calls; first_calls({path!r})"
+    return statement, floor, made
+
+
 def measure(
-    rounds: int = 15, modules: list[str] | None = None, seed: int = 1, warm: bool = True
+    rounds: int = 15,
+    modules: list[str] | None = None,
+    seed: int = 1,
+    warm: bool = True,
+    first_guess: bool = True,
 ) -> ColdResult:
     modules = modules if modules is not None else handler_modules()
     statements = {
@@ -148,7 +209,12 @@ def measure(
         BASELINE_LABEL: BASELINE,
         **{m: cold_statement(m) for m in modules},
     }
-    result = ColdResult(rounds, {label: [] for label in statements})
+    made: list[str] = []
+    if first_guess and COLD_PATH_MODULE in modules:
+        statements[FIRST_GUESS_LABEL], statements[FIRST_CALLS_LABEL], made = (
+            _first_guess_statements()
+        )
+    result = ColdResult(rounds, {label: [] for label in statements}, made)
     rng = random.Random(seed)
     for label in statements if warm else ():  # warm the file cache once (not recorded)
         _time_import(statements[label])

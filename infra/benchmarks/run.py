@@ -1,6 +1,6 @@
 """Benchmarks: the command — run every figure, print the table, write ``RESULTS.md``.
 
-    python -m infra.benchmarks [--quick] [--out PATH] [--only calls,cold,cost,capacity]
+    python -m infra.benchmarks [--quick] [--out PATH] [--only calls,items,layers,cold,cost,capacity]
 
 ``--quick`` (the CI smoke run, < 60 s) keeps every figure but shrinks the samples: 1 round of
 cold imports, 1 local tournament. Its numbers are not results; only a full run is committed.
@@ -23,7 +23,7 @@ from typing import Any
 
 from infra.benchmarks import report
 
-FIGURES = ("calls", "items", "cold", "cost", "capacity")
+FIGURES = ("calls", "items", "layers", "cold", "cost", "capacity")
 DEFAULT_OUT = Path(__file__).with_name("RESULTS.md")
 
 
@@ -72,6 +72,11 @@ def run(quick: bool, only: Sequence[str]) -> report.Results:
 
         print("figure 1b: the tournament item at its worst ...", file=sys.stderr)
         res.items = items.measure(repeat=200 if quick else 2_000)
+    if "layers" in only:
+        from infra.benchmarks import layers
+
+        print("figure 1c: CPU per valid guess by layer (canned AWS answers) ...", file=sys.stderr)
+        res.layers = _quietly(lambda: layers.measure_guess(repeat=50 if quick else 1_000))
     if "cost" in only:
         from infra.benchmarks import cost
 

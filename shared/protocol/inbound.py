@@ -13,10 +13,9 @@ of ``PARSE_CODES``; nothing else escapes it.
 from __future__ import annotations
 
 import json
-from functools import cache
-from typing import Annotated, Any, Final, Literal, TypeAlias, get_args
+from typing import Annotated, Any, Final, Literal, TypeAlias, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared.protocol.errors import ErrorCode, ProtocolError
 
@@ -46,7 +45,11 @@ DEFAULT_MAX_BYTES: Final = 32 * 1024
 
 
 class _Inbound(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True)
+    # Each model's validator is built on its first message (``defer_build``): a function
+    # builds only the model of its own action.
+    model_config = ConfigDict(
+        extra="forbid", str_strip_whitespace=False, frozen=True, defer_build=True
+    )
 
     request_id: str | None = Field(
         default=None,
@@ -164,12 +167,6 @@ ACTIONS: Final[tuple[str, ...]] = tuple(MODEL_BY_ACTION)
 """Every inbound action, in union order. CDK creates one API Gateway route per action."""
 
 
-@cache
-def _adapter() -> TypeAdapter[InboundMessage]:
-    # Built on first use, not at import: keeps the handlers' cold start cheap.
-    return TypeAdapter(InboundMessage)
-
-
 # pydantic error ``type`` → our code. Anything not listed (and not ending in ``_type``, which
 # pydantic uses for "wrong JSON type") is an invalid value: bad lengths below the minimum,
 # literals, enums, numbers out of range.
@@ -198,8 +195,8 @@ def _code_for(pydantic_type: str) -> ErrorCode:
 
 
 def _field_name(loc: tuple[int | str, ...]) -> str | None:
-    # The discriminated union prefixes the location with the tag: ("guess", "word").
-    parts = [str(p) for p in loc[1:]] if len(loc) > 1 else [str(p) for p in loc]
+    # The action's own model validates (``action`` already picked it): no union tag in front.
+    parts = [str(p) for p in loc]
     if not parts:
         return None
     return ".".join(parts)[:_MAX_FIELD_NAME_IN_MESSAGE]
@@ -266,7 +263,8 @@ def parse_inbound(raw: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> In
         raise ProtocolError(ErrorCode.UNKNOWN_ACTION, request_id=request_id, field="action")
 
     try:
-        return _adapter().validate_python(obj, strict=True)
+        # The action's own model, not the union: a function builds only its actions' validators.
+        return cast("InboundMessage", MODEL_BY_ACTION[action].model_validate(obj, strict=True))
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
         code = _code_for(first["type"])

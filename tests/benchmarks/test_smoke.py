@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIGURES = (
     "1. AWS calls, valid guess",
     "1b. tournament item at its worst",
+    "1c. CPU per valid guess by layer",
     "2. cold start vs the floor (boto3 + 2 clients)",
     "3. cost per 8-player tournament",
     "4. local capacity",
@@ -23,6 +24,7 @@ FIGURES = (
 SECTIONS = (
     "## 1. AWS calls per action",
     "## 1b. The tournament item at its worst",
+    "## 1c. CPU per action by layer",
     "## 2. Cold start",
     "## 3. Cost per 8-player tournament",
     "## 4. Local capacity",

@@ -27,12 +27,26 @@ def test_errors_module_is_stdlib_only() -> None:
     assert out == "False"
 
 
-def test_inbound_adapter_is_built_lazily() -> None:
+def test_inbound_validators_are_built_lazily_one_action_at_a_time() -> None:
     code = (
         "import shared.protocol.inbound as m; "
-        "print(m._adapter.cache_info().currsize); "
+        "built = lambda: sorted("
+        "a for a, k in m.MODEL_BY_ACTION.items() if k.__pydantic_complete__); "
+        "print(built()); "
         'm.parse_inbound(\'{"action":"ping"}\'); '
-        "print(m._adapter.cache_info().currsize)"
+        "print(built())"
     )
-    assert _run(code).split() == ["0", "1"]
+    assert _run(code).splitlines() == ["[]", "['ping']"]
     assert inbound.ACTIONS
+
+
+def test_outbound_validators_are_built_lazily_one_event_at_a_time() -> None:
+    code = (
+        "import shared.protocol.outbound as m; "
+        "built = lambda: sorted("
+        "t for t, k in m.EVENT_BY_TYPE.items() if k.__pydantic_complete__); "
+        "print(built()); "
+        "m.dump_event(m.error_event('internal_error', None, None)); "
+        "print(built())"
+    )
+    assert _run(code).splitlines() == ["[]", "['error']"]
