@@ -4,7 +4,6 @@ lands elsewhere, or gets a clear error. Final stored state is asserted (moto).""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import pytest
@@ -238,15 +237,19 @@ class _LaggingIndex:
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
-    def waiting_lobbies(self, language, limit=50):
-        return [copy.deepcopy(x) for x in self._frozen if x.lobby.language == language]
+    def waiting_lobbies(self, language, rating):
+        return [x for lang, x in self._frozen if lang == language and x.admits(rating)]
+
+
+def _frozen(store, language="en", rating=1000):
+    return [(language, x) for x in store.waiting_lobbies(language, rating)]
 
 
 def test_join_succeeds_while_the_waiting_index_lags(backend):
     a = backend.player("a")
     a.join("en")
     lobby_id = a.last("lobby")["lobby_id"]
-    frozen = backend.store.waiting_lobbies("en")  # the lobby at version 1, one seat
+    frozen = _frozen(backend.store)  # the lobby with one seat
     b, x = backend.player("b"), backend.player("x")
     b.join("en")  # the table moves on; the index does not
     deps = dataclasses.replace(backend.deps, store=_LaggingIndex(backend.store, frozen))
@@ -263,7 +266,7 @@ def test_join_succeeds_while_the_waiting_index_lags(backend):
 
 def test_join_skips_a_started_lobby_the_lagging_index_still_lists(backend):
     _, lobby_id = _seat(backend, 7)
-    frozen = backend.store.waiting_lobbies("en")
+    frozen = _frozen(backend.store)
     y, x = backend.player("y"), backend.player("x")
     y.join("en")  # 8th seat: started, but the frozen index still says waiting with 7
     deps = dataclasses.replace(backend.deps, store=_LaggingIndex(backend.store, frozen))
