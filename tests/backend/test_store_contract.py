@@ -289,7 +289,8 @@ def test_an_opener_checked_unchanged_fails_the_commit_once_it_moved(store: Any) 
         store.commit([_seated("b", 1000), OpenerUnchanged("en", 5, 0, 1)])
     with pytest.raises(ConflictError):
         store.commit([_seated("c", 1000), OpenerUnchanged("en", 5, 0, 0)])  # it exists now
-    assert store.get_lobby("b") is None and store.get_lobby("c") is None
+    assert store.get_lobby("b") is None
+    assert store.get_lobby("c") is None
     assert store.get_openers("en", 0, [5])[5].version == 2  # a check writes nothing
 
 
