@@ -123,6 +123,9 @@ class Partition:
     rcu_peak: float = 0.0
     wcu_peak: float = 0.0
     throttled: int = 0
+    rcu_window: float = 0.0
+    wcu_window: float = 0.0
+    """Units consumed during the arrival window (``FakeDynamoClient.window_s``)."""
 
 
 @dataclass
@@ -207,6 +210,8 @@ class FakeDynamoClient:
         self.partitions: dict[str, Partition] = {}
         self.by_route: dict[str, Counter[str]] = defaultdict(Counter)
         """route -> answer code (``ok:<op>`` or the error code) -> count."""
+        self.window_s = float("inf")
+        """The arrival window's end (simulated s): ``Partition.*_window`` count units before it."""
         self.units = Counter[str]()
         """Units the requests consumed: ``rcu`` and ``wcu`` (summed per request)."""
 
@@ -275,6 +280,9 @@ class FakeDynamoClient:
             p.wcu_second += w
             p.rcu_peak = max(p.rcu_peak, p.rcu_second)
             p.wcu_peak = max(p.wcu_peak, p.wcu_second)
+            if self.sim.now < self.window_s:
+                p.rcu_window += r
+                p.wcu_window += w
         self.units["rcu"] += request_rcu
         self.units["wcu"] += request_wcu
 
@@ -363,7 +371,7 @@ class FakeDynamoClient:
             try:
                 resp = do(attempts)
             except _ThrottledError:
-                self.sim.sleep(lat / 2)
+                self.sim.defer(lat / 2)
                 if attempts + 1 < BOTOCORE_MAX_ATTEMPTS:
                     self._count("retried:Throttled")
                     self.sim.sleep(self.rng.random() * 2**attempts)
@@ -373,10 +381,10 @@ class FakeDynamoClient:
                 raise _cerr("ProvisionedThroughputExceededException", op, attempts) from None
             except ClientError as err:
                 self._count(str(err.response["Error"]["Code"]))
-                self.sim.sleep(lat / 2)
+                self.sim.defer(lat / 2)
                 raise
             self._count(f"ok:{op}")
-            self.sim.sleep(lat / 2)
+            self.sim.defer(lat / 2)
             return resp
 
     def _check_table(self, name: Any) -> None:
@@ -449,6 +457,7 @@ class FakeDynamoClient:
                 "ExclusiveStartKey",
                 "ScanIndexForward",
                 "ConsistentRead",
+                "FilterExpression",
             },
         )
         self._check_table(kw["TableName"])
@@ -460,7 +469,8 @@ class FakeDynamoClient:
             raise _cerr("ValidationException", "Query", 0)  # not on a GSI
         names, values = kw.get("ExpressionAttributeNames"), kw.get("ExpressionAttributeValues")
         kc = KeyCondition(kw["KeyConditionExpression"], names, values, ix.hash_name, ix.range_name)
-        check_all_used(names, values, kc)
+        filt = condition(kw.get("FilterExpression"), names, values)
+        check_all_used(names, values, kc, filt)
         limit = kw.get("Limit")
         forward = kw.get("ScanIndexForward", True)
         start = kw.get("ExclusiveStartKey")
@@ -496,28 +506,24 @@ class FakeDynamoClient:
                     r for r in rows if ((r[0], r[1]) > skey if forward else (r[0], r[1]) < skey)
                 ]
             out: list[AV] = []
+            read: list[AV] = []
             size = 0
             more = False
             for _, _, view in rows:
-                if (limit is not None and len(out) >= limit) or size >= 1_048_576:
+                if (limit is not None and len(read) >= limit) or size >= 1_048_576:
                     more = True
                     break
-                out.append(dict(view))
+                read.append(view)
                 size += item_size(view)
+                if filt is None or filt.holds(view):
+                    out.append(dict(view))
             units = max(0.5, math.ceil(size / 4096) / 2)
             self._consume([(part, units, 0.0)])
-            resp: dict[str, Any] = {"Items": out, "Count": len(out)}
-            if more and out:
-                last = out[-1]
-                lek = {schema.PK: last[schema.PK], schema.SK: last[schema.SK]}
-                lek[ix.hash_name] = last[ix.hash_name]
-                if ix.range_name:
-                    lek[ix.range_name] = last[ix.range_name]
-                resp["LastEvaluatedKey"] = lek
-            elif limit is not None and len(out) == limit and out:
-                # DynamoDB returns a LastEvaluatedKey when the Limit was reached, even if
-                # nothing follows
-                last = out[-1]
+            resp: dict[str, Any] = {"Items": out, "Count": len(out), "ScannedCount": len(read)}
+            if read and (more or (limit is not None and len(read) == limit)):
+                # DynamoDB returns a LastEvaluatedKey when the page ended early (Limit, 1 MB),
+                # even when nothing follows
+                last = read[-1]
                 lek = {schema.PK: last[schema.PK], schema.SK: last[schema.SK]}
                 lek[ix.hash_name] = last[ix.hash_name]
                 if ix.range_name:
@@ -722,7 +728,7 @@ class FakeDynamoClient:
                 for k in keys
             ]
             err = cancel(reasons, "TransactionConflict")
-            self.sim.sleep(2 * lat / 3)
+            self.sim.defer(2 * lat / 3)
             raise err
         charges: list[tuple[str, float, float]] = []
         for kind, key, new_of, _, _ in parsed:
@@ -745,7 +751,7 @@ class FakeDynamoClient:
                 for k in keys
             ]
             err = cancel(reasons, "ThrottlingError")
-            self.sim.sleep(2 * lat / 3)
+            self.sim.defer(2 * lat / 3)
             raise err from None
         tx = next(self._tx_ids)
         for k in keys:
@@ -778,7 +784,7 @@ class FakeDynamoClient:
             for k in keys:
                 if self._held.get(k) == tx:
                     del self._held[k]
-        self.sim.sleep(lat / 3)
+        self.sim.defer(lat / 3)
         if failed:
             raise err
         return {}

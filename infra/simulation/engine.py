@@ -8,6 +8,9 @@ Other tasks' writes thus land between a task's read and its conditional write ex
 would under real concurrency, and the order of everything is fixed by the seed alone. Events
 at the same instant run in the order they were scheduled.
 
+A wait whose end nobody observes (the second half of a call, after its effect) is deferred
+(``Sim.defer``) and added to the task's next wait: the same timing with half the thread switches.
+
 Callbacks scheduled with ``Sim.call_at`` run on the scheduler's own thread and must not wait
 (a scripted player deciding what to send next); ``Sim.spawn_at`` starts a task.
 """
@@ -32,6 +35,7 @@ class _Worker:
         self.go.acquire()
         self.fn: Callable[[], Any] | None = None
         self.ctx: dict[str, Any] = {}
+        self.debt = 0.0
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
 
@@ -48,6 +52,7 @@ class _Worker:
                 self.sim.errors.append((self.ctx.get("route", "?"), repr(err)))
             self.fn = None
             self.ctx = {}
+            self.debt = 0.0
             self.sim._idle.append(self)
             self.sim._back.release()
 
@@ -69,7 +74,8 @@ class Sim:
         self.tasks_run = 0
 
     def now_ms(self) -> int:
-        return self.start_ms + int(self.now * 1000)
+        """UTC ms now, as the running task sees it (its deferred wait included)."""
+        return self.start_ms + int((self.now + self.owed) * 1000)
 
     # -------------------------------------------------------------- scheduling
     def call_at(self, t: float, fn: Callable[[], Any]) -> None:
@@ -93,6 +99,18 @@ class Sim:
         heapq.heappush(self._heap, (self.now + max(0.0, seconds), next(self._seq), _RESUME, me))
         self._back.release()
         me.go.acquire()
+
+    def defer(self, seconds: float) -> None:
+        """Owe ``seconds`` of waiting, paid at the task's next ``sleep`` (or never, if it ends
+        first): for a wait after which nothing the task does is seen by others until its next
+        call (the second half of a DynamoDB call, a post). Half the thread switches."""
+        if self.current is not None:
+            self.current.debt += max(0.0, seconds)
+
+    @property
+    def owed(self) -> float:
+        """The running task's deferred wait (its true time is ``now + owed``)."""
+        return self.current.debt if self.current is not None else 0.0
 
     def run(self, until: float | None = None) -> None:
         """Run events in time order until none is left or the next is after ``until``."""

@@ -102,7 +102,7 @@ class SimClock:
         from functions import apply_deadlines
 
         self.run.invocations["clock"] += 1
-        self.sim.sleep(self.run.lat(INVOKE_S))
+        self.sim.defer(self.run.lat(INVOKE_S))
         result = apply_deadlines.handle(dict(state), self.run.deps)
         if result.get("loop"):
             nxt = {k: result[k] for k in ("kind", "ref", "seq", "due_ms", "loop_started_ms")}
@@ -123,12 +123,12 @@ class SimNotifier:
 
         run = self.run
         for cid, text in messages:
-            run.sim.sleep(run.lat(POST_S))
+            run.sim.defer(run.lat(POST_S))
             run.posts += 1
             player = run.by_connection.get(cid)
             if player is None:
                 continue
-            arrive = run.sim.now + run.lat(NET_S)
+            arrive = run.sim.now + run.sim.owed + run.lat(NET_S)
             for event in unpack(text):
                 run.sim.call_at(arrive, functools.partial(player.receive, event))
         return []
@@ -344,7 +344,7 @@ class Run:
 
         def task() -> None:
             self.invocations["$connect"] += 1
-            self.sim.sleep(self.lat(INVOKE_S))
+            self.sim.defer(self.lat(INVOKE_S))
             connect.handle(ws_event("$connect", p.cid, None, self.sim.now_ms()), self.deps)
 
         self.sim.spawn_at(self.sim.now + self.lat(NET_S), task, route="$connect")
@@ -359,7 +359,7 @@ class Run:
         def task() -> None:
             self.invocations[name] += 1
             codes: Counter[str] = self.sim.ctx["codes"]
-            self.sim.sleep(self.lat(INVOKE_S))
+            self.sim.defer(self.lat(INVOKE_S))
             event = ws_event(action, p.cid, body, self.start_ms_of(received))
             self.handlers[name](event, self.deps)
             if name == "join":
@@ -398,6 +398,7 @@ class Run:
             n += 1
             self.players.append(p)
             self.sim.call_at(t, p.arrive)
+        self.client.window_s = opts.window_s
         cpu0 = time.process_time()
         self.sim.run(until=opts.window_s + DRAIN_S)
         cpu_joins = time.process_time() - cpu0
@@ -434,8 +435,10 @@ class Figures:
     started: int
     started_per_s: float
     hottest_table: tuple[str, float, float]
-    """(partition, peak WCU in one second, peak RCU in one second)."""
+    """(partition, WCU/s, RCU/s) averaged over the arrival window: the table partition with the
+    highest load against its limit."""
     hottest_gsi: tuple[str, float, float]
+    throttled: int
     played: int
     played_to_end: int
     cpu_joins_s: float
@@ -468,12 +471,17 @@ class Figures:
         )
         parts = run.client.partitions.values()
 
+        w = run.opts.window_s
+        lim = run.opts.limits
+
         def hottest(prefix: bool) -> tuple[str, float, float]:
             cand = [p for p in parts if p.name.startswith("table:") == prefix]
             if not cand:
                 return ("-", 0.0, 0.0)
-            top = max(cand, key=lambda p: max(p.wcu_peak / 1000, p.rcu_peak / 3000))
-            return (top.name, top.wcu_peak, top.rcu_peak)
+            top = max(
+                cand, key=lambda p: max(p.wcu_window / lim.wcu_per_s, p.rcu_window / lim.rcu_per_s)
+            )
+            return (top.name, top.wcu_window / w, top.rcu_window / w)
 
         errors = dict(run.error_codes)
         for route_, err in run.sim.errors:
@@ -496,6 +504,7 @@ class Figures:
             started_per_s=len(run.started) / run.opts.window_s,
             hottest_table=hottest(True),
             hottest_gsi=hottest(False),
+            throttled=sum(p.throttled for p in parts),
             played=len(run.sample),
             played_to_end=len(run.ended & set(run.sample)),
             cpu_joins_s=cpu_joins,
