@@ -8,9 +8,13 @@ and code give the same figures (CPU seconds aside).
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # before the handlers import it
+os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
+
 import argparse
 import logging
-import os
 import re
 import subprocess
 import time
@@ -67,7 +71,8 @@ def row(f: Figures) -> str:
         f"({100 * t_r / 3000:.0f}%) "
         f"| `{g_name}` {g_w:.0f} WCU/s ({100 * g_w / 1000:.0f}%), {g_r:.0f} RCU/s "
         f"({100 * g_r / 3000:.0f}%) "
-        f"| {f.throttled} | {f.played_to_end}/{f.played} | {f.cpu_joins_s:.0f} + {f.cpu_play_s:.0f} "
+        f"| {f.throttled} | {f.played_to_end}/{f.played} "
+        f"| {f.cpu_joins_s:.0f} + {f.cpu_play_s:.0f} "
         f"| {inv} |"
     )
 

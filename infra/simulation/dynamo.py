@@ -196,7 +196,7 @@ class FakeDynamoClient:
         self._tx_ids = iter(range(1, 1 << 62))
         self.indexes: dict[str, _Index] = {}
         for gsi in schema.GLOBAL_SECONDARY_INDEXES:
-            ks: list[Any] = list(gsi["KeySchema"])  # type: ignore[arg-type, call-overload]
+            ks: list[Any] = list(gsi["KeySchema"])
             hash_name = next(k["AttributeName"] for k in ks if k["KeyType"] == "HASH")
             range_name = next((k["AttributeName"] for k in ks if k["KeyType"] == "RANGE"), None)
             proj: Any = gsi["Projection"]
@@ -212,7 +212,7 @@ class FakeDynamoClient:
         """route -> answer code (``ok:<op>`` or the error code) -> count."""
         self.window_s = float("inf")
         """The arrival window's end (simulated s): ``Partition.*_window`` count units before it."""
-        self.units = Counter[str]()
+        self.units: dict[str, float] = {"rcu": 0.0, "wcu": 0.0}
         """Units the requests consumed: ``rcu`` and ``wcu`` (summed per request)."""
 
     # ------------------------------------------------------------------ setup (no time, no units)

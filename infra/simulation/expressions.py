@@ -143,9 +143,7 @@ def compare(op: str, a: AV | None, b: AV | None) -> bool:
         return bool(va != vb)
     if ka not in ("N", "S", "B"):
         raise UnsupportedExpressionError(f"ordering of {ka} values")
-    return bool(
-        {"<": va < vb, "<=": va <= vb, ">": va > vb, ">=": va >= vb}[op]  # type: ignore[operator]
-    )
+    return bool({"<": va < vb, "<=": va <= vb, ">": va > vb, ">=": va >= vb}[op])
 
 
 def _begins(a: AV | None, b: AV | None) -> bool:
