@@ -24,7 +24,7 @@ from typing import Any
 
 from infra.emulator.testing import ManualClock, RecordingNotifier
 from shared.adapters.dynamo.store import TokenCreated
-from shared.domain.matchmaking import LobbyStatus
+from shared.domain.matchmaking import LobbyStatus, WaitingLobby, waiting_lobby
 from shared.services.deps import Deps, Timing
 from shared.services.errors import ConflictError
 from shared.services.model import (
@@ -33,6 +33,7 @@ from shared.services.model import (
     InviteDeleted,
     LobbyOpener,
     LobbyRecord,
+    OpenerUnchanged,
     PartyRecord,
     Player,
     RatingApplied,
@@ -54,7 +55,7 @@ def _key_of(record: Any) -> _Key:
     if isinstance(record, TournamentRecord):
         return ("tournament", record.tournament.tournament_id)
     if isinstance(record, LobbyOpener):
-        return ("opener", f"{record.language}#{record.bucket}")
+        return ("opener", f"{record.language}#{record.bucket}#{record.lane}")
     if isinstance(record, PartyRecord):
         return ("party", record.party.party_id)
     raise TypeError(f"not a versioned record: {type(record).__name__}")
@@ -111,20 +112,31 @@ class InMemoryStore:
     def get_lobby(self, lobby_id: str) -> LobbyRecord | None:
         return self._load("lobby", lobby_id)  # type: ignore[no-any-return]
 
-    def waiting_lobbies(self, language: str, limit: int = 50) -> list[LobbyRecord]:
-        """Waiting lobbies of ``language``, oldest first (what gsi_waiting's sort key gives)."""
-        waiting = [
-            v
-            for (kind, _), v in self.items.items()
-            if kind == "lobby"
-            and v.lobby.status is LobbyStatus.WAITING
-            and v.lobby.language == language
-        ]
-        waiting.sort(key=lambda rec: (rec.lobby.created_ms, rec.lobby.lobby_id))
-        return [copy.deepcopy(x) for x in waiting[:limit]]
+    def waiting_lobbies(self, language: str, rating: int) -> list[WaitingLobby]:
+        """Every waiting lobby of ``language`` that admits ``rating`` (what gsi_waiting's
+        Queries return), ordered by ``(lo, lobby_id)``: callers must not rely on an order."""
+        found = []
+        for (kind, _), v in self.items.items():
+            if kind != "lobby" or v.lobby.language != language:
+                continue
+            summary = waiting_lobby(v.lobby)
+            if summary is not None and summary.admits(rating):
+                found.append(summary)
+        return sorted(found, key=lambda w: (w.lo, w.lobby_id))
 
-    def get_opener(self, language: str, bucket: int) -> LobbyOpener | None:
-        return self._load("opener", f"{language}#{bucket}")  # type: ignore[no-any-return]
+    def all_waiting(self) -> list[LobbyRecord]:
+        """Every stored lobby that is waiting (test inspection; no port method)."""
+        return [
+            copy.deepcopy(v)
+            for (kind, _), v in self.items.items()
+            if kind == "lobby" and v.lobby.status is LobbyStatus.WAITING
+        ]
+
+    def get_openers(
+        self, language: str, lane: int, buckets: Iterable[int]
+    ) -> dict[int, LobbyOpener]:
+        found = {b: self._load("opener", f"{language}#{b}#{lane}") for b in set(buckets)}
+        return {b: o for b, o in found.items() if o is not None}
 
     def get_tournament(self, tournament_id: str) -> TournamentRecord | None:
         return self._load("tournament", tournament_id)  # type: ignore[no-any-return]
@@ -185,6 +197,12 @@ class InMemoryStore:
                     raise ConflictError(f"conditional write failed: {key} exists")
                 if w.version != 0 and (current is None or current.version != w.version):
                     raise ConflictError(f"conditional write failed: {key} version")
+            elif isinstance(w, OpenerUnchanged):
+                key = ("opener", f"{w.language}#{w.bucket}#{w.lane}")
+                touch(key)
+                current = self.items.get(key)
+                if (current.version if current is not None else 0) != w.version:
+                    raise ConflictError(f"condition check failed: {key} version")
             elif isinstance(w, TokenCreated):
                 touch(("token", w.token_hash))
                 if w.token_hash in self.tokens:
@@ -217,6 +235,8 @@ class InMemoryStore:
                 self.invites[w.invite] = w.party_id
             elif isinstance(w, InviteDeleted):
                 self.invites.pop(w.invite, None)
+            elif isinstance(w, OpenerUnchanged):
+                pass  # a condition only
             elif isinstance(w, RatingApplied):
                 self.ratings[(w.player_id, w.tournament_id)] = w
                 if w.update_player:

@@ -9,6 +9,13 @@ only if their rating is within ``RATING_WINDOW`` of every solo player in it and 
 takes the time, so waiting longer never admits anyone who was refused before. A party's members
 are exempt from the window among themselves; a party opens its own lobby (``party_lobby``), which
 is then filled by solo players only. A lobby starts when its 8th seat fills (``is_full``).
+
+The window as an interval: the ratings a waiting lobby admits form one interval
+``admission_range(lobby) = (lo, hi)`` (``lo`` = the largest solo rating or party mean minus 200,
+``hi`` = the smallest plus 200, rounded inwards for a fractional party mean), and
+``hi - lo <= 2 * RATING_WINDOW``. A ``WaitingLobby`` is the summary that choosing needs (seats
+taken, age, interval); the store indexes it so that the lobbies admitting a rating are found
+whatever their number (``shared.adapters.dynamo.schema``).
 """
 
 from __future__ import annotations
@@ -33,12 +40,16 @@ __all__ = [
     "Lobby",
     "LobbyStatus",
     "Seat",
+    "WaitingLobby",
+    "admission_range",
     "admits",
     "check_admission",
     "choose_lobby",
     "is_full",
     "party_lobby",
+    "preference",
     "started",
+    "waiting_lobby",
     "with_seat",
     "without_player",
 ]
@@ -165,6 +176,70 @@ def admits(lobby: Lobby, entrant: Seat) -> bool:
     except (AlreadyInPartyError, AlreadyQueuedError, LobbyFullError, RatingWindowError):
         return False
     return True
+
+
+def admission_range(lobby: Lobby) -> tuple[int, int] | None:
+    """The integer ratings ``(lo, hi)``, inclusive, that ``lobby``'s window admits (ruling 8):
+    a solo entrant rated ``r`` who holds no seat passes ``check_admission`` exactly when the
+    lobby is not full and ``lo <= r <= hi``. ``None`` for a lobby with no seat (any rating).
+
+    ``lo`` is the largest of (every solo seat's rating, each party's mean) minus
+    ``RATING_WINDOW``, ``hi`` the smallest plus ``RATING_WINDOW``; a party mean ``sum/n`` gives
+    ``ceil(sum/n) - W`` and ``floor(sum/n) + W`` (exact integer arithmetic). Since every bound
+    comes from one centre, ``hi - lo <= 2 * RATING_WINDOW`` whenever the range is non-empty
+    (``lo > hi`` means it admits nobody). Raises nothing.
+    """
+    lows: list[int] = []
+    highs: list[int] = []
+    parties: dict[str, list[int]] = {}
+    for seat in lobby.seats:
+        if seat.party_id is None:
+            lows.append(seat.rating - RATING_WINDOW)
+            highs.append(seat.rating + RATING_WINDOW)
+        else:
+            parties.setdefault(seat.party_id, []).append(seat.rating)
+    for ratings in parties.values():
+        total, n = sum(ratings), len(ratings)
+        lows.append(-((-total) // n) - RATING_WINDOW)  # ceil(total / n) - W
+        highs.append(total // n + RATING_WINDOW)  # floor(total / n) + W
+    if not lows:
+        return None
+    return max(lows), min(highs)
+
+
+@dataclass(frozen=True)
+class WaitingLobby:
+    """What choosing a waiting lobby needs to know of it (the store's index entry): its id,
+    seats taken, opening time (UTC ms) and ``admission_range`` ``(lo, hi)``."""
+
+    lobby_id: str
+    seats: int
+    created_ms: int
+    lo: int
+    hi: int
+
+    def admits(self, rating: int) -> bool:
+        """Whether a solo entrant rated ``rating`` (holding no seat in it) may sit (ruling 8)."""
+        return self.seats < LOBBY_SEATS and self.lo <= rating <= self.hi
+
+
+def waiting_lobby(lobby: Lobby) -> WaitingLobby | None:
+    """The summary of a waiting ``lobby`` that admits somebody, else ``None`` (a lobby that is
+    not waiting, is full, has no seat, or whose range is empty is no candidate)."""
+    bounds = admission_range(lobby)
+    if lobby.status is not LobbyStatus.WAITING or is_full(lobby) or bounds is None:
+        return None
+    lo, hi = bounds
+    if lo > hi:
+        return None
+    return WaitingLobby(lobby.lobby_id, len(lobby.seats), lobby.created_ms, lo, hi)
+
+
+def preference(lobby: WaitingLobby) -> tuple[int, int, str]:
+    """Sort key of the preferred lobby (smallest first): the fullest, then the oldest, then the
+    smallest id — the order ``choose_lobby`` uses, so that at low load lobbies fill one at a
+    time."""
+    return (-lobby.seats, lobby.created_ms, lobby.lobby_id)
 
 
 def choose_lobby(lobbies: Sequence[Lobby], entrant: Seat, *, language: str) -> Lobby | None:

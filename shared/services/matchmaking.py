@@ -5,6 +5,7 @@ seat starts the tournament) and ``leave`` (a lobby seat, a running tournament, o
 from __future__ import annotations
 
 import itertools
+import random
 
 from shared.domain import matchmaking as mm
 from shared.domain.errors import (
@@ -22,6 +23,7 @@ from shared.services.errors import NoSessionError
 from shared.services.model import (
     LobbyOpener,
     LobbyRecord,
+    OpenerUnchanged,
     PlayerStatus,
     TournamentRecord,
     Write,
@@ -36,18 +38,40 @@ from shared.services.tournament_change import (
     parties_back,
 )
 
+SPREAD_FROM_ATTEMPT = 2
+"""From this try on (after a conflict), a joiner picks uniformly at random among the lobbies
+that admit them instead of the preferred one, so racers spread over the waiting lobbies."""
+OPEN_FROM_ATTEMPT = 3
+"""From this try on (after two conflicts), a joiner opens a lobby in a random lane (or sits in
+that lane's newest lobby): contention itself adds lobbies filling in parallel."""
+MAX_LANES = 64
+"""Lanes a joiner may open in; the range doubles with each further conflict up to this."""
+CHECKED_CANDIDATES = 3
+"""Candidates re-read (strongly consistent GetItem) before giving up on the index and opening:
+an index entry may lag its lobby (started, or its range narrowed by a seat)."""
+
 
 def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
     """``join {language}``: take a seat in a waiting lobby that admits the player (ruling 8),
     or open a new one; everyone seated gets ``lobby`` (and the 8th seat's commit starts the
     tournament). Raises UnknownLanguageError, AlreadyQueuedError, AlreadyPlayingError,
     AlreadyInPartyError (party members start together with ``party_start``), NoSessionError
-    (the connection closed meanwhile)."""
+    (the connection closed meanwhile).
+
+    Choice, per try of ``change.run`` (issue 17): the store returns every waiting lobby that
+    admits the player's rating (no blind spot, however many wait). The first try takes the
+    preferred one (fullest, then oldest: at low load lobbies fill one at a time); a try after
+    a conflict (``SPREAD_FROM_ATTEMPT``) takes one at random; after two conflicts
+    (``OPEN_FROM_ATTEMPT``) the joiner opens in a random lane, the lanes doubling with each
+    conflict up to ``MAX_LANES``. So the number of lobbies filling at once grows with the
+    contention, i.e. with the arrival rate, and no single item serialises a language. The
+    seat's commit is conditional on the lobby's and the player's versions (``seating``):
+    exactly-once seating and no player in two lobbies whatever the choice."""
     deps.lexicon.language(language_code)
     tries = itertools.count(1)
 
     def seat() -> Change[str | None]:
-        retry = next(tries) > 1
+        attempt = next(tries)
         player = deps.store.get_player(player_id)
         assert player is not None
         if player.status is PlayerStatus.QUEUED:
@@ -61,11 +85,13 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         if player.party_id is not None:
             raise AlreadyInPartyError("you are in a party: the leader starts the game")
         entrant = seat_of(player)
-        candidates = deps.store.waiting_lobbies(language_code)
-        found = _pick(deps, candidates, entrant, language_code, consistent=retry)
+        rng = deps.rng()
+        found = None
+        if attempt < OPEN_FROM_ATTEMPT:
+            found = _pick(deps, language_code, entrant, rng, spread=attempt >= SPREAD_FROM_ATTEMPT)
         opener: list[Write] = []
         if found is None:
-            rec, opener = _open_lobby(deps, language_code, entrant)
+            rec, opener = _open_lobby(deps, language_code, entrant, _lane(attempt, rng))
         else:
             rec = found
         rec.lobby = mm.with_seat(rec.lobby, entrant)  # admission checked (ruling 8)
@@ -103,63 +129,80 @@ def _stop_watching(deps: Deps, player_id: str, tournament_id: str) -> Gone:
         return ()
 
 
-def _open_lobby(deps: Deps, language: str, entrant: mm.Seat) -> tuple[LobbyRecord, list[Write]]:
-    """No waiting lobby admits the entrant: sit in the lobby that the language and rating
-    bucket's opener points to, if it still waits and admits them, else open a new one and
-    point the opener at it (saved with the seat, on the opener's version). Concurrent openers
-    thus meet in one lobby instead of each waiting alone."""
-    bucket = entrant.rating // mm.RATING_WINDOW
-    opener = deps.store.get_opener(language, bucket)
-    if opener is not None:
-        current = deps.store.get_lobby(opener.lobby_id)
-        if (
-            current is not None
-            and current.lobby.status is LobbyStatus.WAITING
-            and current.lobby.party_id is None
-            and mm.admits(current.lobby, entrant)
-        ):
-            return current, []
-    lobby = mm.Lobby(
-        lobby_id=deps.ids(), language=language, seats=(), created_ms=deps.clock.now_ms()
-    )
-    if opener is None:
-        opener = LobbyOpener(language, bucket, lobby.lobby_id)
-    else:
-        opener.lobby_id = lobby.lobby_id
-    return LobbyRecord(lobby), [opener]
+def _lane(attempt: int, rng: random.Random) -> int:
+    """The opener lane of a try: 0 until ``OPEN_FROM_ATTEMPT``, then uniform in
+    ``[0, 2**(attempt - OPEN_FROM_ATTEMPT + 1))`` capped at ``MAX_LANES``."""
+    if attempt < OPEN_FROM_ATTEMPT:
+        return 0
+    return rng.randrange(min(2 ** (attempt - OPEN_FROM_ATTEMPT + 1), MAX_LANES))
+
+
+def _admitting(deps: Deps, lobby_id: str, language: str, entrant: mm.Seat) -> LobbyRecord | None:
+    """The lobby, read strongly consistent, if it still waits in ``language`` and admits the
+    entrant (ruling 8); else None."""
+    rec = deps.store.get_lobby(lobby_id)
+    if (
+        rec is not None
+        and rec.lobby.status is LobbyStatus.WAITING
+        and rec.lobby.language == language
+        and mm.admits(rec.lobby, entrant)
+    ):
+        return rec
+    return None
 
 
 def _pick(
-    deps: Deps,
-    candidates: list[LobbyRecord],
-    entrant: mm.Seat,
-    language: str,
-    *,
-    consistent: bool,
+    deps: Deps, language: str, entrant: mm.Seat, rng: random.Random, *, spread: bool
 ) -> LobbyRecord | None:
     """The waiting lobby to seat ``entrant`` in (ruling 8), or None to open one.
 
-    The candidates come from gsi_waiting, which is eventually consistent: a lobby there may
-    be older than the table (a seat taken, started). Saving on such a stale version conflicts,
-    and so would every retry while the index lags, ending in ``try_again``. So after a
-    conflict (``consistent``) each choice is re-read with a strongly consistent GetItem and
-    re-checked, falling back to the next best candidate. The first attempt trusts the index
-    (one Query, no extra read); the conditional save keeps it safe either way."""
-    pool = {c.lobby.lobby_id: c for c in candidates}
-    while True:
-        chosen = mm.choose_lobby([c.lobby for c in pool.values()], entrant, language=language)
-        if chosen is None:
-            return None
-        rec = pool.pop(chosen.lobby_id)
-        if not consistent:
+    Candidates: every lobby the index says admits the rating; the preferred first
+    (``mm.preference``), or in random order when ``spread``. The index is eventually
+    consistent, so each choice is re-read (GetItem) and re-checked, falling back to the next,
+    at most ``CHECKED_CANDIDATES`` reads; the conditional save keeps it safe either way."""
+    candidates = [
+        w for w in deps.store.waiting_lobbies(language, entrant.rating) if w.admits(entrant.rating)
+    ]
+    if spread:
+        rng.shuffle(candidates)
+    else:
+        candidates.sort(key=mm.preference)
+    for w in candidates[:CHECKED_CANDIDATES]:
+        rec = _admitting(deps, w.lobby_id, language, entrant)
+        if rec is not None:
             return rec
-        fresh = deps.store.get_lobby(chosen.lobby_id)
-        if (
-            fresh is not None
-            and fresh.lobby.status is LobbyStatus.WAITING
-            and mm.admits(fresh.lobby, entrant)
-        ):
-            return fresh
+    return None
+
+
+def _open_lobby(
+    deps: Deps, language: str, entrant: mm.Seat, lane: int
+) -> tuple[LobbyRecord, list[Write]]:
+    """No waiting lobby was taken: sit in the lobby that an opener of the entrant's rating
+    bucket (``rating // 200``) or of a neighbouring bucket, in ``lane``, points to, if it
+    still waits and admits them; else open a new lobby and point the bucket's opener at it,
+    saved with the seat on the opener's version, with the two neighbouring openers checked
+    unchanged. Concurrent openers within 200 of each other (same bucket or adjacent ones, one
+    lane) thus conflict, and the loser's retry sits in the winner's lobby instead of each
+    waiting alone. One BatchGetItem, plus a GetItem per opener found."""
+    bucket = entrant.rating // mm.RATING_WINDOW
+    neighbours = (bucket - 1, bucket + 1)
+    openers = deps.store.get_openers(language, lane, (bucket, *neighbours))
+    for b in (bucket, *neighbours):
+        o = openers.get(b)
+        if o is not None:
+            current = _admitting(deps, o.lobby_id, language, entrant)
+            if current is not None and current.lobby.party_id is None:
+                return current, []
+    lobby = mm.Lobby(
+        lobby_id=deps.ids(), language=language, seats=(), created_ms=deps.clock.now_ms()
+    )
+    own = openers.get(bucket) or LobbyOpener(language, bucket, lobby.lobby_id, lane=lane)
+    own.lobby_id = lobby.lobby_id
+    checks: list[Write] = [
+        OpenerUnchanged(language, b, lane, openers[b].version if b in openers else 0)
+        for b in neighbours
+    ]
+    return LobbyRecord(lobby), [own, *checks]
 
 
 def leave(deps: Deps, req: Request, player_id: str) -> None:

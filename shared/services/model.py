@@ -84,17 +84,34 @@ class LobbyRecord:
 
 @dataclass
 class LobbyOpener:
-    """Which lobby new solo players of a language and rating bucket open into.
+    """Which lobby new solo players of a language, rating bucket and lane open into.
 
     Two players who find no waiting lobby at the same moment would each open their own and
-    wait forever apart; both instead try to claim this one item (conditional on its version),
-    so the loser re-reads it and sits down in the winner's lobby (ruling 8 matchmaking)."""
+    wait apart; both instead try to claim this one item (conditional on its version), so the
+    loser re-reads it and sits down in the winner's lobby (ruling 8 matchmaking). Openers of
+    the two neighbouring buckets are checked unchanged in the same commit
+    (``OpenerUnchanged``), so two openers within 200 of each other meet across a bucket
+    boundary too. Lanes (0 at low load) let joiners that keep conflicting open further
+    lobbies in parallel (``services.matchmaking``)."""
 
     language: str
     bucket: int
     """``rating // 200``: everyone in a bucket is within the 200-point window of each other."""
     lobby_id: str
     version: int = 0
+    lane: int = 0
+    """0 for a first opening; a joiner that kept conflicting opens in a random further lane."""
+
+
+@dataclass(frozen=True)
+class OpenerUnchanged:
+    """A commit condition without a write: the opener of ``(language, bucket, lane)`` is still
+    at ``version`` (0: it does not exist). A DynamoDB ``ConditionCheck``."""
+
+    language: str
+    bucket: int
+    lane: int
+    version: int
 
 
 @dataclass
@@ -147,6 +164,7 @@ Write = (
     | Connection
     | LobbyRecord
     | LobbyOpener
+    | OpenerUnchanged
     | TournamentRecord
     | PartyRecord
     | RatingApplied

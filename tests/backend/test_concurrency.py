@@ -4,11 +4,12 @@ lands elsewhere, or gets a clear error. Final stored state is asserted (moto).""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
+import random
 
 import pytest
 
+from shared.domain import matchmaking as mm
 from shared.domain.errors import (
     AlreadyInPartyError,
     AlreadyPlayingError,
@@ -17,10 +18,11 @@ from shared.domain.errors import (
 )
 from shared.domain.matchmaking import LobbyStatus
 from shared.services import matchmaking, parties, sessions
-from shared.services.errors import NoSessionError, TryAgainError
+from shared.services.errors import ConflictError, NoSessionError, TryAgainError
 from shared.services.model import PlayerStatus
 from shared.services.outbox import Request
 from tests.backend.interleave import interleaving, paused
+from tests.backend.support import set_rating
 
 
 def _lobby_sizes(backend) -> dict[str, int]:
@@ -238,15 +240,19 @@ class _LaggingIndex:
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
-    def waiting_lobbies(self, language, limit=50):
-        return [copy.deepcopy(x) for x in self._frozen if x.lobby.language == language]
+    def waiting_lobbies(self, language, rating):
+        return [x for lang, x in self._frozen if lang == language and x.admits(rating)]
+
+
+def _frozen(store, language="en", rating=1000):
+    return [(language, x) for x in store.waiting_lobbies(language, rating)]
 
 
 def test_join_succeeds_while_the_waiting_index_lags(backend):
     a = backend.player("a")
     a.join("en")
     lobby_id = a.last("lobby")["lobby_id"]
-    frozen = backend.store.waiting_lobbies("en")  # the lobby at version 1, one seat
+    frozen = _frozen(backend.store)  # the lobby with one seat
     b, x = backend.player("b"), backend.player("x")
     b.join("en")  # the table moves on; the index does not
     deps = dataclasses.replace(backend.deps, store=_LaggingIndex(backend.store, frozen))
@@ -263,7 +269,7 @@ def test_join_succeeds_while_the_waiting_index_lags(backend):
 
 def test_join_skips_a_started_lobby_the_lagging_index_still_lists(backend):
     _, lobby_id = _seat(backend, 7)
-    frozen = backend.store.waiting_lobbies("en")
+    frozen = _frozen(backend.store)
     y, x = backend.player("y"), backend.player("x")
     y.join("en")  # 8th seat: started, but the frozen index still says waiting with 7
     deps = dataclasses.replace(backend.deps, store=_LaggingIndex(backend.store, frozen))
@@ -330,3 +336,144 @@ def test_two_players_opening_lobbies_at_once_meet_in_one(backend):
     assert px.lobby_id == py.lobby_id
     assert [s.player_id for s in backend.store.get_lobby(px.lobby_id).lobby.seats] == [x.id, y.id]
     assert sorted(_lobby_sizes(backend).values()) == [2]
+
+
+class _LeastPreferredFirst(random.Random):
+    """A scripted chance: a shuffle puts the least preferred lobby first; a lane draw takes
+    the highest lane allowed."""
+
+    def shuffle(self, x):  # type: ignore[override]
+        x.sort(key=mm.preference, reverse=True)
+
+    def randrange(self, start, stop=None, step=1):  # type: ignore[override]
+        return (start if stop is None else stop) - 1
+
+
+def _lobby_with(backend, n: int) -> tuple[list, str]:
+    """A waiting lobby of ``n`` players at 1000, opened in a lane of its own (as contention
+    leaves them), so the next join at 1000 has two lobbies to choose from."""
+    players = [backend.player(f"l{n}-{i}") for i in range(n)]
+    deps = dataclasses.replace(backend.deps, rng=_LeastPreferredFirst)
+    lobby_id = None
+    for p in players:
+        if lobby_id is None:
+            # a joiner on its third try opens in a fresh lane (OPEN_FROM_ATTEMPT)
+            tries = iter(range(matchmaking.OPEN_FROM_ATTEMPT - 1))
+            flaky = _ConflictsFirst(backend.store, tries)
+            matchmaking.join(
+                dataclasses.replace(deps, store=flaky), Request(p.connection_id), p.id, "en"
+            )
+            lobby_id = backend.store.get_player(p.id).lobby_id
+        else:
+            matchmaking.join(deps, Request(p.connection_id), p.id, "en")
+            assert backend.store.get_player(p.id).lobby_id == lobby_id
+    return players, lobby_id
+
+
+class _ConflictsFirst:
+    """A store whose first commits (one per item of ``tries``) fail as if another writer had
+    got there first."""
+
+    def __init__(self, inner, tries):
+        self._inner = inner
+        self._tries = tries
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def commit(self, writes):
+        if next(self._tries, None) is not None:
+            raise ConflictError("conditional write failed (scripted)")
+        self._inner.commit(writes)
+
+
+def test_a_joiner_that_conflicts_spreads_to_another_lobby(backend):
+    """Issue 17, throughput: the first try takes the preferred lobby; after a conflict the
+    retry picks among all admitting lobbies at random (here, scripted: the least preferred),
+    instead of queueing on the same item again."""
+    _, fuller = _seat(backend, 3)
+    _, emptier = _lobby_with(backend, 1)
+    x, y = backend.player("x"), backend.player("y")
+    deps, store = interleaving(dataclasses.replace(backend.deps, rng=_LeastPreferredFirst))
+
+    jx = paused(store, "x", lambda: matchmaking.join(deps, Request(x.connection_id), x.id, "en"))
+    jy = paused(store, "y", lambda: matchmaking.join(deps, Request(y.connection_id), y.id, "en"))
+    jy.finish()  # y takes the preferred (fuller) lobby's 4th seat
+    jx.finish()  # x's save on it conflicts; its retry spreads to the other lobby
+
+    assert jx.error is None
+    assert jy.error is None
+    assert [(label, outcome) for label, _, outcome in store.commits] == [
+        ("y", "ok"),
+        ("x", "ConflictError"),
+        ("x", "ok"),
+    ]
+    assert backend.store.get_player(y.id).lobby_id == fuller
+    assert backend.store.get_player(x.id).lobby_id == emptier
+    assert _lobby_sizes(backend) == {fuller: 4, emptier: 2}
+
+
+def test_repeated_conflicts_open_a_lobby_in_another_lane(backend):
+    """After two conflicts a joiner stops contending for the existing lobbies and opens one in
+    a random further lane; a later joiner that conflicts twice can meet it there."""
+    _, first = _seat(backend, 2)
+    x, y = backend.player("x"), backend.player("y")
+    deps = dataclasses.replace(backend.deps, rng=_LeastPreferredFirst)
+
+    def twice_conflicted(p):
+        flaky = _ConflictsFirst(backend.store, iter(range(2)))
+        matchmaking.join(
+            dataclasses.replace(deps, store=flaky), Request(p.connection_id), p.id, "en"
+        )
+
+    twice_conflicted(x)
+    px = backend.store.get_player(x.id)
+    assert px.lobby_id != first  # a new lobby, though the first one admitted x
+    (opener,) = backend.store.get_openers("en", 1, [5]).values()  # lane 1 of 0..1
+    assert opener.lobby_id == px.lobby_id
+    twice_conflicted(y)  # the same lane: sits in x's lobby
+    assert backend.store.get_player(y.id).lobby_id == px.lobby_id
+    assert _lobby_sizes(backend) == {first: 2, px.lobby_id: 2}
+
+
+def test_two_players_opening_at_once_meet_across_a_bucket_boundary(backend):
+    """Rating 1199 (bucket 5) and 1201 (bucket 6) find no lobby at the same moment: each
+    opening checks the neighbouring bucket's opener unchanged, so one commit conflicts and its
+    retry sits in the other's lobby (ruling 8: within 200, they never wait apart)."""
+    x, y = backend.player("x"), backend.player("y")
+    set_rating(backend, x, 1199)
+    set_rating(backend, y, 1201)
+    deps, store = interleaving(backend.deps)
+
+    jx = paused(store, "x", lambda: matchmaking.join(deps, Request(x.connection_id), x.id, "en"))
+    jy = paused(store, "y", lambda: matchmaking.join(deps, Request(y.connection_id), y.id, "en"))
+    jy.finish()
+    jx.finish()
+
+    assert jx.error is None
+    assert jy.error is None
+    assert [(label, outcome) for label, _, outcome in store.commits] == [
+        ("y", "ok"),
+        ("x", "ConflictError"),
+        ("x", "ok"),
+    ]
+    px, py = backend.store.get_player(x.id), backend.store.get_player(y.id)
+    assert px.lobby_id == py.lobby_id
+    assert [s.player_id for s in backend.store.get_lobby(px.lobby_id).lobby.seats] == [y.id, x.id]
+    assert sorted(_lobby_sizes(backend).values()) == [2]
+
+
+def test_two_players_more_than_200_apart_opening_at_once_wait_apart(backend):
+    x, y = backend.player("x"), backend.player("y")
+    set_rating(backend, x, 1000)
+    set_rating(backend, y, 1201)
+    deps, store = interleaving(backend.deps)
+
+    jx = paused(store, "x", lambda: matchmaking.join(deps, Request(x.connection_id), x.id, "en"))
+    jy = paused(store, "y", lambda: matchmaking.join(deps, Request(y.connection_id), y.id, "en"))
+    jy.finish()
+    jx.finish()
+
+    px, py = backend.store.get_player(x.id), backend.store.get_player(y.id)
+    assert px.lobby_id != py.lobby_id
+    assert sorted(_lobby_sizes(backend).values()) == [1, 1]

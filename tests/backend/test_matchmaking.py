@@ -4,6 +4,8 @@ leaving before the start (free), the rating window — through the real handlers
 from __future__ import annotations
 
 from shared.adapters.dynamo import schema
+from shared.domain.matchmaking import Lobby, Seat
+from shared.services.model import LobbyRecord
 from tests.backend.support import lobby_item, player_item, set_rating, types
 
 
@@ -24,7 +26,8 @@ def test_first_join_opens_a_waiting_lobby(backend):
     assert (me["status"], me["lobby_id"], me["language"]) == ("queued", lobby["lobby_id"], "en")
     item = lobby_item(backend, lobby["lobby_id"])
     assert item["status"] == "waiting"
-    assert item["waiting_pk"] == "WAITING#en"  # findable through gsi_waiting
+    assert item["waiting_pk"].startswith("WAITING#en#")  # findable through gsi_waiting
+    assert (item["waiting_lo"], item["waiting_hi"], item["seat_count"]) == (800, 1200, 1)
     assert [s["player_id"] for s in item["seats"]] == [a.id]
     assert item["connections"] == {a.id: a.connection_id}
     assert "ttl" not in item
@@ -213,3 +216,54 @@ def test_resume_in_a_running_tournament_gets_a_full_snapshot(backend):
     assert snap["lobby"] is None
     assert other.last("player_status")["status"] == "connected"
     assert backend.tournament(tid).connections[p.id] == p.connection_id
+
+
+def _waiting_lobby(backend, lobby_id: str, rating: int, created_ms: int) -> None:
+    """A lobby with one seat rated ``rating``, stored as earlier joins would have left it."""
+    seat = Seat(f"{lobby_id}-p", rating, None, "Someone")
+    lobby = Lobby(lobby_id, "en", (seat,), created_ms=created_ms)
+    backend.store.commit([LobbyRecord(lobby, {seat.player_id: None})])
+
+
+def test_1199_and_1201_share_a_lobby_behind_sixty_older_ones(backend):
+    """Issue 17, no blind spot: however many older lobbies wait that admit neither, two
+    players 2 points apart (in different rating buckets) meet in one lobby (ruling 8)."""
+    for i in range(60):
+        _waiting_lobby(backend, f"old{i:02d}", 1500 + 201 * i, created_ms=i)
+    a, b = backend.player("a"), backend.player("b")
+    set_rating(backend, a, 1199)
+    set_rating(backend, b, 1201)
+
+    a.join("en")
+    b.join("en")
+
+    lobby_id = a.last("lobby")["lobby_id"]
+    assert b.last("lobby")["lobby_id"] == lobby_id
+    assert [s["player_id"] for s in lobby_item(backend, lobby_id)["seats"]] == [a.id, b.id]
+    assert (player_item(backend, b)["status"], player_item(backend, b)["lobby_id"]) == (
+        "queued",
+        lobby_id,
+    )
+
+
+def test_a_joiner_takes_the_fullest_admitting_lobby_among_many(backend):
+    for i in range(40):
+        _waiting_lobby(backend, f"far{i:02d}", 2000 + 201 * i, created_ms=i)
+    _waiting_lobby(backend, "near-new", 1100, created_ms=100)
+    _waiting_lobby(backend, "near-old", 900, created_ms=50)
+    x = backend.player("x")
+
+    x.join("en")
+
+    assert x.last("lobby")["lobby_id"] == "near-old"  # both admit 1000: the older one
+
+
+def test_at_low_load_lobbies_fill_one_at_a_time(backend):
+    """Sequential joins (no contention) never leave two compatible lobbies waiting."""
+    players = [backend.player(f"p{i}") for i in range(20)]
+    for i, p in enumerate(players):
+        p.join("en")
+        lobbies = [i for i in backend.items() if i["pk"].startswith("LOBBY#")]
+        waiting = [len(item["seats"]) for item in lobbies if item["status"] == "waiting"]
+        assert waiting == ([] if i % 8 == 7 else [i % 8 + 1])
+        assert len(lobbies) == i // 8 + 1

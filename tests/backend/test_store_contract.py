@@ -22,7 +22,9 @@ from shared.services.model import (
     Connection,
     InviteCreated,
     InviteDeleted,
+    LobbyOpener,
     LobbyRecord,
+    OpenerUnchanged,
     PartyRecord,
     Player,
     PlayerStatus,
@@ -202,26 +204,94 @@ def test_connection_round_trip_and_delete_returns_what_it_held(store: Any) -> No
 
 
 # ---------------------------------------------------------------------------- queries
-def test_waiting_lobbies_of_a_language_oldest_first(store: Any) -> None:
-    store.commit([_lobby("new", created=NOW + 5)])
-    store.commit([_lobby("old", created=NOW + 1)])
-    store.commit([_lobby("other-language", language="de", created=NOW)])
-    store.commit([_lobby("started", created=NOW, status=LobbyStatus.STARTED)])
-    store.commit([_lobby("empty", created=NOW, status=LobbyStatus.EMPTY)])
+def _seated(lid: str, *ratings: int, language: str = "en", party: str | None = None, **kw: Any):
+    seats = tuple(Seat(f"{lid}-{i}", r, party, f"N{i}") for i, r in enumerate(ratings))
+    return _lobby(lid, language, seats=seats, party_id=party, **kw)
 
-    assert [x.lobby.lobby_id for x in store.waiting_lobbies("en")] == ["old", "new"]
-    assert [x.lobby.lobby_id for x in store.waiting_lobbies("de")] == ["other-language"]
-    assert store.waiting_lobbies("fr") == []
-    assert [x.lobby.lobby_id for x in store.waiting_lobbies("en", limit=1)] == ["old"]
+
+def _ids(found: list[Any]) -> list[str]:
+    return sorted(w.lobby_id for w in found)
+
+
+def test_waiting_lobbies_are_those_admitting_the_rating(store: Any) -> None:
+    store.commit([_seated("at1000", 1000, created=NOW + 5)])
+    store.commit([_seated("pair", 900, 1050, created=NOW + 1)])  # admits 850..1100
+    store.commit([_seated("low", 700)])  # admits 500..900
+    store.commit([_seated("high", 1201)])  # admits 1001..1401
+    store.commit([_seated("party", 999, 1000, party="pa")])  # mean 999.5: admits 800..1199
+    store.commit([_seated("other-language", 1000, language="de")])
+    store.commit([_seated("started", *[1000] * 8, status=LobbyStatus.STARTED)])
+    store.commit([_seated("empty", status=LobbyStatus.EMPTY)])
+
+    assert _ids(store.waiting_lobbies("en", 1000)) == ["at1000", "pair", "party"]
+    assert _ids(store.waiting_lobbies("en", 1100)) == ["at1000", "high", "pair", "party"]
+    assert _ids(store.waiting_lobbies("en", 1199)) == ["at1000", "high", "party"]
+    assert _ids(store.waiting_lobbies("en", 1200)) == ["at1000", "high"]
+    assert _ids(store.waiting_lobbies("en", 800)) == ["at1000", "low", "party"]
+    assert _ids(store.waiting_lobbies("en", 799)) == ["low"]
+    assert _ids(store.waiting_lobbies("de", 1000)) == ["other-language"]
+    assert store.waiting_lobbies("fr", 1000) == []
+    (pair,) = [w for w in store.waiting_lobbies("en", 1000) if w.lobby_id == "pair"]
+    assert (pair.seats, pair.created_ms, pair.lo, pair.hi) == (2, NOW + 1, 850, 1100)
+
+
+def test_waiting_lobbies_finds_one_behind_hundreds(store: Any) -> None:
+    """No blind spot: far more lobbies than one page of answers wait (issue 17)."""
+    for i in range(120):
+        store.commit([_seated(f"far{i:03d}", 1500 + i % 50, created=NOW + i)])
+    store.commit([_seated("near", 1199, created=NOW + 999)])
+
+    assert _ids(store.waiting_lobbies("en", 1201)) == ["near"]
+    assert len(store.waiting_lobbies("en", 1550)) == 120
 
 
 def test_a_lobby_leaves_the_waiting_query_when_it_starts(store: Any) -> None:
-    lobby = _lobby("l1")
+    lobby = _seated("l1", *[1000] * 8)
     store.commit([lobby])
+    assert store.waiting_lobbies("en", 1000) == []  # full: admits nobody
     lobby.lobby = dataclasses.replace(lobby.lobby, status=LobbyStatus.STARTED, tournament_id="t1")
     store.commit([lobby])
-    assert store.waiting_lobbies("en") == []
+    assert store.waiting_lobbies("en", 1000) == []
     assert store.get_lobby("l1").lobby.tournament_id == "t1"
+
+
+def test_a_seat_taken_narrows_the_range_found(store: Any) -> None:
+    lobby = _seated("l1", 1000)
+    store.commit([lobby])
+    lobby.lobby = dataclasses.replace(lobby.lobby, seats=(*lobby.lobby.seats, Seat("x", 1150)))
+    store.commit([lobby])
+    assert _ids(store.waiting_lobbies("en", 850)) == []
+    (found,) = store.waiting_lobbies("en", 950)
+    assert (found.seats, found.lo, found.hi) == (2, 950, 1200)
+
+
+def test_openers_by_bucket_and_lane(store: Any) -> None:
+    store.commit([LobbyOpener("en", 5, "l5"), LobbyOpener("en", 6, "l6", lane=3)])
+    store.commit([LobbyOpener("de", 5, "d5")])
+
+    got = store.get_openers("en", 0, [4, 5, 6])
+    assert {b: (o.lobby_id, o.lane, o.version) for b, o in got.items()} == {5: ("l5", 0, 1)}
+    got = store.get_openers("en", 3, [5, 6, 7])
+    assert {b: (o.lobby_id, o.lane) for b, o in got.items()} == {6: ("l6", 3)}
+
+
+def test_an_opener_checked_unchanged_fails_the_commit_once_it_moved(store: Any) -> None:
+    opener = LobbyOpener("en", 5, "l1")
+    store.commit([opener])  # version 1
+    store.commit(
+        [_seated("a", 1000), OpenerUnchanged("en", 5, 0, 1), OpenerUnchanged("en", 6, 0, 0)]
+    )
+    assert store.get_lobby("a") is not None
+
+    opener.lobby_id = "l2"
+    store.commit([opener])  # version 2
+    with pytest.raises(ConflictError):
+        store.commit([_seated("b", 1000), OpenerUnchanged("en", 5, 0, 1)])
+    with pytest.raises(ConflictError):
+        store.commit([_seated("c", 1000), OpenerUnchanged("en", 5, 0, 0)])  # it exists now
+    assert store.get_lobby("b") is None
+    assert store.get_lobby("c") is None
+    assert store.get_openers("en", 0, [5])[5].version == 2  # a check writes nothing
 
 
 def test_overdue_lists_due_tournaments_and_disconnected_players(store: Any) -> None:

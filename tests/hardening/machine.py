@@ -56,7 +56,7 @@ from shared.services import deadlines as clock_service
 from shared.services import duels, matchmaking, parties, sessions
 from shared.services.deps import Deps, Timing
 from shared.services.errors import TryAgainError
-from shared.services.model import PlayerStatus
+from shared.services.model import LobbyRecord, PlayerStatus
 from shared.services.outbox import Request
 from shared.services.presence import player_for_connection
 from tests.backend.interleave import PausingStore
@@ -507,10 +507,14 @@ class Hardening(RuleBasedStateMachine):
     def inner_ratings(self) -> dict[tuple[str, str], int]:
         raise NotImplementedError
 
+    def inner_waiting(self) -> list[LobbyRecord]:
+        """Every waiting lobby in the store (a test inspection, not a port method)."""
+        raise NotImplementedError
+
     @invariant()
     def one_place_per_player(self) -> None:
         seated: dict[str, list[str]] = defaultdict(list)
-        for rec in self.inner.waiting_lobbies("en", limit=1000):
+        for rec in self.inner_waiting():
             assert len(rec.lobby.seats) <= 8
             for s in rec.lobby.seats:
                 seated[s.player_id].append(rec.lobby.lobby_id)
@@ -535,7 +539,7 @@ class Hardening(RuleBasedStateMachine):
                 assert p.tournament_id == alive[pid][0]
             if p.status is PlayerStatus.PLAYING:
                 assert (pid, p.tournament_id) not in self.inner_ratings()
-        for rec in self.inner.waiting_lobbies("en", limit=1000):
+        for rec in self.inner_waiting():
             assert rec.lobby.status is LobbyStatus.WAITING
 
 

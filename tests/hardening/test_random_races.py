@@ -7,10 +7,12 @@ on the ``InMemoryStore`` fake (the bulk: at least 10,000 steps in CI) and, small
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from shared.services.model import LobbyRecord
 from tests.fakes import InMemoryStore
 from tests.hardening.machine import STATS, Hardening
 
@@ -31,6 +33,9 @@ class InMemoryHardening(Hardening):
 
     def inner_ratings(self) -> dict[tuple[str, str], int]:
         return {k: v.change for k, v in self.inner.ratings.items()}
+
+    def inner_waiting(self) -> list[LobbyRecord]:
+        return self.inner.all_waiting()  # type: ignore[no-any-return]
 
 
 STEPS_IN_MEMORY = 200
@@ -77,6 +82,25 @@ class MotoHardening(Hardening):
             for item in resp["Items"]:
                 out[(pid, item["tournament_id"]["S"])] = int(item["change"]["N"])
         return out
+
+    def inner_waiting(self) -> list[LobbyRecord]:
+        from shared.adapters.dynamo import codec
+        from shared.adapters.dynamo.store import from_av
+
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "FilterExpression": "#k = :l AND #s = :w",
+            "ExpressionAttributeNames": {"#k": "kind", "#s": "status"},
+            "ExpressionAttributeValues": {":l": {"S": "lobby"}, ":w": {"S": "waiting"}},
+            "ConsistentRead": True,
+        }
+        found = []
+        while True:
+            resp = _moto_client().scan(**kwargs)
+            found += [codec.lobby_from_item(from_av(i)) for i in resp["Items"]]
+            if "LastEvaluatedKey" not in resp:
+                return found
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
     def teardown(self) -> None:
         _moto_client().delete_table(TableName=self._table)

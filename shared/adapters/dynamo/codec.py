@@ -10,7 +10,7 @@ from typing import Any
 
 from shared.adapters.dynamo import schema
 from shared.domain.duel import Duel, DuelResult, EndReason, Row
-from shared.domain.matchmaking import Lobby, LobbyStatus, Seat
+from shared.domain.matchmaking import Lobby, LobbyStatus, Seat, WaitingLobby, waiting_lobby
 from shared.domain.party import Party
 from shared.domain.scoring import Mark
 from shared.domain.tournament import Phase, PlayerState, Tournament
@@ -532,10 +532,13 @@ def lobby_to_item(rec: LobbyRecord, now_ms: int) -> dict[str, Any]:
         item["party_id"] = lobby.party_id
     if lobby.tournament_id is not None:
         item["tournament_id"] = lobby.tournament_id
-    if lobby.status is LobbyStatus.WAITING:
-        item["waiting_pk"] = schema.waiting_pk(lobby.language)
-        item["waiting_sk"] = f"{lobby.created_ms:015d}#{lobby.lobby_id}"
-    else:
+    summary = waiting_lobby(lobby)
+    if summary is not None:  # in gsi_waiting while it admits somebody (schema docstring)
+        item["waiting_pk"] = schema.waiting_pk(lobby.language, schema.waiting_shard(lobby.lobby_id))
+        item["waiting_lo"] = summary.lo
+        item["waiting_hi"] = summary.hi
+        item["seat_count"] = summary.seats
+    if lobby.status is not LobbyStatus.WAITING:
         item[schema.TTL_ATTRIBUTE] = _ttl(now_ms)
     return item
 
@@ -621,12 +624,24 @@ def party_from_item(item: dict[str, Any]) -> PartyRecord:
     )
 
 
+def waiting_from_entry(entry: dict[str, Any]) -> WaitingLobby:
+    """A ``gsi_waiting`` entry (its projection) as the domain's ``WaitingLobby``."""
+    return WaitingLobby(
+        lobby_id=entry["lobby_id"],
+        seats=int(entry["seat_count"]),
+        created_ms=int(entry["created_ms"]),
+        lo=int(entry["waiting_lo"]),
+        hi=int(entry["waiting_hi"]),
+    )
+
+
 def opener_to_item(o: LobbyOpener) -> dict[str, Any]:
     return {
-        **schema.opener_key(o.language, o.bucket),
+        **schema.opener_key(o.language, o.bucket, o.lane),
         "kind": "opener",
         "language": o.language,
         "bucket": o.bucket,
+        "lane": o.lane,
         "lobby_id": o.lobby_id,
         "version": o.version + 1,
     }
@@ -638,4 +653,5 @@ def opener_from_item(item: dict[str, Any]) -> LobbyOpener:
         bucket=int(item["bucket"]),
         lobby_id=item["lobby_id"],
         version=int(item["version"]),
+        lane=int(item.get("lane", 0)),
     )

@@ -17,8 +17,9 @@ Items (``pk`` / ``sk``):
 ``TOKEN#<sha256>``         ``TOKEN``    player id for a session token (stored hashed, ruling 11)
 ``CONN#<connection_id>``   ``CONN``     the player bound to an API Gateway connection
 ``LOBBY#<lobby_id>``       ``LOBBY``    language, seats, party, status; ``version``
-``OPENER#<lang>#<bucket>`` ``OPENER`` the lobby that solo players of a language and rating bucket
-                                        open into when no waiting lobby admits them; ``version``
+``OPENER#<lang>#<bucket>#<lane>``  ``OPENER``  the lobby that solo players of a language,
+                                        rating bucket (``rating // 200``) and lane open into when
+                                        no waiting lobby admits them; ``version``
 ``TOURN#<tournament_id>``  ``STATE``    the tournament aggregate (rounds, current duels, lives,
                                         places), connections and parties by player, as one
                                         zlib-compressed document (``codec.STATE_SCHEMA``);
@@ -29,9 +30,54 @@ Items (``pk`` / ``sk``):
 
 Indexes:
 
-- ``gsi_waiting`` (``waiting_pk`` = ``WAITING#<language>``, ``waiting_sk`` = zero-padded created
-  ms): waiting lobbies of a language, oldest first. Sparse: the attributes are removed when the
-  lobby starts. Access pattern: *join* finds candidate lobbies with one Query (never a Scan).
+- ``gsi_waiting`` (``waiting_pk`` = ``WAITING#<language>#<shard>``, ``waiting_lo`` number):
+  waiting lobbies that admit somebody, by the lower end of their admission range. Sparse: the
+  attributes are removed when the lobby starts or empties. Projection ``INCLUDE`` of
+  ``lobby_id``, ``created_ms``, ``seat_count``, ``waiting_hi`` only (an entry is ~200 bytes).
+  Access pattern: *join* finds every lobby that admits a rating (below).
+- ``gsi_due`` (``due_pk`` = ``DUE#<shard>``, ``due_ms`` number): items with a pending deadline —
+  running tournaments (their next turn/intro deadline) and disconnected players (their reconnect
+  deadline). Sparse, 4 shards. Access pattern: the *watchdog* queries ``due_ms < now - grace`` in
+  each shard to apply deadlines whose timer never fired.
+
+Matchmaking without a blind spot (ruling 8; issue 17). The ratings a waiting lobby admits form
+one interval ``[lo, hi]`` (``domain.matchmaking.admission_range``), stored on the lobby item as
+``waiting_lo`` / ``waiting_hi`` with ``seat_count``. Because ``hi - lo <= 400``, a lobby admits
+rating ``R`` exactly when ``R - 400 <= lo <= R`` and ``hi >= R`` (and it is not full: a stored
+waiting lobby never is). So *join* sends, for each of the ``WAITING_SHARDS`` shards of the
+language, one Query (eventually consistent; ``LastEvaluatedKey`` followed to the end)::
+
+    IndexName=gsi_waiting
+    KeyConditionExpression="waiting_pk = :w AND waiting_lo BETWEEN :lo AND :r"
+    FilterExpression="waiting_hi >= :r"
+    :w = "WAITING#<lang>#<shard>", :lo = R - 400, :r = R
+
+and gets exactly the waiting lobbies that admit ``R``, however many lobbies wait in the
+language. What is read and dropped by the filter are lobbies whose ``lo`` is within 400 below
+``R`` but whose ``hi`` is below ``R``: lobbies of players rated up to 400 below (their range
+ends before ``R``); nothing far away is ever read. A lobby's shard is ``crc32(lobby_id) %
+WAITING_SHARDS``, so index writes spread over the shards (a lobby item's index entry is
+rewritten at every seat taken: ``seat_count`` changes).
+
+Cost per join (on-demand units; an eventually consistent Query costs 0.5 RRU per 4 KB read,
+at least 0.5): ``WAITING_SHARDS`` Queries = 2 RRU while the entries read stay under 4 KB per
+shard (~20 lobbies per shard with ``lo`` in ``[R-400, R]``), +0.5 RRU per further 4 KB; one
+page holds 1 MB (~5,000 entries), so paging only starts beyond that. Then one strongly
+consistent GetItem of the chosen lobby (1 RRU), the player's GetItem (1 RRU), and the seat's
+TransactWriteItems (lobby + player: 2 WRU per KB each, ~6 WRU) plus its index entry (1 WRU,
+2 when ``waiting_lo`` moves). Opening a lobby adds one BatchGetItem of 3 opener items (3 RRU)
+and, in the transaction, the opener put and 2 ConditionChecks (~6 WRU).
+
+Partition load (1,000 WCU and 3,000 RCU per second per partition key, GSI partitions
+included): at ``J`` joins/s in one language each ``gsi_waiting`` shard takes about
+``1.25 * J / WAITING_SHARDS`` WCU/s (one entry update per seat; one put and one removal per
+lobby of 8) and ``0.5 * J`` RCU/s per Query round (every join queries every shard; a retry
+that queries again adds one round). At 2,000 joins/s: ~625 WCU/s and ~1,000-1,500 RCU/s per
+shard. The table partitions are one lobby item each (a handful of writes per second) and the
+opener items (one write per lobby opened in that bucket and lane).
+
+Changing ``gsi_waiting``'s keys replaces the index: a stack that already has the old index
+needs two deployments (CloudFormation adds or removes one GSI per update).
 - ``gsi_due`` (``due_pk`` = ``DUE#<shard>``, ``due_ms`` number): items with a pending deadline —
   running tournaments (their next turn/intro deadline) and disconnected players (their reconnect
   deadline). Sparse, 4 shards. Access pattern: the *watchdog* queries ``due_ms < now - grace`` in
@@ -39,8 +85,9 @@ Indexes:
 
 Access patterns: session by token (GetItem TOKEN), player by connection (GetItem CONN), player
 (GetItem PROFILE), lobby / tournament / party by id (GetItem), waiting lobbies (Query
-gsi_waiting), overdue deadlines (Query gsi_due). Every write is conditional (``version``,
-existence, status) or a ``TransactWriteItems`` of conditional writes.
+gsi_waiting, one per shard), openers (BatchGetItem), overdue deadlines (Query gsi_due). Every
+write is conditional (``version``, existence, status) or a ``TransactWriteItems`` of
+conditional writes (and ``ConditionCheck`` s of openers, unchanged).
 """
 
 from __future__ import annotations
@@ -54,13 +101,19 @@ TTL_ATTRIBUTE = "ttl"
 GSI_WAITING = "gsi_waiting"
 GSI_DUE = "gsi_due"
 DUE_SHARDS = 4
+WAITING_SHARDS = 4
+"""Partition keys of ``gsi_waiting`` per language (see the module docstring's partition load)."""
+WAITING_SPAN = 400
+"""``hi - lo`` of a lobby's admission range never exceeds this (2 x the 200 window, ruling 8)."""
+WAITING_PROJECTION = ["lobby_id", "created_ms", "seat_count", "waiting_hi"]
+"""The non-key attributes ``gsi_waiting`` carries: what choosing a lobby needs."""
 
 KEY_SCHEMA = [{"AttributeName": PK, "KeyType": "HASH"}, {"AttributeName": SK, "KeyType": "RANGE"}]
 ATTRIBUTE_DEFINITIONS = [
     {"AttributeName": PK, "AttributeType": "S"},
     {"AttributeName": SK, "AttributeType": "S"},
     {"AttributeName": "waiting_pk", "AttributeType": "S"},
-    {"AttributeName": "waiting_sk", "AttributeType": "S"},
+    {"AttributeName": "waiting_lo", "AttributeType": "N"},
     {"AttributeName": "due_pk", "AttributeType": "S"},
     {"AttributeName": "due_ms", "AttributeType": "N"},
 ]
@@ -69,9 +122,9 @@ GLOBAL_SECONDARY_INDEXES = [
         "IndexName": GSI_WAITING,
         "KeySchema": [
             {"AttributeName": "waiting_pk", "KeyType": "HASH"},
-            {"AttributeName": "waiting_sk", "KeyType": "RANGE"},
+            {"AttributeName": "waiting_lo", "KeyType": "RANGE"},
         ],
-        "Projection": {"ProjectionType": "ALL"},
+        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": WAITING_PROJECTION},
     },
     {
         "IndexName": GSI_DUE,
@@ -107,8 +160,8 @@ def lobby_key(lobby_id: str) -> dict[str, str]:
     return {PK: f"LOBBY#{lobby_id}", SK: "LOBBY"}
 
 
-def opener_key(language: str, bucket: int) -> dict[str, str]:
-    return {PK: f"OPENER#{language}#{bucket}", SK: "OPENER"}
+def opener_key(language: str, bucket: int, lane: int = 0) -> dict[str, str]:
+    return {PK: f"OPENER#{language}#{bucket}#{lane}", SK: "OPENER"}
 
 
 def tournament_key(tournament_id: str) -> dict[str, str]:
@@ -123,8 +176,13 @@ def invite_key(invite: str) -> dict[str, str]:
     return {PK: f"INVITE#{invite}", SK: "INVITE"}
 
 
-def waiting_pk(language: str) -> str:
-    return f"WAITING#{language}"
+def waiting_pk(language: str, shard: int) -> str:
+    return f"WAITING#{language}#{shard}"
+
+
+def waiting_shard(lobby_id: str) -> int:
+    """The ``gsi_waiting`` shard of a lobby (stable hash of its id)."""
+    return zlib.crc32(lobby_id.encode()) % WAITING_SHARDS
 
 
 def due_pk(ref: str) -> str:

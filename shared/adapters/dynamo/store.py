@@ -78,6 +78,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.adapters.dynamo import codec, schema
+from shared.domain.matchmaking import WaitingLobby
 from shared.services.errors import BusyError, ConflictError, ContentionError
 from shared.services.model import (
     Connection,
@@ -85,6 +86,7 @@ from shared.services.model import (
     InviteDeleted,
     LobbyOpener,
     LobbyRecord,
+    OpenerUnchanged,
     PartyRecord,
     Player,
     RatingApplied,
@@ -342,21 +344,41 @@ class DynamoStore:
         item = self._get(schema.lobby_key(lobby_id))
         return codec.lobby_from_item(item) if item else None
 
-    def waiting_lobbies(self, language: str, limit: int = 50) -> list[LobbyRecord]:
-        """Waiting lobbies of a language, oldest first (Query on gsi_waiting, eventually
-        consistent: the seat-taking write is conditional on the lobby's version anyway)."""
-        resp = self._client.query(
-            TableName=self._table,
-            IndexName=schema.GSI_WAITING,
-            KeyConditionExpression="waiting_pk = :w",
-            ExpressionAttributeValues={":w": {"S": schema.waiting_pk(language)}},
-            Limit=limit,
-        )
-        return [codec.lobby_from_item(from_av(i)) for i in resp.get("Items", [])]
+    def waiting_lobbies(self, language: str, rating: int) -> list[WaitingLobby]:
+        """Every waiting lobby of ``language`` that admits a solo player rated ``rating``
+        (ruling 8), in no particular order: one Query per ``gsi_waiting`` shard, each followed
+        through ``LastEvaluatedKey`` to the end (eventually consistent: an entry may lag the
+        table; the seat-taking write is conditional on the lobby's version anyway). Key
+        condition and filter: ``schema`` docstring."""
+        found: list[WaitingLobby] = []
+        for shard in range(schema.WAITING_SHARDS):
+            kwargs: dict[str, Any] = {
+                "TableName": self._table,
+                "IndexName": schema.GSI_WAITING,
+                "KeyConditionExpression": "waiting_pk = :w AND waiting_lo BETWEEN :lo AND :r",
+                "FilterExpression": "waiting_hi >= :r",
+                "ExpressionAttributeValues": {
+                    ":w": {"S": schema.waiting_pk(language, shard)},
+                    ":lo": {"N": str(rating - schema.WAITING_SPAN)},
+                    ":r": {"N": str(rating)},
+                },
+            }
+            while True:
+                resp = self._client.query(**kwargs)
+                found += [codec.waiting_from_entry(from_av(i)) for i in resp.get("Items", [])]
+                if "LastEvaluatedKey" not in resp:
+                    break
+                kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        return found
 
-    def get_opener(self, language: str, bucket: int) -> LobbyOpener | None:
-        item = self._get(schema.opener_key(language, bucket))
-        return codec.opener_from_item(item) if item else None
+    def get_openers(
+        self, language: str, lane: int, buckets: Iterable[int]
+    ) -> dict[int, LobbyOpener]:
+        """The openers of ``language`` and ``lane`` for ``buckets`` that exist, by bucket (one
+        strongly consistent BatchGetItem)."""
+        keys = [schema.opener_key(language, b, lane) for b in sorted(set(buckets))]
+        openers = [codec.opener_from_item(raw) for raw in self._batch_get(keys)]
+        return {o.bucket: o for o in openers}
 
     def get_tournament(self, tournament_id: str) -> TournamentRecord | None:
         item = self._get(schema.tournament_key(tournament_id))
@@ -556,6 +578,18 @@ class DynamoStore:
             return self._versioned_put(codec.opener_to_item(w), w.version)
         if isinstance(w, PartyRecord):
             return self._versioned_put(codec.party_to_item(w), w.version)
+        if isinstance(w, OpenerUnchanged):
+            check: dict[str, Any] = {
+                "TableName": self._table,
+                "Key": to_av(schema.opener_key(w.language, w.bucket, w.lane)),
+            }
+            if w.version == 0:
+                check["ConditionExpression"] = _NEW
+            else:
+                check["ConditionExpression"] = _VERSIONED
+                check["ExpressionAttributeNames"] = {"#v": "version"}
+                check["ExpressionAttributeValues"] = {":v": {"N": str(w.version)}}
+            return {"ConditionCheck": check}
         if isinstance(w, TokenCreated):
             item = {**schema.token_key(w.token_hash), "kind": "token", "player_id": w.player_id}
             return {

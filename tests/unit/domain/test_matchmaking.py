@@ -21,12 +21,16 @@ from shared.domain.matchmaking import (
     Lobby,
     LobbyStatus,
     Seat,
+    WaitingLobby,
+    admission_range,
     admits,
     check_admission,
     choose_lobby,
     is_full,
     party_lobby,
+    preference,
     started,
+    waiting_lobby,
     with_seat,
     without_player,
 )
@@ -346,3 +350,68 @@ def test_a_full_lobby_starts_its_tournament() -> None:
         lobby.lobby_id,
         lobby.language,
     )
+
+
+# ------------------------------------------------- the window as an interval (issue 17)
+_seats = st.lists(
+    st.tuples(st.sampled_from([None, "pa", "pb"]), st.integers(-300, 3000)),
+    min_size=1,
+    max_size=LOBBY_SEATS,
+)
+
+
+def _lobby_of(seats: list[tuple[str | None, int]]) -> Lobby:
+    return Lobby(
+        "L1",
+        "en",
+        tuple(Seat(f"p{i}", r, party) for i, (party, r) in enumerate(seats)),
+    )
+
+
+@given(_seats, st.integers(-800, 3800))
+def test_admission_range_is_exactly_the_ratings_admitted(
+    seats: list[tuple[str | None, int]], rating: int
+) -> None:
+    lobby = _lobby_of(seats)
+    lo, hi = admission_range(lobby)  # type: ignore[misc]
+    entrant = Seat("new", rating)
+    assert admits(lobby, entrant) == (not is_full(lobby) and lo <= rating <= hi)
+    summary = waiting_lobby(lobby)
+    if summary is not None:
+        assert summary.admits(rating) == admits(lobby, entrant)
+    else:
+        assert not admits(lobby, entrant)
+
+
+@given(_seats)
+def test_a_non_empty_admission_range_spans_at_most_twice_the_window(
+    seats: list[tuple[str | None, int]],
+) -> None:
+    lo, hi = admission_range(_lobby_of(seats))  # type: ignore[misc]
+    assert lo > hi or hi - lo <= 2 * RATING_WINDOW
+
+
+def test_admission_range_of_a_fractional_party_mean_rounds_inwards() -> None:
+    lobby = _lobby_of([("pa", 999), ("pa", 1000), (None, 1100)])  # mean 999.5
+    assert admission_range(lobby) == (900, 1199)
+
+
+def test_a_lobby_without_seats_has_no_range_and_is_no_candidate() -> None:
+    assert admission_range(solo_lobby()) is None
+    assert waiting_lobby(solo_lobby()) is None
+
+
+def test_only_a_waiting_lobby_with_a_free_seat_is_a_candidate() -> None:
+    assert waiting_lobby(solo_lobby(1000, 1100)) == WaitingLobby("L1", 2, 0, 900, 1200)
+    assert waiting_lobby(solo_lobby(*[1000] * LOBBY_SEATS)) is None
+    assert waiting_lobby(started(solo_lobby(*[1000] * LOBBY_SEATS), "t")) is None
+
+
+def test_preference_is_fullest_then_oldest_then_id() -> None:
+    lobbies = [
+        WaitingLobby("b", 2, 5, 0, 0),
+        WaitingLobby("a", 2, 5, 0, 0),
+        WaitingLobby("c", 3, 9, 0, 0),
+        WaitingLobby("d", 2, 1, 0, 0),
+    ]
+    assert [w.lobby_id for w in sorted(lobbies, key=preference)] == ["c", "d", "a", "b"]
