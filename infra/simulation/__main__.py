@@ -141,6 +141,32 @@ of a short burst at that rate, not hours of steady state.
 """
 
 
+def per_tournament(seed: int) -> str:
+    """A run of 32 new players (4 lobbies), all 4 tournaments played to the end: requests and
+    units per tournament, by route and by partition kind (the capacity plan's inputs)."""
+    f = Run(Options(rate=8, window_s=4.0, arrivals=32, new_share=1.0, seed=seed, play=4)).execute()
+    n = max(1, f.played_to_end)
+    lines = [
+        f"Played to the end: {f.played_to_end} of {f.started} tournaments (32 players at "
+        f"rating 1000); per tournament: "
+        + ", ".join(f"{k} {v / n:.1f}" for k, v in sorted(f.invocations.items()))
+        + f" invocations; {f.posts / n:.0f} posts; {f.executions / n:.1f} Step Functions "
+        "executions started.",
+        "",
+        "| route | RCU / tournament | WCU / tournament |",
+        "|---|---|---|",
+        *[f"| {k} | {r / n:.1f} | {w / n:.1f} |" for k, (r, w) in sorted(f.route_units.items())],
+        "",
+        "| partitions of | RCU / tournament | WCU / tournament |",
+        "|---|---|---|",
+        *[f"| {k} | {r / n:.1f} | {w / n:.1f} |" for k, (r, w) in sorted(f.kind_units.items())],
+        "",
+        f"CPU: {f.cpu_play_s / n:.1f} s per tournament played (play phase). Errors: {f.errors}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def write(label: str, text: str) -> None:
     current = RESULTS.read_text() if RESULTS.exists() else ""
     sections = dict(re.findall(r"(?ms)^## (.+?)\n(.*?)(?=^## |\Z)", current))
@@ -156,6 +182,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="two small rates (a smoke run)")
     parser.add_argument("--rates", help="comma-separated rate:window pairs, e.g. 10:60,200:5")
     parser.add_argument("--play", type=int, default=PLAY)
+    parser.add_argument(
+        "--per-tournament", action="store_true", help="only the per-tournament section"
+    )
     args = parser.parse_args()
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
@@ -166,17 +195,25 @@ def main() -> None:
             (float(a), float(b)) for a, b in (pair.split(":") for pair in args.rates.split(","))
         )
     started = time.time()
-    figures = []
-    for rate, window in rates:
-        f = simulate(rate, window, args.seed, args.play)
-        print(row(f), flush=True)
-        figures.append(f)
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
         ).stdout.strip()
     except OSError:
         commit = "?"
+    if args.per_tournament:
+        body = per_tournament(args.seed)
+        write(
+            "Per tournament (requests and units)",
+            f"## x\n\nCode: commit `{commit}`; seed {args.seed}.\n\n{body}",
+        )
+        print(body)
+        return
+    figures = []
+    for rate, window in rates:
+        f = simulate(rate, window, args.seed, args.play)
+        print(row(f), flush=True)
+        figures.append(f)
     write(args.label, section(args.label, figures, args.seed, commit, time.time() - started))
     print(f"wrote {RESULTS}")
 

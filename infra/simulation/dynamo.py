@@ -210,6 +210,10 @@ class FakeDynamoClient:
         self.partitions: dict[str, Partition] = {}
         self.by_route: dict[str, Counter[str]] = defaultdict(Counter)
         """route -> answer code (``ok:<op>`` or the error code) -> count."""
+        self.route_units: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        """route -> [RCU, WCU] its requests consumed."""
+        self.kind_units: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        """``table`` or an index name -> [RCU, WCU] consumed on its partitions."""
         self.window_s = float("inf")
         """The arrival window's end (simulated s): ``Partition.*_window`` count units before it."""
         self.units: dict[str, float] = {"rcu": 0.0, "wcu": 0.0}
@@ -285,6 +289,14 @@ class FakeDynamoClient:
                 p.wcu_window += w
         self.units["rcu"] += request_rcu
         self.units["wcu"] += request_wcu
+        route = self.route_units[self._route()]
+        kind = self.kind_units
+        for p, r, w in parts:
+            route[0] += r
+            route[1] += w
+            k = kind[p.name.split(":", 1)[0]]
+            k[0] += r
+            k[1] += w
 
     def _write_charges(
         self, old: AV | None, new: AV | None, factor: int

@@ -61,6 +61,10 @@ class Options:
     seed: int = 1
     play: int = 4
     """Tournaments played to the end (the first ones to start); the others stop at the start."""
+    new_share: float = NEW_PLAYER_SHARE
+    """Share of arrivals at rating 1000; the others are drawn from the normal above."""
+    arrivals: int | None = None
+    """Exactly this many arrivals, evenly spread over the window (None: Poisson at ``rate``)."""
     limits: Limits = field(default_factory=Limits)
     latency: Latency = field(default_factory=Latency)
 
@@ -381,7 +385,7 @@ class Run:
 
     # ------------------------------------------------------------ the run
     def rating(self) -> int:
-        if self.rng.random() < NEW_PLAYER_SHARE:
+        if self.rng.random() < self.opts.new_share:
             return 1000
         r = round(self.rng.gauss(RATING_MEAN, RATING_SD))
         return max(RATING_MIN, min(RATING_MAX, r))
@@ -391,8 +395,11 @@ class Run:
         t = 0.0
         n = 0
         while True:
-            t += self.rng.expovariate(opts.rate)
-            if t >= opts.window_s:
+            if opts.arrivals is None:
+                t += self.rng.expovariate(opts.rate)
+            else:
+                t = n * opts.window_s / opts.arrivals
+            if t >= opts.window_s or (opts.arrivals is not None and n >= opts.arrivals):
                 break
             p = SimPlayer(self, n, self.rating())
             n += 1
@@ -450,6 +457,9 @@ class Figures:
     invocations: dict[str, int]
     posts: int
     executions: int
+    route_units: dict[str, list[float]]
+    kind_units: dict[str, list[float]]
+    route_calls: dict[str, dict[str, int]]
 
     @classmethod
     def of(cls, run: Run, cpu_joins: float, cpu_play: float) -> Figures:
@@ -519,6 +529,9 @@ class Figures:
             invocations=dict(run.invocations),
             posts=run.posts,
             executions=run.executions,
+            route_units={k: list(v) for k, v in run.client.route_units.items()},
+            kind_units={k: list(v) for k, v in run.client.kind_units.items()},
+            route_calls={k: dict(v) for k, v in run.client.by_route.items()},
         )
 
 
