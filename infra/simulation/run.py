@@ -108,6 +108,9 @@ class SimClock:
         self.run.invocations["clock"] += 1
         self.sim.defer(self.run.lat(INVOKE_S))
         result = apply_deadlines.handle(dict(state), self.run.deps)
+        from shared.runtime.observability import metrics
+
+        metrics.clear_metrics()  # Lambda flushes them per invocation; nothing to publish here
         if result.get("loop"):
             nxt = {k: result[k] for k in ("kind", "ref", "seq", "due_ms", "loop_started_ms")}
             due = calendar.timegm(time.strptime(result["due"], "%Y-%m-%dT%H:%M:%SZ")) * 1000
