@@ -171,7 +171,13 @@ def write(label: str, text: str) -> None:
     current = RESULTS.read_text() if RESULTS.exists() else ""
     sections = dict(re.findall(r"(?ms)^## (.+?)\n(.*?)(?=^## |\Z)", current))
     sections[label] = text.split("\n", 1)[1]
-    body = "\n".join(f"## {k}\n{v.rstrip()}\n" for k, v in sections.items())
+
+    def order(name: str) -> tuple[int, str]:
+        return (0 if name.startswith("before") else 2 if name.startswith("Per ") else 1, name)
+
+    body = "\n".join(
+        f"## {k}\n{v.rstrip()}\n" for k, v in sorted(sections.items(), key=lambda kv: order(kv[0]))
+    )
     RESULTS.write_text(PREAMBLE + "\n" + body)
 
 
