@@ -189,6 +189,9 @@ def main() -> None:
     parser.add_argument("--rates", help="comma-separated rate:window pairs, e.g. 10:60,200:5")
     parser.add_argument("--play", type=int, default=PLAY)
     parser.add_argument(
+        "--code", help="what code this is, when not this checkout's HEAD (e.g. an export)"
+    )
+    parser.add_argument(
         "--per-tournament", action="store_true", help="only the per-tournament section"
     )
     args = parser.parse_args()
@@ -207,6 +210,7 @@ def main() -> None:
         ).stdout.strip()
     except OSError:
         commit = "?"
+    commit = args.code or commit or "?"
     if args.per_tournament:
         body = per_tournament(args.seed)
         write(
