@@ -214,8 +214,9 @@ class FakeDynamoClient:
         """route -> [RCU, WCU] its requests consumed."""
         self.kind_units: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         """``table`` or an index name -> [RCU, WCU] consumed on its partitions."""
+        self.window_from = 0.0
         self.window_s = float("inf")
-        """The arrival window's end (simulated s): ``Partition.*_window`` count units before it."""
+        """``Partition.*_window`` count the units consumed in ``[window_from, window_s)``."""
         self.units: dict[str, float] = {"rcu": 0.0, "wcu": 0.0}
         """Units the requests consumed: ``rcu`` and ``wcu`` (summed per request)."""
 
@@ -284,7 +285,7 @@ class FakeDynamoClient:
             p.wcu_second += w
             p.rcu_peak = max(p.rcu_peak, p.rcu_second)
             p.wcu_peak = max(p.wcu_peak, p.wcu_second)
-            if self.sim.now < self.window_s:
+            if self.window_from <= self.sim.now < self.window_s:
                 p.rcu_window += r
                 p.wcu_window += w
         self.units["rcu"] += request_rcu
