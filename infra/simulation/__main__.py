@@ -139,7 +139,12 @@ arrival window shifted by 0.25 s (an arrival's `join` comes after `$connect` and
 the window's length (the hottest partition against its own limit); "throttled requests" =
 requests (any route) a partition bucket refused. "still waiting" counts mostly the players of
 the last lobbies opened before arrivals stopped (a burst's tail), hence more at higher rates. The
-figures are those of a burst of a few seconds at that rate, not hours of steady state.
+figures are those of a burst of a few seconds at that rate, not hours of steady state: a load
+above 100% over a window of 1 s or less fits in the bucket's 1 s of burst (no throttling
+yet), sustained it would be throttled. "tournaments started / s" = tournaments started by the
+end of the run / the arrival window (where lobbies fill slowly they start over a longer time).
+The before/after sections may use different windows at high rates (column "arrivals"): the
+matchmaking before costs ~6x the CPU per join at saturation.
 """
 
 
