@@ -59,10 +59,16 @@ packages; caches, tests, ``.venv``, ``node_modules`` and ``cdk.out`` are never i
 
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem")
 """``DynamoStore`` reads: strongly consistent GetItem, BatchGetItem for a party's members."""
-WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+WRITE_ACTIONS = (
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:ConditionCheckItem",
+)
 """``DynamoStore`` writes: PutItem, and TransactWriteItems whose items are Put / Update (rating
-``ADD``) / Delete (invites); DeleteItem for a closed connection. A transaction is authorised
-per item by these actions (IAM has no separate TransactWriteItems action)."""
+``ADD``) / Delete (invites) / ConditionCheck (a lobby opener unchanged, ``join``); DeleteItem
+for a closed connection. A transaction is authorised per item by these actions (IAM has no
+separate TransactWriteItems action)."""
 
 
 LIVE_ALIAS = "live"

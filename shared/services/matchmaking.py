@@ -85,10 +85,11 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         if player.party_id is not None:
             raise AlreadyInPartyError("you are in a party: the leader starts the game")
         entrant = seat_of(player)
-        rng = deps.rng()
+        # chance only after a conflict: an uncontended join draws nothing (same seed, same game)
+        rng = deps.rng() if attempt >= SPREAD_FROM_ATTEMPT else None
         found = None
         if attempt < OPEN_FROM_ATTEMPT:
-            found = _pick(deps, language_code, entrant, rng, spread=attempt >= SPREAD_FROM_ATTEMPT)
+            found = _pick(deps, language_code, entrant, rng)
         opener: list[Write] = []
         if found is None:
             rec, opener = _open_lobby(deps, language_code, entrant, _lane(attempt, rng))
@@ -129,10 +130,10 @@ def _stop_watching(deps: Deps, player_id: str, tournament_id: str) -> Gone:
         return ()
 
 
-def _lane(attempt: int, rng: random.Random) -> int:
+def _lane(attempt: int, rng: random.Random | None) -> int:
     """The opener lane of a try: 0 until ``OPEN_FROM_ATTEMPT``, then uniform in
     ``[0, 2**(attempt - OPEN_FROM_ATTEMPT + 1))`` capped at ``MAX_LANES``."""
-    if attempt < OPEN_FROM_ATTEMPT:
+    if attempt < OPEN_FROM_ATTEMPT or rng is None:
         return 0
     return rng.randrange(min(2 ** (attempt - OPEN_FROM_ATTEMPT + 1), MAX_LANES))
 
@@ -152,18 +153,19 @@ def _admitting(deps: Deps, lobby_id: str, language: str, entrant: mm.Seat) -> Lo
 
 
 def _pick(
-    deps: Deps, language: str, entrant: mm.Seat, rng: random.Random, *, spread: bool
+    deps: Deps, language: str, entrant: mm.Seat, rng: random.Random | None
 ) -> LobbyRecord | None:
     """The waiting lobby to seat ``entrant`` in (ruling 8), or None to open one.
 
     Candidates: every lobby the index says admits the rating; the preferred first
-    (``mm.preference``), or in random order when ``spread``. The index is eventually
-    consistent, so each choice is re-read (GetItem) and re-checked, falling back to the next,
-    at most ``CHECKED_CANDIDATES`` reads; the conditional save keeps it safe either way."""
+    (``mm.preference``), or in random order when given ``rng`` (after a conflict). The index
+    is eventually consistent, so each choice is re-read (GetItem) and re-checked, falling back
+    to the next, at most ``CHECKED_CANDIDATES`` reads; the conditional save keeps it safe
+    either way."""
     candidates = [
         w for w in deps.store.waiting_lobbies(language, entrant.rating) if w.admits(entrant.rating)
     ]
-    if spread:
+    if rng is not None:
         rng.shuffle(candidates)
     else:
         candidates.sort(key=mm.preference)
