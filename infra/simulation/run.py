@@ -1,0 +1,587 @@
+"""Simulation: one run — players arriving at a rate in one language, joining, and a sample of
+the tournaments played to the end — on the real handlers over ``dynamo.FakeDynamoClient``.
+
+Wiring: the real ``DynamoStore`` on the fake client, ``shared.runtime.bootstrap.build`` for the
+``Deps`` (the production rate limiter and heartbeat), the real entrypoint functions
+(``functions.connect``, ``functions.messages`` routes, ``functions.apply_deadlines``) fed API
+Gateway-shaped events; the clock (``SimClock``) runs each Step Functions wake as a task at its
+Wait's end (whole seconds); the notifier (``SimNotifier``) spends a post latency per message and
+hands each event to the scripted player of the connection.
+
+Scripted players (``SimPlayer``): arrive as a Poisson process; ``$connect``, ``session``, then
+(as a returning player) get their rating set directly in the table (a fixture, no units), then
+``join``; a ``try_again`` is answered by joining again after 50-300 ms (as ``infra.emulator.bots``
+does). Once seated they ``ping`` every 15-20 s (ruling 14). In a played tournament each turn is
+answered after a think time uniform in ``THINK_S`` with the solver of ``infra.emulator.solver``
+(strength ``STRENGTH``); a turn is let time out with probability ``TIMEOUT_RATE``.
+"""
+
+from __future__ import annotations
+
+import calendar
+import functools
+import itertools
+import json
+import math
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.simulation.dynamo import FakeDynamoClient, Latency, Limits
+from infra.simulation.engine import Sim
+
+LANGUAGE = "en"
+THINK_S = (3.0, 15.0)
+TIMEOUT_RATE = 0.05
+STRENGTH = 0.6
+NEW_PLAYER_SHARE = 0.7
+"""Share of arrivals that are new players (rating 1000, ruling 1)."""
+RATING_MEAN, RATING_SD = 1100.0, 200.0
+"""The others' rating: normal, rounded, clipped to [RATING_MIN, RATING_MAX]."""
+RATING_MIN, RATING_MAX = 400, 2400
+NET_S = 0.03
+"""Median one-way client <-> API Gateway -> Lambda delay (lognormal, sigma 0.3)."""
+POST_S = 0.006
+"""Median latency of one ``PostToConnection`` (the notifier posts one after the other)."""
+INVOKE_S = 0.002
+"""Median handler compute per invocation before its first call (lognormal, sigma 0.3)."""
+PING_S = (15.0, 20.0)
+JOIN_DELAY_S = 0.25
+"""About how long after arriving a player's ``join`` is handled (``$connect``, ``session``)."""
+DRAIN_S = 30.0
+"""After the arrival window, joins are followed this long (lobbies still filling)."""
+
+
+@dataclass
+class Options:
+    rate: float
+    """Arrivals (joins) per second."""
+    window_s: float
+    """Arrivals happen during [0, window_s)."""
+    seed: int = 1
+    play: int = 4
+    """Tournaments played to the end (the first ones to start); the others stop at the start."""
+    new_share: float = NEW_PLAYER_SHARE
+    """Share of arrivals at rating 1000; the others are drawn from the normal above."""
+    arrivals: int | None = None
+    """Exactly this many arrivals, evenly spread over the window (None: Poisson at ``rate``)."""
+    limits: Limits = field(default_factory=Limits)
+    latency: Latency = field(default_factory=Latency)
+
+
+@functools.cache
+def _lexicon() -> Any:
+    from shared.adapters.lexicon import WordListLexicon
+
+    return WordListLexicon()
+
+
+class SimClock:
+    """The ``Clock`` port in simulated time: ``schedule`` runs the real clock function at the
+    Wait's end, looping like the deadline state machine (``shared.adapters.step_functions``)."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.sim = run.sim
+
+    def now_ms(self) -> int:
+        return self.sim.now_ms()
+
+    def schedule(self, timer: Any) -> None:
+        from shared.services.ports import TimerKind
+
+        run = self.run
+        if timer.kind is TimerKind.INTRO and not run.played(timer.ref):
+            return  # a tournament outside the played sample: its clock is not run
+        run.executions += 1
+        state = timer.to_event()
+        self._wait(state, timer.due_ms)
+
+    def _wait(self, state: dict[str, Any], due_ms: int) -> None:
+        wake_ms = -(-due_ms // 1000) * 1000
+        t = (wake_ms - self.sim.start_ms) / 1000
+        self.sim.spawn_at(t, lambda: self._wake(state), route="clock")
+
+    def _wake(self, state: dict[str, Any]) -> None:
+        from functions import apply_deadlines
+
+        self.run.invocations["clock"] += 1
+        self.sim.defer(self.run.lat(INVOKE_S))
+        result = apply_deadlines.handle(dict(state), self.run.deps)
+        from shared.runtime.observability import metrics
+
+        metrics.clear_metrics()  # Lambda flushes them per invocation; nothing to publish here
+        if result.get("loop"):
+            nxt = {k: result[k] for k in ("kind", "ref", "seq", "due_ms", "loop_started_ms")}
+            due = calendar.timegm(time.strptime(result["due"], "%Y-%m-%dT%H:%M:%SZ")) * 1000
+            if result.get("handover"):
+                self.run.executions += 1
+            self._wait(nxt, due)
+
+
+class SimNotifier:
+    """The ``Notifier`` port: a post latency per message, then the event reaches its player."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    def send(self, messages: list[tuple[str, str]]) -> list[str]:
+        from shared.protocol.outbound import unpack
+
+        run = self.run
+        for cid, text in messages:
+            run.sim.defer(run.lat(POST_S))
+            run.posts += 1
+            player = run.by_connection.get(cid)
+            if player is None:
+                continue
+            arrive = run.sim.now + run.sim.owed + run.lat(NET_S)
+            for event in unpack(text):
+                run.sim.call_at(arrive, functools.partial(player.receive, event))
+        return []
+
+    def close(self, connection_id: str) -> None:
+        self.run.closed.append(connection_id)
+
+
+class SimPlayer:
+    """One scripted player (module docstring)."""
+
+    def __init__(self, run: Run, n: int, rating: int) -> None:
+        self.run = run
+        self.n = n
+        self.cid = f"c{n:07d}="
+        self.rating = rating
+        self.player_id: str | None = None
+        self.state = "new"
+        self.joined_at: float | None = None
+        self.seated_at: float | None = None
+        self.lobbies: list[str] = []
+        self.tournament_id: str | None = None
+        self.try_again = 0
+        self.errors: list[str] = []
+        self.duel: str | None = None
+        self.solver: Any = None
+        self.turn_seq = 0
+        self.rng = random.Random(run.rng.random())
+        self.ids = itertools.count(1)
+
+    # ------------------------------------------------------------ sending
+    def send(self, action: str, **fields: Any) -> None:
+        body = json.dumps(
+            {"action": action, "request_id": f"{action[:2]}-{next(self.ids)}", **fields}
+        )
+        self.run.send(self, action, body)
+
+    def arrive(self) -> None:
+        self.run.connect(self)
+        self.run.sim.call_at(
+            self.run.sim.now + self.run.lat(NET_S) * 2, lambda: self.send("session")
+        )
+
+    def join(self) -> None:
+        if self.joined_at is None:
+            self.joined_at = self.run.sim.now
+        self.state = "joining"
+        self.send("join", language=LANGUAGE)
+
+    def _ping_loop(self) -> None:
+        run = self.run
+        if self.state == "queued" and run.sim.now > run.opts.window_s + DRAIN_S:
+            return  # the joins phase is over: a player still waiting goes quiet
+        if self.state in ("queued", "playing"):
+            self.send("ping")
+            self.run.sim.call_at(self.run.sim.now + self.rng.uniform(*PING_S), self._ping_loop)
+
+    # ------------------------------------------------------------ receiving
+    def receive(self, m: dict[str, Any]) -> None:
+        kind = m.get("type")
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is not None:
+            handler(m)
+
+    def _on_session(self, m: dict[str, Any]) -> None:
+        if self.player_id is not None:
+            return
+        self.player_id = m["player"]["id"]
+        self.run.by_player[self.player_id] = self
+        if self.rating != 1000:
+            self.run.set_rating(self.player_id, self.rating)
+        self.run.sim.call_at(self.run.sim.now + self.run.lat(NET_S), self.join)
+
+    def _on_lobby(self, m: dict[str, Any]) -> None:
+        status = m["status"]
+        if m["lobby_id"] not in self.lobbies:
+            self.lobbies.append(m["lobby_id"])
+        if status == "waiting" and self.state == "joining":
+            self.state = "queued"
+            self.run.sim.call_at(self.run.sim.now + self.rng.uniform(*PING_S), self._ping_loop)
+        elif status == "started" and self.seated_at is None:
+            self.seated_at = self.run.sim.now
+            self.tournament_id = m["tournament_id"]
+            self.run.seated(self, m)
+            self.state = "playing" if self.run.played(self.tournament_id) else "done"
+
+    def _on_error(self, m: dict[str, Any]) -> None:
+        code = m.get("code")
+        rid = str(m.get("request_id") or "")
+        if code == "try_again" and rid.startswith("jo-"):
+            self.try_again += 1
+            self.run.try_again += 1
+            self.run.sim.call_at(self.run.sim.now + self.rng.uniform(0.05, 0.3), self.join)
+            return
+        if code in ("not_in_word_list", "wrong_length", "invalid_letters"):
+            return
+        self.errors.append(str(code))
+        self.run.error_codes[str(code)] += 1
+
+    def _on_duel_start(self, m: dict[str, Any]) -> None:
+        if self.state != "playing" or self.player_id not in m["players"]:
+            return
+        from infra.emulator.solver import DuelSolver
+
+        self.duel = m["duel_id"]
+        self.solver = DuelSolver(LANGUAGE, m["length"])
+        if m.get("next_player") == self.player_id:
+            self._plan(m["duel_id"], m.get("turn", 1))
+
+    def _on_turn(self, m: dict[str, Any]) -> None:
+        if self.state != "playing" or m["duel_id"] != self.duel or self.solver is None:
+            return
+        row = m["row"]
+        if not row.get("skipped") and row.get("tiles") and row.get("marks"):
+            self.solver.add_row(row["tiles"], row["marks"])
+        if m.get("next_player") == self.player_id:
+            self._plan(m["duel_id"], m["turn"] + 1)
+
+    def _on_duel_end(self, m: dict[str, Any]) -> None:
+        if m["duel_id"] == self.duel:
+            self.duel, self.solver = None, None
+            self.turn_seq += 1
+
+    def _on_tournament_end(self, m: dict[str, Any]) -> None:
+        if self.state == "playing":
+            self.state = "done"
+            self.run.ended.add(m["tournament_id"])
+
+    def _plan(self, duel_id: str, turn: int) -> None:
+        self.turn_seq += 1
+        seq = self.turn_seq
+        if self.rng.random() < TIMEOUT_RATE:
+            return
+        think = self.rng.uniform(*THINK_S)
+        self.run.sim.call_at(self.run.sim.now + think, lambda: self._guess(duel_id, seq))
+
+    def _guess(self, duel_id: str, seq: int) -> None:
+        if self.duel != duel_id or self.turn_seq != seq or self.solver is None:
+            return  # the turn moved on (a skip) or the duel ended
+        tiles = self.solver.choose(STRENGTH, self.rng)
+        self.send("guess", duel_id=duel_id, word="".join(tiles))
+
+
+class Run:
+    """One simulation run (``Options``); ``execute()`` returns the figures (``Figures``)."""
+
+    def __init__(self, opts: Options) -> None:
+        from functions.messages import route
+        from functions.routes import MESSAGE_FUNCTIONS
+        from shared.adapters.dynamo.store import DynamoStore
+        from shared.runtime.bootstrap import build
+        from shared.runtime.settings import Settings
+
+        self.opts = opts
+        self.rng = random.Random(opts.seed)
+        random.seed(opts.seed)  # the services' and the store's backoff jitter
+        self.sim = Sim()
+        self.client = FakeDynamoClient(
+            self.sim, random.Random(self.rng.random()), limits=opts.limits, latency=opts.latency
+        )
+        self.store = DynamoStore(self.client, "wordle-tournament", self.sim.now_ms, self.sim.sleep)
+        self.metrics: Counter[str] = Counter()
+        ids = itertools.count(1)
+        secrets_rng = random.Random(self.rng.random())
+        rng = random.Random(self.rng.random())
+        self.deps = build(
+            Settings(),
+            store=self.store,
+            notifier=SimNotifier(self),
+            clock=SimClock(self),
+            lexicon=_lexicon(),
+            rng=lambda: random.Random(rng.random()),
+            ids=lambda: f"i{next(ids):07d}",
+            secrets=lambda: f"{secrets_rng.getrandbits(256):064x}"[:43],
+            sleep=self.sim.sleep,
+            metrics=lambda name, value: self.metrics.update({name: int(value)}),
+        )
+        self.handlers = {name: route(acts) for name, acts in MESSAGE_FUNCTIONS.items()}
+        self.players: list[SimPlayer] = []
+        self.by_connection: dict[str, SimPlayer] = {}
+        self.by_player: dict[str, SimPlayer] = {}
+        self.sample: list[str] = []
+        self.started: dict[str, float] = {}
+        self.ended: set[str] = set()
+        self.lobby_players: dict[str, set[str]] = {}
+        self.invocations: Counter[str] = Counter()
+        self.join_codes: Counter[str] = Counter()
+        self.try_again = 0
+        self.error_codes: Counter[str] = Counter()
+        self.posts = 0
+        self.executions = 0
+        self.closed: list[str] = []
+
+    def lat(self, median: float, sigma: float = 0.3) -> float:
+        return median * math.exp(sigma * self.rng.gauss(0, 1))
+
+    def played(self, tournament_id: str | None) -> bool:
+        if tournament_id is None:
+            return False
+        if tournament_id in self.sample:
+            return True
+        if len(self.sample) < self.opts.play and tournament_id not in self.started:
+            self.sample.append(tournament_id)
+            return True
+        return False
+
+    # ------------------------------------------------------------ invocations
+    def connect(self, p: SimPlayer) -> None:
+        from functions import connect
+        from infra.emulator.testing import ws_event
+
+        self.by_connection[p.cid] = p
+
+        def task() -> None:
+            self.invocations["$connect"] += 1
+            self.sim.defer(self.lat(INVOKE_S))
+            connect.handle(ws_event("$connect", p.cid, None, self.sim.now_ms()), self.deps)
+
+        self.sim.spawn_at(self.sim.now + self.lat(NET_S), task, route="$connect")
+
+    def send(self, p: SimPlayer, action: str, body: str) -> None:
+        from functions.routes import function_of
+        from infra.emulator.testing import ws_event
+
+        name = function_of(action)
+        received = self.sim.now + self.lat(NET_S)
+
+        def task() -> None:
+            self.invocations[name] += 1
+            codes: Counter[str] = self.sim.ctx["codes"]
+            self.sim.defer(self.lat(INVOKE_S))
+            event = ws_event(action, p.cid, body, self.start_ms_of(received))
+            self.handlers[name](event, self.deps)
+            if name == "join":
+                self.join_codes.update(codes)
+
+        self.sim.spawn_at(received, task, route=name, codes=Counter())
+
+    def start_ms_of(self, t: float) -> int:
+        return self.sim.start_ms + int(t * 1000)
+
+    def set_rating(self, player_id: str, rating: int) -> None:
+        self.client.set_attribute((f"PLAYER#{player_id}", "PROFILE"), "rating", {"N": str(rating)})
+
+    def seated(self, p: SimPlayer, m: dict[str, Any]) -> None:
+        tid = m["tournament_id"]
+        self.started.setdefault(tid, self.sim.now)
+        assert p.player_id is not None
+        self.lobby_players.setdefault(m["lobby_id"], set()).add(p.player_id)
+
+    # ------------------------------------------------------------ the run
+    def rating(self) -> int:
+        if self.rng.random() < self.opts.new_share:
+            return 1000
+        r = round(self.rng.gauss(RATING_MEAN, RATING_SD))
+        return max(RATING_MIN, min(RATING_MAX, r))
+
+    def execute(self) -> Figures:
+        opts = self.opts
+        t = 0.0
+        n = 0
+        while True:
+            if opts.arrivals is None:
+                t += self.rng.expovariate(opts.rate)
+            else:
+                t = n * opts.window_s / opts.arrivals
+            if t >= opts.window_s or (opts.arrivals is not None and n >= opts.arrivals):
+                break
+            p = SimPlayer(self, n, self.rating())
+            n += 1
+            self.players.append(p)
+            self.sim.call_at(t, p.arrive)
+        # the partitions' load is measured over the arrival window shifted by the time from an
+        # arrival to its join (connect, session, join: ~0.25 s), when joins arrive at the rate
+        self.client.window_from = JOIN_DELAY_S
+        self.client.window_s = opts.window_s + JOIN_DELAY_S
+        cpu0 = time.process_time()
+        self.sim.run(until=opts.window_s + DRAIN_S)
+        cpu_joins = time.process_time() - cpu0
+        cpu1 = time.process_time()
+        self.sim.run(until=opts.window_s + DRAIN_S + 3600)
+        cpu_play = time.process_time() - cpu1
+        figures = Figures.of(self, cpu_joins, cpu_play)
+        self.sim.close()
+        return figures
+
+
+def _pct(data: list[float], q: float) -> float:
+    if not data:
+        return float("nan")
+    s = sorted(data)
+    return s[min(len(s) - 1, max(0, math.ceil(q / 100 * len(s)) - 1))]
+
+
+@dataclass
+class Figures:
+    """What one run measured (see ``report``)."""
+
+    rate: float
+    window_s: float
+    arrivals: int
+    joined: int
+    seated: int
+    waiting_at_end: int
+    fill_p50_s: float
+    fill_p99_s: float
+    try_again_per_1000: float
+    conflicts_per_join: float
+    throttles_per_join: float
+    started: int
+    started_per_s: float
+    hottest_table: tuple[str, float, float]
+    """(partition, WCU/s, RCU/s) averaged over the arrival window shifted by ``JOIN_DELAY_S``:
+    the table partition with the highest load against its limit."""
+    hottest_gsi: tuple[str, float, float]
+    throttled: int
+    played: int
+    played_to_end: int
+    cpu_joins_s: float
+    cpu_play_s: float
+    errors: dict[str, int]
+    invariants: dict[str, bool]
+    units: dict[str, float]
+    partition_units: dict[str, float]
+    invocations: dict[str, int]
+    posts: int
+    executions: int
+    route_units: dict[str, list[float]]
+    kind_units: dict[str, list[float]]
+    route_calls: dict[str, dict[str, int]]
+
+    @classmethod
+    def of(cls, run: Run, cpu_joins: float, cpu_play: float) -> Figures:
+        players = run.players
+        joined = [p for p in players if p.joined_at is not None]
+        seated = [p for p in joined if p.seated_at is not None]
+        fills = [p.seated_at - p.joined_at for p in seated]  # type: ignore[operator]
+        codes = run.join_codes
+        conflicts = sum(
+            v
+            for k, v in codes.items()
+            if k.startswith(("ConditionalCheckFailed", "TransactionCanceled:Conditional"))
+            or "TransactionConflict" in k
+        )
+        throttles = sum(
+            v
+            for k, v in codes.items()
+            if "Throttl" in k or "ProvisionedThroughput" in k or k == "UnprocessedKeys"
+        )
+        parts = run.client.partitions.values()
+
+        w = run.opts.window_s
+        lim = run.opts.limits
+
+        def hottest(prefix: bool) -> tuple[str, float, float]:
+            cand = [p for p in parts if p.name.startswith("table:") == prefix]
+            if not cand:
+                return ("-", 0.0, 0.0)
+            top = max(
+                cand, key=lambda p: max(p.wcu_window / lim.wcu_per_s, p.rcu_window / lim.rcu_per_s)
+            )
+            return (top.name, top.wcu_window / w, top.rcu_window / w)
+
+        errors = dict(run.error_codes)
+        for route_, err in run.sim.errors:
+            errors[f"crash:{route_}:{err[:60]}"] = errors.get(f"crash:{route_}:{err[:60]}", 0) + 1
+        if run.metrics.get("InternalError"):
+            errors["internal_error"] = run.metrics["InternalError"]
+        return cls(
+            rate=run.opts.rate,
+            window_s=run.opts.window_s,
+            arrivals=len(players),
+            joined=len(joined),
+            seated=len(seated),
+            waiting_at_end=len(joined) - len(seated),
+            fill_p50_s=_pct(fills, 50),
+            fill_p99_s=_pct(fills, 99),
+            try_again_per_1000=1000 * run.try_again / max(1, len(joined)),
+            conflicts_per_join=conflicts / max(1, len(joined)),
+            throttles_per_join=throttles / max(1, len(joined)),
+            started=len(run.started),
+            started_per_s=len(run.started) / run.opts.window_s,
+            hottest_table=hottest(True),
+            hottest_gsi=hottest(False),
+            throttled=sum(p.throttled for p in parts),
+            played=len(run.sample),
+            played_to_end=len(run.ended & set(run.sample)),
+            cpu_joins_s=cpu_joins,
+            cpu_play_s=cpu_play,
+            errors=errors,
+            invariants=invariants(run),
+            units=dict(run.client.units),
+            partition_units={
+                "rcu": sum(p.rcu_total for p in parts),
+                "wcu": sum(p.wcu_total for p in parts),
+            },
+            invocations=dict(run.invocations),
+            posts=run.posts,
+            executions=run.executions,
+            route_units={k: list(v) for k, v in run.client.route_units.items()},
+            kind_units={k: list(v) for k, v in run.client.kind_units.items()},
+            route_calls={k: dict(v) for k, v in run.client.by_route.items()},
+        )
+
+
+def invariants(run: Run) -> dict[str, bool]:
+    """The behavioural invariants the smoke test asserts, checked on the stored items."""
+    from shared.adapters.dynamo import codec
+    from shared.adapters.dynamo.store import from_av
+
+    lobbies = [
+        codec.lobby_from_item(from_av(item))
+        for (pk, _), item in run.client.items.items()
+        if pk.startswith("LOBBY#")
+    ]
+    seat_count: Counter[str] = Counter()
+    for rec in lobbies:
+        if rec.lobby.status.value != "empty":
+            for s in rec.lobby.seats:
+                seat_count[s.player_id] += 1
+    started = [rec for rec in lobbies if rec.lobby.status.value == "started"]
+    joined = [p for p in run.players if p.joined_at is not None]
+    return {
+        "every joiner seated once or refused try_again": all(
+            seat_count[p.player_id or ""] == 1
+            or (p.try_again and seat_count[p.player_id or ""] == 0)
+            for p in joined
+        ),
+        "no player in two lobbies": all(v <= 1 for v in seat_count.values()),
+        "every started lobby has 8 distinct players": all(
+            len({s.player_id for s in rec.lobby.seats}) == 8 for rec in started
+        ),
+        "players told of the start match the lobby": all(
+            run.lobby_players.get(rec.lobby.lobby_id, set())
+            <= {s.player_id for s in rec.lobby.seats}
+            for rec in started
+        ),
+        "partition units sum to the requests' units": (
+            abs(sum(p.rcu_total for p in run.client.partitions.values()) - run.client.units["rcu"])
+            < 1e-6
+            and abs(
+                sum(p.wcu_total for p in run.client.partitions.values()) - run.client.units["wcu"]
+            )
+            < 1e-6
+        ),
+        "no crash, no internal error": not run.sim.errors and not run.metrics.get("InternalError"),
+    }
