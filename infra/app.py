@@ -33,6 +33,7 @@ def add_stage(
     account_log_role: bool = False,
     tracing: str | None = None,
     reserve_concurrency: bool = True,
+    legacy_waiting_index: bool = False,
 ) -> WordleTournamentStack:
     """Add the stack of ``stage`` to ``app``. Raises KeyError for an unknown stage."""
     if stage not in STAGES:
@@ -46,6 +47,7 @@ def add_stage(
         account_log_role=account_log_role,
         tracing=tracing,
         reserve_concurrency=reserve_concurrency,
+        legacy_waiting_index=legacy_waiting_index,
         description=f"Wordle Tournament backend ({stage})",
     )
 
@@ -75,6 +77,7 @@ def main() -> None:
         account_log_role=_flag(context("apiGatewayAccountRole"), default=False),
         tracing=context("tracing"),
         reserve_concurrency=_flag(context("reserveConcurrency"), default=True),
+        legacy_waiting_index=_flag(context("legacyWaitingIndex"), default=False),
     )
     add_checks(app)
     app.synth()

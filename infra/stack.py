@@ -119,7 +119,8 @@ class WordleTournamentStack(Stack):
     API Gateway's region-wide CloudWatch role (once per account and region; off by default, see
     ``infra/README.md``); tracing — ``active`` | ``off`` (default: the stage's policy);
     reserve_concurrency — apply the stage's reserved concurrency (off for an account whose
-    concurrency quota is too small to reserve any).
+    concurrency quota is too small to reserve any); legacy_waiting_index — keep the waiting
+    index from before ``gsi_lobbies`` (first deployment of an upgrade; ``infra/RUNBOOK.md``).
     """
 
     def __init__(
@@ -134,6 +135,7 @@ class WordleTournamentStack(Stack):
         account_log_role: bool = False,
         tracing: str | None = None,
         reserve_concurrency: bool = True,
+        legacy_waiting_index: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -143,7 +145,9 @@ class WordleTournamentStack(Stack):
         removal = RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY
         service_name = f"wordle-tournament-{config.name}"
 
-        data = GameTable(self, "Data", retain_data=config.retain_data)
+        data = GameTable(
+            self, "Data", retain_data=config.retain_data, legacy_waiting_index=legacy_waiting_index
+        )
         websocket = WebSocketApi(
             self,
             "WebSocket",

@@ -113,7 +113,7 @@ class InMemoryStore:
         return self._load("lobby", lobby_id)  # type: ignore[no-any-return]
 
     def waiting_lobbies(self, language: str, rating: int) -> list[WaitingLobby]:
-        """Every waiting lobby of ``language`` that admits ``rating`` (what gsi_waiting's
+        """Every waiting lobby of ``language`` that admits ``rating`` (what gsi_lobbies's
         Queries return), ordered by ``(lo, lobby_id)``: callers must not rely on an order."""
         found = []
         for (kind, _), v in self.items.items():

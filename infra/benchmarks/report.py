@@ -519,7 +519,7 @@ def render(res: Results) -> str:
             "rules** (moto reports fixed numbers): strongly consistent reads ceil(size/4 KB), "
             "Query eventually consistent (half), writes ceil(max(old, new)/1 KB), "
             "transactions x2, failed conditions still charged; GSI writes separately "
-            "(KEYS_ONLY `gsi_due`: 2 WRU when `due_ms` changes; INCLUDE `gsi_waiting`: its small "
+            "(KEYS_ONLY `gsi_due`: 2 WRU when `due_ms` changes; INCLUDE `gsi_lobbies`: its small "
             "entry rewritten at every seat). "
             "Abbreviations: Get = GetItem, Put = PutItem, TransactWrite = TransactWriteItems, "
             "Post = PostToConnection, DelConn = DeleteConnection, StartExec = StartExecution.",

@@ -24,7 +24,8 @@ _PROJECTIONS = {
 
 
 def _attribute(name: str) -> dynamodb.Attribute:
-    types = {a["AttributeName"]: a["AttributeType"] for a in schema.ATTRIBUTE_DEFINITIONS}
+    definitions = [*schema.ATTRIBUTE_DEFINITIONS, *schema.LEGACY_ATTRIBUTE_DEFINITIONS]
+    types = {a["AttributeName"]: a["AttributeType"] for a in definitions}
     return dynamodb.Attribute(name=name, type=_TYPES[types[name]])
 
 
@@ -38,13 +39,27 @@ class GameTable(Construct):
     """One on-demand table with point-in-time recovery and TTL; in a stage that keeps its data
     (prod) also deletion protection and ``RETAIN`` on stack deletion.
 
+    ``legacy_waiting_index`` keeps the waiting index from before ``gsi_lobbies``
+    (``schema.LEGACY_WAITING_INDEX``) for the first of the two deployments that upgrade a stack
+    created with it: CloudFormation adds or deletes one GSI per update, never both.
+
     Attributes: ``table`` — the ``dynamodb.Table``; ``index_names`` — its GSI names.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, retain_data: bool) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        retain_data: bool,
+        legacy_waiting_index: bool = False,
+    ) -> None:
         super().__init__(scope, construct_id)
         self.table = self._build_table(retain_data)
-        self.index_names = self._build_indexes(schema.GLOBAL_SECONDARY_INDEXES)
+        indexes = list(schema.GLOBAL_SECONDARY_INDEXES)
+        if legacy_waiting_index:
+            indexes.insert(0, schema.LEGACY_WAITING_INDEX)
+        self.index_names = self._build_indexes(indexes)
 
     def _build_table(self, retain_data: bool) -> dynamodb.Table:
         partition_key, sort_key = _keys(schema.KEY_SCHEMA)

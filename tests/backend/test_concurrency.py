@@ -230,7 +230,7 @@ def test_party_start_racing_a_solo_join_never_overfills(backend, first):
 
 
 class _LaggingIndex:
-    """A store whose gsi_waiting answers stay frozen at one moment (the index lags the
+    """A store whose gsi_lobbies answers stay frozen at one moment (the index lags the
     table longer than a whole retry loop)."""
 
     def __init__(self, inner, frozen):

@@ -26,7 +26,7 @@ def test_first_join_opens_a_waiting_lobby(backend):
     assert (me["status"], me["lobby_id"], me["language"]) == ("queued", lobby["lobby_id"], "en")
     item = lobby_item(backend, lobby["lobby_id"])
     assert item["status"] == "waiting"
-    assert item["waiting_pk"].startswith("WAITING#en#")  # findable through gsi_waiting
+    assert item["waiting_pk"].startswith("WAITING#en#")  # findable through gsi_lobbies
     assert (item["waiting_lo"], item["waiting_hi"], item["seat_count"]) == (800, 1200, 1)
     assert [s["player_id"] for s in item["seats"]] == [a.id]
     assert item["connections"] == {a.id: a.connection_id}

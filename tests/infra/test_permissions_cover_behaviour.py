@@ -153,7 +153,7 @@ def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
         for action, index in actions
         if action == "dynamodb:Query"
     }
-    assert {("join", "gsi_waiting"), ("watchdog", "gsi_due")} <= queried
+    assert {("join", "gsi_lobbies"), ("watchdog", "gsi_due")} <= queried
     assert recorder.actions["connect"] == {("dynamodb:PutItem", None)}
     assert "connect" not in recorder.pushed | recorder.scheduled
     assert {"guess", "apply_deadlines", "disconnect"} <= recorder.scheduled

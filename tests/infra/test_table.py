@@ -62,3 +62,30 @@ def test_dev_table_goes_with_its_stack(dev):
     _, table, resource = _table(dev)
     assert table.get("DeletionProtectionEnabled", False) is False
     assert resource["DeletionPolicy"] == "Delete"
+
+
+def _table_alone(**kwargs):
+    from aws_cdk import App, Stack
+    from aws_cdk.assertions import Template
+
+    from infra.constructs.table import GameTable
+
+    stack = Stack(App(analytics_reporting=False), "TableOnly")
+    GameTable(stack, "Data", retain_data=False, **kwargs)
+    ((_, props),) = resources(Template.from_stack(stack).to_json(), "AWS::DynamoDB::Table").items()
+    return props
+
+
+def test_the_first_upgrade_deployment_keeps_the_legacy_waiting_index_beside_the_new_one():
+    """Upgrading a stack made with ``gsi_waiting`` takes two deployments (CloudFormation adds or
+    deletes one GSI per update): the first keeps it and adds ``gsi_lobbies``, the next drops
+    it. Either way, exactly one GSI differs from the stack before."""
+    legacy = _table_alone(legacy_waiting_index=True)
+    current = _table_alone()
+    names = {i["IndexName"] for i in legacy["GlobalSecondaryIndexes"]}
+    assert names == {"gsi_waiting", schema.GSI_WAITING, schema.GSI_DUE}
+    assert {"AttributeName": "waiting_sk", "AttributeType": "S"} in legacy["AttributeDefinitions"]
+    (old,) = [i for i in legacy["GlobalSecondaryIndexes"] if i["IndexName"] == "gsi_waiting"]
+    assert old["KeySchema"] == schema.LEGACY_WAITING_INDEX["KeySchema"]
+    assert {i["IndexName"] for i in current["GlobalSecondaryIndexes"]} == names - {"gsi_waiting"}
+    assert schema.GSI_WAITING != "gsi_waiting"  # a new name: no GSI changes in place

@@ -553,7 +553,7 @@ def lobby_to_item(rec: LobbyRecord, now_ms: int) -> dict[str, Any]:
     if lobby.tournament_id is not None:
         item["tournament_id"] = lobby.tournament_id
     summary = waiting_lobby(lobby)
-    if summary is not None:  # in gsi_waiting while it admits somebody (schema docstring)
+    if summary is not None:  # in gsi_lobbies while it admits somebody (schema docstring)
         item["waiting_pk"] = schema.waiting_pk(lobby.language, schema.waiting_shard(lobby.lobby_id))
         item["waiting_lo"] = summary.lo
         item["waiting_hi"] = summary.hi
@@ -645,7 +645,7 @@ def party_from_item(item: dict[str, Any]) -> PartyRecord:
 
 
 def waiting_from_entry(entry: dict[str, Any]) -> WaitingLobby:
-    """A ``gsi_waiting`` entry (its projection) as the domain's ``WaitingLobby``."""
+    """A ``gsi_lobbies`` entry (its projection) as the domain's ``WaitingLobby``."""
     return WaitingLobby(
         lobby_id=entry["lobby_id"],
         seats=int(entry["seat_count"]),

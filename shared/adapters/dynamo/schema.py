@@ -30,7 +30,7 @@ Items (``pk`` / ``sk``):
 
 Indexes:
 
-- ``gsi_waiting`` (``waiting_pk`` = ``WAITING#<language>#<shard>``, ``waiting_lo`` number):
+- ``gsi_lobbies`` (``waiting_pk`` = ``WAITING#<language>#<shard>``, ``waiting_lo`` number):
   waiting lobbies that admit somebody, by the lower end of their admission range. Sparse: the
   attributes are removed when the lobby starts or empties. Projection ``INCLUDE`` of
   ``lobby_id``, ``created_ms``, ``seat_count``, ``waiting_hi`` only (an entry is ~200 bytes).
@@ -47,7 +47,7 @@ rating ``R`` exactly when ``R - 400 <= lo <= R`` and ``hi >= R`` (and it is not 
 waiting lobby never is). So *join* sends, for each of the ``WAITING_SHARDS`` shards of the
 language, one Query (eventually consistent; ``LastEvaluatedKey`` followed to the end)::
 
-    IndexName=gsi_waiting
+    IndexName=gsi_lobbies
     KeyConditionExpression="waiting_pk = :w AND waiting_lo BETWEEN :lo AND :r"
     FilterExpression="waiting_hi >= :r"
     :w = "WAITING#<lang>#<shard>", :lo = R - 400, :r = R
@@ -69,15 +69,21 @@ TransactWriteItems (lobby + player: 2 WRU per KB each, ~6 WRU) plus its index en
 and, in the transaction, the opener put and 2 ConditionChecks (~6 WRU).
 
 Partition load (1,000 WCU and 3,000 RCU per second per partition key, GSI partitions
-included): at ``J`` joins/s in one language each ``gsi_waiting`` shard takes about
+included): at ``J`` joins/s in one language each ``gsi_lobbies`` shard takes about
 ``1.25 * J / WAITING_SHARDS`` WCU/s (one entry update per seat; one put and one removal per
 lobby of 8) and ``0.5 * J`` RCU/s per Query round (every join queries every shard; a retry
 that queries again adds one round). At 2,000 joins/s: ~625 WCU/s and ~1,000-1,500 RCU/s per
 shard. The table partitions are one lobby item each (a handful of writes per second) and the
 opener items (one write per lobby opened in that bucket and lane).
 
-Changing ``gsi_waiting``'s keys replaces the index: a stack that already has the old index
-needs two deployments (CloudFormation adds or removes one GSI per update).
+The index by admission range is named ``gsi_lobbies``; the one before it (``gsi_waiting``,
+``waiting_pk`` = ``WAITING#<language>``, ``waiting_sk`` = created ms, projection ALL) is
+``LEGACY_WAITING_INDEX``. CloudFormation adds or deletes one GSI per stack update, never both
+(AWS CloudFormation, ``AWS::DynamoDB::Table`` GlobalSecondaryIndexes:
+https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-dynamodb-table.html),
+so a stack created with the legacy index upgrades in two deployments: first with
+``-c legacyWaitingIndex=true`` (adds ``gsi_lobbies``, keeps ``gsi_waiting``), then without
+(deletes it). New lobby items carry no ``waiting_sk``, so the legacy index stays empty of them.
 - ``gsi_due`` (``due_pk`` = ``DUE#<shard>``, ``due_ms`` number): items with a pending deadline —
   running tournaments (their next turn/intro deadline) and disconnected players (their reconnect
   deadline). Sparse, 4 shards. Access pattern: the *watchdog* queries ``due_ms < now - grace`` in
@@ -85,7 +91,7 @@ needs two deployments (CloudFormation adds or removes one GSI per update).
 
 Access patterns: session by token (GetItem TOKEN), player by connection (GetItem CONN), player
 (GetItem PROFILE), lobby / tournament / party by id (GetItem), waiting lobbies (Query
-gsi_waiting, one per shard), openers (BatchGetItem), overdue deadlines (Query gsi_due). Every
+gsi_lobbies, one per shard), openers (BatchGetItem), overdue deadlines (Query gsi_due). Every
 write is conditional (``version``, existence, status) or a ``TransactWriteItems`` of
 conditional writes (and ``ConditionCheck`` s of openers, unchanged).
 """
@@ -98,15 +104,15 @@ from typing import Any
 PK = "pk"
 SK = "sk"
 TTL_ATTRIBUTE = "ttl"
-GSI_WAITING = "gsi_waiting"
+GSI_WAITING = "gsi_lobbies"
 GSI_DUE = "gsi_due"
 DUE_SHARDS = 4
 WAITING_SHARDS = 4
-"""Partition keys of ``gsi_waiting`` per language (see the module docstring's partition load)."""
+"""Partition keys of ``gsi_lobbies`` per language (see the module docstring's partition load)."""
 WAITING_SPAN = 400
 """``hi - lo`` of a lobby's admission range never exceeds this (2 x the 200 window, ruling 8)."""
 WAITING_PROJECTION = ["lobby_id", "created_ms", "seat_count", "waiting_hi"]
-"""The non-key attributes ``gsi_waiting`` carries: what choosing a lobby needs."""
+"""The non-key attributes ``gsi_lobbies`` carries: what choosing a lobby needs."""
 
 KEY_SCHEMA = [{"AttributeName": PK, "KeyType": "HASH"}, {"AttributeName": SK, "KeyType": "RANGE"}]
 ATTRIBUTE_DEFINITIONS = [
@@ -135,6 +141,19 @@ GLOBAL_SECONDARY_INDEXES = [
         "Projection": {"ProjectionType": "KEYS_ONLY"},
     },
 ]
+
+LEGACY_WAITING_INDEX: dict[str, Any] = {
+    "IndexName": "gsi_waiting",
+    "KeySchema": [
+        {"AttributeName": "waiting_pk", "KeyType": "HASH"},
+        {"AttributeName": "waiting_sk", "KeyType": "RANGE"},
+    ],
+    "Projection": {"ProjectionType": "ALL"},
+}
+"""The waiting index before ``gsi_lobbies``: read by no code, kept in a stack only for the first
+of the two upgrade deployments (``-c legacyWaitingIndex=true``; module docstring)."""
+LEGACY_ATTRIBUTE_DEFINITIONS = [{"AttributeName": "waiting_sk", "AttributeType": "S"}]
+"""The key attribute only ``LEGACY_WAITING_INDEX`` uses."""
 
 FINISHED_TTL_SECONDS = 7 * 24 * 3600
 """Finished lobbies and tournaments are kept a week, then removed by TTL."""
@@ -181,7 +200,7 @@ def waiting_pk(language: str, shard: int) -> str:
 
 
 def waiting_shard(lobby_id: str) -> int:
-    """The ``gsi_waiting`` shard of a lobby (stable hash of its id)."""
+    """The ``gsi_lobbies`` shard of a lobby (stable hash of its id)."""
     return zlib.crc32(lobby_id.encode()) % WAITING_SHARDS
 
 

@@ -346,7 +346,7 @@ class DynamoStore:
 
     def waiting_lobbies(self, language: str, rating: int) -> list[WaitingLobby]:
         """Every waiting lobby of ``language`` that admits a solo player rated ``rating``
-        (ruling 8), in no particular order: one Query per ``gsi_waiting`` shard, each followed
+        (ruling 8), in no particular order: one Query per ``gsi_lobbies`` shard, each followed
         through ``LastEvaluatedKey`` to the end (eventually consistent: an entry may lag the
         table; the seat-taking write is conditional on the lobby's version anyway). Key
         condition and filter: ``schema`` docstring."""
