@@ -163,9 +163,7 @@ def test_a_spectator_who_goes_away_stops_receiving_the_tournament() -> None:
 
 
 # ------------------------------------------------------------------ notices that fail
-def test_a_disconnect_whose_lobby_notice_cannot_be_saved_keeps_the_deadline_and_counts_it() -> (
-    None
-):
+def test_a_disconnect_whose_lobby_notice_cannot_be_saved_keeps_the_deadline_and_counts_it() -> None:
     deps, counted = _counting(fake_deps())
     (c0, _, _), (c1, p1, _) = _seat(deps, 2)
     busy = dataclasses.replace(deps, store=_Refusing(deps.store, (LobbyRecord,)), max_attempts=2)
@@ -192,9 +190,7 @@ def test_a_disconnect_whose_tournament_notice_cannot_be_saved_counts_it() -> Non
 
 
 # ------------------------------------------------------------------ connections found gone
-def test_every_connection_found_gone_is_disconnected_once_even_when_notices_find_it_again() -> (
-    None
-):
+def test_every_connection_found_gone_is_disconnected_once_even_when_notices_find_it_again() -> None:
     deps = fake_deps()
     seated = _seat(deps, 8)
     for cid, _, _ in seated[:3]:

@@ -56,7 +56,8 @@ def test_a_very_late_watchdog_announces_every_round_it_ran_through_as_it_was_ope
     deps.clock.now += 30 * 60_000  # type: ignore[attr-defined]  # no wake came for 30 min
     deadlines.watchdog(deps, 0)
     t = _record(deps, p0).tournament
-    assert t.over and t.round_no == 3
+    assert t.over
+    assert t.round_no == 3
     rounds = sent_of(deps, c0, "round")
     assert [r["round"] for r in rounds] == [1, 2, 3]
     first, passed, last = rounds
@@ -142,7 +143,8 @@ def test_a_leaver_playing_elsewhere_keeps_playing_and_still_gets_the_first_ratin
         rec = deps.store.get_tournament(first)
         assert rec is not None
     me = rec.tournament.player(p0)
-    assert me.place is not None and me.rating_change is not None
+    assert me.place is not None
+    assert me.rating_change is not None
     applied = deps.store.ratings[(p0, first)]  # type: ignore[attr-defined]
     closed_ms = deps.clock.now_ms()  # the wake that closed the round
     assert applied == RatingApplied(
