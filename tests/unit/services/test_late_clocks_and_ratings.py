@@ -16,7 +16,7 @@ from shared.services.model import PlayerStatus, RatingApplied, TournamentRecord
 from shared.services.outbox import Request
 from shared.services.ports import Timer, TimerKind
 from shared.services.tournament_change import Decision, change_tournament
-from tests.fakes import fake_deps, new_player, sent_of, stored_player
+from tests.fakes import fake_deps, new_player, open_session, sent_of, stored_player
 
 
 def _seat(deps: Deps, n: int, first: int = 0) -> list[tuple[str, str]]:
@@ -161,3 +161,43 @@ def test_a_change_of_no_such_tournament_is_not_found() -> None:
     deps = fake_deps()
     with pytest.raises(NotFoundError, match=r"^no such tournament$"):
         change_tournament(deps, "ghost", lambda rec, now, dealer: Decision(rec.tournament))
+
+
+class _ResumeBeforeTheTournamentRead:
+    """The store, except that the first read of a tournament is preceded by ``resume``: a
+    resume landing between a reconnect deadline's player read and its tournament change."""
+
+    def __init__(self, store: Any, resume: Any) -> None:
+        self._store = store
+        self._resume = resume
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def get_tournament(self, tournament_id: str) -> TournamentRecord | None:
+        if self._resume is not None:
+            resume, self._resume = self._resume, None
+            resume()
+        return self._store.get_tournament(tournament_id)  # type: ignore[no-any-return]
+
+
+def test_a_reconnect_deadline_that_meets_a_resume_leaves_the_player_in() -> None:
+    deps = fake_deps()
+    tokens = {}
+    for i in range(8):
+        reply = open_session(deps, f"c{i}")
+        matchmaking.join(deps, Request(f"c{i}"), reply["player"]["id"], "en")
+        tokens[reply["player"]["id"]] = reply["token"]
+    pid = stored_player(deps, next(iter(tokens))).player_id
+    sessions.disconnect(deps, "c0")
+    player = stored_player(deps, pid)
+    racing = dataclasses.replace(
+        deps,
+        store=_ResumeBeforeTheTournamentRead(
+            deps.store, lambda: open_session(deps, "back", tokens[pid])
+        ),
+    )
+    racing.clock.now = player.reconnect_deadline_ms  # type: ignore[attr-defined]
+    assert deadlines.reconnect_deadline(racing, pid, player.disconnect_seq) is None
+    assert stored_player(deps, pid).status is PlayerStatus.PLAYING
+    assert _record(deps, pid).tournament.player(pid).alive

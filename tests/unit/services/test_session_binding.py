@@ -96,3 +96,19 @@ def test_a_new_session_whose_reply_finds_the_connection_gone_disconnects_the_pla
     [player] = [p for (kind, _), p in deps.store.items.items() if kind == "player"]  # type: ignore[attr-defined]
     assert (player.connected, player.connection_id) == (False, None)
     assert deps.store.get_connection("c") is None
+
+
+def test_a_leaver_resuming_does_not_get_the_tournament_back() -> None:
+    deps = fake_deps()
+    tokens = []
+    for i in range(8):
+        reply = open_session(deps, f"c{i}")
+        matchmaking.join(deps, Request(f"c{i}"), reply["player"]["id"], "en")
+        tokens.append((reply["player"]["id"], reply["token"]))
+    pid, token = tokens[0]
+    matchmaking.leave(deps, Request("c0"), pid)
+    open_session(deps, "back", token)
+    rec = deps.store.get_tournament(stored_player(deps, pid).tournament_id or "")
+    assert rec is not None
+    assert rec.connections[pid] is None
+    assert rec.tournament.player(pid).left
