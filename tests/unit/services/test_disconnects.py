@@ -115,6 +115,7 @@ def test_a_playing_player_who_goes_away_is_out_when_the_reconnect_timer_fires() 
     status = sent_of(deps, c0, "player_status")[-1]
     assert (status["player_id"], status["status"]) == (p3, "disconnected")
     assert status["reconnect_deadline_ms"] == deadline
+    assert status["tournament_id"] == _tournament(deps, p3).tournament.tournament_id
     assert _tournament(deps, p3).tournament.player(p3).reconnect_deadline_ms == deadline
     deps.clock.advance_to(deadline)  # type: ignore[attr-defined]  # the timer fires on time
     out = [m for m in sent_of(deps, c0, "eliminated") if m["player_id"] == p3]

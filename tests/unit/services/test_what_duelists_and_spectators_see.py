@@ -69,7 +69,11 @@ def test_a_duels_messages_and_boards_show_each_player_what_ruling_7_allows() -> 
         assert sent_of(deps, cid[pid], "turn") == []
         assert sent_of(deps, cid[pid], "duel_end") == []
 
-    # a resume shows the over duel whole and a running one without its secret
+    third = next(d for d in t.duels if d.duel_id not in (solved.duel_id, running.duel_id))
+    deps.clock.now += 100  # type: ignore[attr-defined]
+    duels.guess(deps, Request(cid[third.next_player]), third.duel_id, third.word)
+
+    # a resume shows the over duels whole and a running one without its secret
     snap = open_session(deps, "back", token[mover])["snapshot"]
     mine = snap["duel"]
     assert mine["duel_id"] == solved.duel_id
@@ -81,6 +85,9 @@ def test_a_duels_messages_and_boards_show_each_player_what_ruling_7_allows() -> 
     board = next(b for b in snap["spectating"] if b["duel_id"] == running.duel_id)
     live = now.duel(running.duel_id)
     assert (board["next_player"], board["deadline_ms"]) == (live.next_player, live.turn_deadline_ms)
+    ended = next(b for b in snap["spectating"] if b["duel_id"] == third.duel_id)
+    assert (ended["over"], ended["winner"], ended["word"]) == (True, third.next_player, third.word)
+    assert ended["display"] == deps.lexicon.display("de", third.word)
     assert (board["result"], board["winner"], board["word"], board["display"]) == (
         None,
         None,
