@@ -197,7 +197,7 @@ def test_every_connection_found_gone_is_disconnected_once_even_when_notices_find
     for cid, _, _ in seated[:3]:
         deps.notifier.gone.add(cid)  # type: ignore[attr-defined]
     # c0's notice finds c1 and c2 gone; c1's finds c2 again
-    drop(deps, [seated[0][0], seated[1][0]])
+    drop(deps, (seated[0][0], seated[1][0]))
     for _, pid, _ in seated[:3]:
         assert stored_player(deps, pid).connected is False
     for _, pid, _ in seated[3:]:
@@ -207,7 +207,7 @@ def test_every_connection_found_gone_is_disconnected_once_even_when_notices_find
 def test_unrelated_connections_found_gone_are_each_disconnected() -> None:
     deps = fake_deps()
     a, b = new_player(deps, "a"), new_player(deps, "b")
-    drop(deps, ["a", "b"])
+    drop(deps, ("a", "b"))
     assert stored_player(deps, a).connected is False
     assert stored_player(deps, b).connected is False
     assert deps.store.get_connection("b") is None

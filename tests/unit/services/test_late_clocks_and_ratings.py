@@ -213,6 +213,7 @@ def test_a_skipped_player_whose_connection_item_is_gone_is_disconnected_by_the_w
     mover = duel.next_player
     deps.store.delete_connection(next(c for c, p in seated if p == mover))
     deps.clock.advance_to(duel.turn_deadline_ms + deps.timing.skip_grace_ms)  # type: ignore[attr-defined]
+    assert mover is not None
     player = stored_player(deps, mover)
     assert (player.connected, player.connection_id) == (False, None)
     assert player.reconnect_deadline_ms == deps.clock.now_ms() + deps.timing.reconnect_ms
