@@ -112,3 +112,12 @@ def test_a_leaver_resuming_does_not_get_the_tournament_back() -> None:
     assert rec is not None
     assert rec.connections[pid] is None
     assert rec.tournament.player(pid).left
+
+
+def test_a_new_session_on_a_connection_whose_player_resumed_elsewhere_leaves_that_player() -> None:
+    deps = fake_deps()
+    first = open_session(deps, "c")
+    open_session(deps, "elsewhere", first["token"])  # the player moved on ("c" item stays)
+    sessions.session(deps, Request("c", "again"), None)  # a second new session on "c"
+    player = stored_player(deps, first["player"]["id"])
+    assert (player.connected, player.connection_id) == (True, "elsewhere")
