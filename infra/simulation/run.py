@@ -11,7 +11,9 @@ hands each event to the scripted player of the connection.
 Scripted players (``SimPlayer``): arrive as a Poisson process; ``$connect``, ``session``, then
 (as a returning player) get their rating set directly in the table (a fixture, no units), then
 ``join``; a ``try_again`` is answered by joining again after 50-300 ms (as ``infra.emulator.bots``
-does). Once seated they ``ping`` every 15-20 s (ruling 14). In a played tournament each turn is
+does). Once seated they ``ping`` every 15-20 s (ruling 14): API Gateway answers it (``MOCK_ROUTES``:
+no invocation, no table access) and moves the connection's ``LastActiveAt``, which the liveness
+checks read with GetConnection (``SimNotifier.last_active_ms``). In a played tournament each turn is
 answered after a think time uniform in ``THINK_S`` with the solver of ``infra.emulator.solver``
 (strength ``STRENGTH``); a turn is let time out with probability ``TIMEOUT_RATE``.
 """
@@ -144,6 +146,17 @@ class SimNotifier:
 
     def close(self, connection_id: str) -> None:
         self.run.closed.append(connection_id)
+
+    def last_active_ms(self, connection_id: str) -> int | None:
+        """GetConnection's ``LastActiveAt`` (UTC ms): the player's last message (``ping``
+        included) or its ``$connect``, as the local gateway models it (ruling 14); one Management
+        API call's latency. None for a connection that closed."""
+        run = self.run
+        run.sim.defer(run.lat(POST_S))
+        run.connection_reads += 1
+        if connection_id in run.closed:
+            return None
+        return run.last_active.get(connection_id)
 
 
 class SimPlayer:
@@ -328,6 +341,12 @@ class Run:
         self.try_again = 0
         self.error_codes: Counter[str] = Counter()
         self.posts = 0
+        self.gateway_answered = 0
+        """Messages API Gateway answered itself (``MOCK_ROUTES``: ``ping``; no invocation)."""
+        self.connection_reads = 0
+        """GetConnection calls (liveness checks, ruling 14)."""
+        self.last_active: dict[str, int] = {}
+        """Connection id -> ``LastActiveAt`` (UTC ms), as API Gateway keeps it."""
         self.executions = 0
         self.closed: list[str] = []
 
@@ -353,17 +372,26 @@ class Run:
 
         def task() -> None:
             self.invocations["$connect"] += 1
+            self.last_active[p.cid] = self.sim.now_ms()
             self.sim.defer(self.lat(INVOKE_S))
             connect.handle(ws_event("$connect", p.cid, None, self.sim.now_ms()), self.deps)
 
         self.sim.spawn_at(self.sim.now + self.lat(NET_S), task, route="$connect")
 
     def send(self, p: SimPlayer, action: str, body: str) -> None:
-        from functions.routes import function_of
+        from functions.routes import MOCK_ROUTES, function_of
         from infra.emulator.testing import ws_event
 
         name = function_of(action)
         received = self.sim.now + self.lat(NET_S)
+
+        def heard() -> None:
+            self.last_active[p.cid] = self.start_ms_of(received)
+
+        self.sim.call_at(received, heard)
+        if action in MOCK_ROUTES:  # answered by API Gateway: no function, no table access
+            self.gateway_answered += 1
+            return
 
         def task() -> None:
             self.invocations[name] += 1

@@ -203,15 +203,15 @@ def test_a_reconnect_deadline_that_meets_a_resume_leaves_the_player_in() -> None
     assert _record(deps, pid).tournament.player(pid).alive
 
 
-def test_a_skipped_player_whose_connection_item_is_gone_is_disconnected_by_the_wake() -> None:
-    """Ruling 14: the skip's liveness check finds the connection item gone (its $disconnect
-    deleted it but was lost before the player write): the player is away from now."""
+def test_a_skipped_player_whose_connection_is_gone_is_disconnected_by_the_wake() -> None:
+    """Ruling 14: the skip's liveness check (GetConnection) finds the connection gone (410: it
+    dropped and its $disconnect was lost): the player is away from now."""
     deps = fake_deps(heartbeat_ms=20_000)
     seated = _seat(deps, 8)
     deps.clock.advance_to(deps.clock.next_due())  # type: ignore[attr-defined]  # intro ends
     duel = _record(deps, seated[0][1]).tournament.duels[0]
     mover = duel.next_player
-    deps.store.delete_connection(next(c for c, p in seated if p == mover))
+    deps.notifier.gone.add(next(c for c, p in seated if p == mover))  # type: ignore[attr-defined]
     deps.clock.advance_to(duel.turn_deadline_ms + deps.timing.skip_grace_ms)  # type: ignore[attr-defined]
     assert mover is not None
     player = stored_player(deps, mover)

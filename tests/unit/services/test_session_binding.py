@@ -1,5 +1,5 @@
 """Unit: what ``$connect`` and ``session`` save about a connection (its item, bound to the
-player, stamped as heard; ruling 14) — also when the ``$connect`` item is missing — and a
+player) — also when the ``$connect`` item is missing — and a
 resume whose notice to the replaced connection finds it gone; on the fakes."""
 
 from __future__ import annotations
@@ -23,24 +23,19 @@ def test_connect_saves_the_connection_with_its_time_and_no_player() -> None:
     )
 
 
-def test_a_new_session_without_a_connect_item_saves_the_connection_bound_and_heard() -> None:
+def test_a_new_session_without_a_connect_item_saves_the_connection_bound() -> None:
     deps = fake_deps()
     now = deps.clock.now_ms()
     sessions.session(deps, Request("c", "s"), None)  # its $connect item never landed
     pid = sent(deps, "c")[-1]["player"]["id"]
     conn = deps.store.get_connection("c")
     assert conn is not None
-    assert (conn.connection_id, conn.connected_ms, conn.player_id, conn.heard_ms) == (
-        "c",
-        now,
-        pid,
-        now,
-    )
+    assert (conn.connection_id, conn.connected_ms, conn.player_id) == ("c", now, pid)
     player = stored_player(deps, pid)
     assert (player.created_ms, player.token_used_ms, player.connection_id) == (now, now, "c")
 
 
-def test_a_resume_without_a_connect_item_saves_the_connection_bound_and_heard() -> None:
+def test_a_resume_without_a_connect_item_saves_the_connection_bound() -> None:
     deps = fake_deps()
     first = open_session(deps, "old")
     deps.clock.now += 5_000  # type: ignore[attr-defined]
@@ -48,7 +43,7 @@ def test_a_resume_without_a_connect_item_saves_the_connection_bound_and_heard() 
     sessions.session(deps, Request("new", "s"), first["token"])
     conn = deps.store.get_connection("new")
     assert conn is not None
-    assert (conn.connected_ms, conn.player_id, conn.heard_ms) == (now, first["player"]["id"], now)
+    assert (conn.connected_ms, conn.player_id) == (now, first["player"]["id"])
 
 
 def test_a_resume_clears_the_reconnect_deadline() -> None:
