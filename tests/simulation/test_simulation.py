@@ -8,19 +8,24 @@ No timing or throughput is asserted (the report prints those); only behaviour.
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
-os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-
 from infra.simulation.dynamo import FakeDynamoClient, Limits
 from infra.simulation.engine import Sim
 from infra.simulation.expressions import UnsupportedExpressionError
 from infra.simulation.run import Figures, Options, Run
+
+
+@pytest.fixture(autouse=True)
+def _no_emf_on_stdout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clock function's Powertools metrics stay quiet in these runs, and only in them (an
+    environment variable set at import would leak into the worker's later tests)."""
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+
 
 TABLE = "wordle-tournament"
 
