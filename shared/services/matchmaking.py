@@ -41,9 +41,13 @@ from shared.services.tournament_change import (
 SPREAD_FROM_ATTEMPT = 2
 """From this try on (after a conflict), a joiner picks uniformly at random among the lobbies
 that admit them instead of the preferred one, so racers spread over the waiting lobbies."""
-OPEN_FROM_ATTEMPT = 3
-"""From this try on (after two conflicts), a joiner opens a lobby in a random lane (or sits in
-that lane's newest lobby): contention itself adds lobbies filling in parallel."""
+OPEN_FROM_ATTEMPT = mm.LOBBY_SEATS + 1
+"""From this try on (after 8 conflicts), a joiner opens a lobby in a random lane (or sits in
+that lane's newest lobby): contention itself adds lobbies filling in parallel. Not sooner: a
+burst of up to 8 joiners (8 players pressing join at once, and nobody after them) costs any one
+of them at most 7 conflicts (each conflict is another joiner's seat taken), so it never splits
+into lobbies that wait forever (ruling 8: compatible players never wait apart). Found by the
+every-language end-to-end test; it was 3, which split such a burst (6 + 2 seats)."""
 MAX_LANES = 64
 """Lanes a joiner may open in; the range doubles with each further conflict up to this."""
 CHECKED_CANDIDATES = 3
@@ -61,7 +65,7 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
     Choice, per try of ``change.run`` (issue 17): the store returns every waiting lobby that
     admits the player's rating (no blind spot, however many wait). The first try takes the
     preferred one (fullest, then oldest: at low load lobbies fill one at a time); a try after
-    a conflict (``SPREAD_FROM_ATTEMPT``) takes one at random; after two conflicts
+    a conflict (``SPREAD_FROM_ATTEMPT``) takes one at random; after 8 conflicts
     (``OPEN_FROM_ATTEMPT``) the joiner opens in a random lane, the lanes doubling with each
     conflict up to ``MAX_LANES``. So the number of lobbies filling at once grows with the
     contention, i.e. with the arrival rate, and no single item serialises a language. The

@@ -357,7 +357,7 @@ def _lobby_with(backend, n: int) -> tuple[list, str]:
     lobby_id = None
     for p in players:
         if lobby_id is None:
-            # a joiner on its third try opens in a fresh lane (OPEN_FROM_ATTEMPT)
+            # a joiner on its OPEN_FROM_ATTEMPT-th try opens in a fresh lane
             tries = iter(range(matchmaking.OPEN_FROM_ATTEMPT - 1))
             flaky = _ConflictsFirst(backend.store, tries)
             matchmaking.join(
@@ -413,15 +413,30 @@ def test_a_joiner_that_conflicts_spreads_to_another_lobby(backend):
     assert _lobby_sizes(backend) == {fuller: 4, emptier: 2}
 
 
+def test_seven_conflicts_never_split_a_burst_of_eight(backend):
+    """A burst of 8 joiners costs any one of them at most 7 conflicts (each is another joiner's
+    seat taken): after 7 the joiner still sits in the lobby that admits it, never in a lane of
+    its own where it would wait forever (ruling 8; the every-language end-to-end test found
+    it, with lanes opened after two conflicts)."""
+    _, first = _seat(backend, 7)
+    x = backend.player("x")
+    deps = dataclasses.replace(backend.deps, rng=_LeastPreferredFirst)
+    flaky = _ConflictsFirst(backend.store, iter(range(mm.LOBBY_SEATS - 1)))
+    matchmaking.join(dataclasses.replace(deps, store=flaky), Request(x.connection_id), x.id, "en")
+    assert backend.store.get_player(x.id).status is PlayerStatus.PLAYING
+    assert backend.store.get_lobby(first).lobby.status is LobbyStatus.STARTED
+
+
 def test_repeated_conflicts_open_a_lobby_in_another_lane(backend):
-    """After two conflicts a joiner stops contending for the existing lobbies and opens one in
-    a random further lane; a later joiner that conflicts twice can meet it there."""
+    """After ``OPEN_FROM_ATTEMPT - 1`` (8) conflicts a joiner stops contending for the
+    existing lobbies and opens one in a random further lane; a later joiner that conflicts as
+    often can meet it there."""
     _, first = _seat(backend, 2)
     x, y = backend.player("x"), backend.player("y")
     deps = dataclasses.replace(backend.deps, rng=_LeastPreferredFirst)
 
     def twice_conflicted(p):
-        flaky = _ConflictsFirst(backend.store, iter(range(2)))
+        flaky = _ConflictsFirst(backend.store, iter(range(matchmaking.OPEN_FROM_ATTEMPT - 1)))
         matchmaking.join(
             dataclasses.replace(deps, store=flaky), Request(p.connection_id), p.id, "en"
         )
