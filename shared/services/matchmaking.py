@@ -94,6 +94,10 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         found = None
         if attempt < OPEN_FROM_ATTEMPT:
             found = _pick(deps, language_code, entrant, rng)
+        else:
+            # a lane is opened only on a try whose index read succeeded: an index that keeps
+            # failing answers try_again, never a lobby opened blind (ruling 8: no blind spot)
+            deps.store.waiting_lobbies(language_code, entrant.rating)
         opener: list[Write] = []
         if found is None:
             rec, opener = _open_lobby(deps, language_code, entrant, _lane(attempt, rng))

@@ -296,9 +296,13 @@ _ID = re.compile(r"id\d{4,}")
 def _canonical(value: Any) -> str:
     """JSON with generated ids renamed in order of first appearance (a retried use case
     draws fresh ids for what it creates; the outcome is otherwise the same), and the due-index
-    shard, a hash of the id, left out."""
+    and waiting-index shards, hashes of the id, left out."""
     if isinstance(value, list):
         value = [{**i, "due_pk": "DUE#"} if "due_pk" in i else i for i in value]
+        value = [
+            {**i, "waiting_pk": i["waiting_pk"].rsplit("#", 1)[0]} if "waiting_pk" in i else i
+            for i in value
+        ]
     text = json.dumps(value, sort_keys=True, default=str)
     names: dict[str, str] = {}
     return _ID.sub(lambda m: names.setdefault(m.group(0), f"<id{len(names)}>"), text)
