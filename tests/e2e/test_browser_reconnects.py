@@ -90,10 +90,13 @@ def test_a_page_that_hears_no_pong_gives_up_the_socket_and_resumes(tmp_path: Pat
 
     async def steps(page: Page) -> dict[str, Any]:
         emu: Emulator = holder["emu"]
-        real_ping = emu.gateway.routes["ping"]
+        # ping is the gateway's own MOCK route (ruling 14): swap it for a route that answers
+        # nothing, then put the mock back
+        real_ping = emu.gateway.mock_routes.pop("ping")
         emu.gateway.routes["ping"] = lambda event, context: {"statusCode": 200}  # no pong
         await page.wait_for("S.connects >= 2", timeout=30)
-        emu.gateway.routes["ping"] = real_ping
+        del emu.gateway.routes["ping"]
+        emu.gateway.mock_routes["ping"] = real_ping
         await page.wait_for("S.open")
         await page.wait_for(IN_LOBBY)
         return {"me_after": await page.eval("S.me && S.me.id")}
