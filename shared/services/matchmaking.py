@@ -43,11 +43,28 @@ SPREAD_FROM_ATTEMPT = 2
 that admit them instead of the preferred one, so racers spread over the waiting lobbies."""
 OPEN_FROM_ATTEMPT = mm.LOBBY_SEATS + 1
 """From this try on (after 8 conflicts), a joiner opens a lobby in a random lane (or sits in
-that lane's newest lobby): contention itself adds lobbies filling in parallel. Not sooner: a
-burst of up to 8 joiners (8 players pressing join at once, and nobody after them) costs any one
-of them at most 7 conflicts (each conflict is another joiner's seat taken), so it never splits
-into lobbies that wait forever (ruling 8: compatible players never wait apart). Found by the
-every-language end-to-end test; it was 3, which split such a burst (6 + 2 seats)."""
+that lane's newest lobby): contention itself adds lobbies filling in parallel. Not sooner,
+unless the load is sustained (``SUSTAINED_OPEN_FROM_ATTEMPT``): a burst of up to 8 joiners (8
+players pressing join at once, and nobody after them) costs any one of them at most 7
+conflicts (each conflict is another joiner's seat taken), so it never splits into lobbies that
+wait forever (ruling 8: compatible players never wait apart). Found by the every-language
+end-to-end test, which split such a burst (6 + 2 seats) when lanes opened after 2 conflicts."""
+SUSTAINED_OPEN_FROM_ATTEMPT = SPREAD_FROM_ATTEMPT + 1
+"""From this try on (after 2 conflicts), a joiner opens in a lane when the load is sustained
+(``_sustained``): lobbies keep filling in well under a second, one after another, so the lobby
+a lane leaves short will fill from the joiners still arriving, and 8 conflicts per join would
+flood the waiting-lobby index with re-reads (issue 17: at 1,000 joins/s, over a partition's
+read limit)."""
+FAST_FILL_MS = 1_000
+"""A lobby opened within this long (ms) of the one before in its bucket and lane extends the
+opener's streak (``LobbyOpener.streak``): the previous one filled at 8 or more joins a second."""
+SUSTAINED_STREAK = 3
+"""Fast openings in a row for load to count as sustained: the 3 lobbies before the current one
+each filled within a second (24 players or more back to back), so a burst of up to 24 joiners
+never opens lanes early."""
+SUSTAINED_FRESH_MS = 10_000
+"""The streak counts only while the bucket's lane-0 opener was written this recently (ms): a
+rush that ended minutes ago says nothing about the burst arriving now."""
 MAX_LANES = 64
 """Lanes a joiner may open in; the range doubles with each further conflict up to this."""
 CHECKED_CANDIDATES = 3
@@ -67,14 +84,18 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
     preferred one (fullest, then oldest: at low load lobbies fill one at a time); a try after
     a conflict (``SPREAD_FROM_ATTEMPT``) takes one at random; after 8 conflicts
     (``OPEN_FROM_ATTEMPT``) the joiner opens in a random lane, the lanes doubling with each
-    conflict up to ``MAX_LANES``. So the number of lobbies filling at once grows with the
+    conflict up to ``MAX_LANES``; after only 2 conflicts (``SUSTAINED_OPEN_FROM_ATTEMPT``) when
+    the bucket's lane-0 opener shows sustained load (``_sustained``: one extra opener read, once
+    per join, on the third try). So the number of lobbies filling at once grows with the
     contention, i.e. with the arrival rate, and no single item serialises a language. The
     seat's commit is conditional on the lobby's and the player's versions (``seating``):
     exactly-once seating and no player in two lobbies whatever the choice."""
     deps.lexicon.language(language_code)
     tries = itertools.count(1)
+    open_from = OPEN_FROM_ATTEMPT
 
     def seat() -> Change[str | None]:
+        nonlocal open_from
         attempt = next(tries)
         player = deps.store.get_player(player_id)
         assert player is not None
@@ -91,8 +112,12 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         entrant = seat_of(player)
         # chance only after a conflict: an uncontended join draws nothing (same seed, same game)
         rng = deps.rng() if attempt >= SPREAD_FROM_ATTEMPT else None
+        if attempt == SUSTAINED_OPEN_FROM_ATTEMPT and _sustained(
+            deps, language_code, entrant.rating
+        ):
+            open_from = SUSTAINED_OPEN_FROM_ATTEMPT
         found = None
-        if attempt < OPEN_FROM_ATTEMPT:
+        if attempt < open_from:
             found = _pick(deps, language_code, entrant, rng)
         else:
             # a lane is opened only on a try whose index read succeeded: an index that keeps
@@ -100,7 +125,7 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
             deps.store.waiting_lobbies(language_code, entrant.rating)
         opener: list[Write] = []
         if found is None:
-            rec, opener = _open_lobby(deps, language_code, entrant, _lane(attempt, rng))
+            rec, opener = _open_lobby(deps, language_code, entrant, _lane(attempt - open_from, rng))
         else:
             rec = found
         rec.lobby = mm.with_seat(rec.lobby, entrant)  # admission checked (ruling 8)
@@ -138,12 +163,26 @@ def _stop_watching(deps: Deps, player_id: str, tournament_id: str) -> Gone:
         return ()
 
 
-def _lane(attempt: int, rng: random.Random | None) -> int:
-    """The opener lane of a try: 0 until ``OPEN_FROM_ATTEMPT``, then uniform in
-    ``[0, 2**(attempt - OPEN_FROM_ATTEMPT + 1))`` capped at ``MAX_LANES``."""
-    if attempt < OPEN_FROM_ATTEMPT or rng is None:
+def _lane(past_open: int, rng: random.Random | None) -> int:
+    """The opener lane of a try ``past_open`` tries after the first that opens (negative: not
+    opening, lane 0): uniform in ``[0, 2**(past_open + 1))``, capped at ``MAX_LANES``."""
+    if past_open < 0 or rng is None:
         return 0
-    return rng.randrange(min(2 ** (attempt - OPEN_FROM_ATTEMPT + 1), MAX_LANES))
+    return rng.randrange(min(2 ** (past_open + 1), MAX_LANES))
+
+
+def _sustained(deps: Deps, language: str, rating: int) -> bool:
+    """Whether joins at ``rating`` in ``language`` arrive under sustained load: the rating
+    bucket's lane-0 opener has opened ``SUSTAINED_STREAK`` lobbies in a row, each within
+    ``FAST_FILL_MS`` of the one before, the last within ``SUSTAINED_FRESH_MS``. One read of
+    one opener item (issue 17)."""
+    bucket = rating // mm.RATING_WINDOW
+    o = deps.store.get_openers(language, 0, (bucket,)).get(bucket)
+    return (
+        o is not None
+        and o.streak >= SUSTAINED_STREAK
+        and deps.clock.now_ms() - o.opened_ms <= SUSTAINED_FRESH_MS
+    )
 
 
 def _admitting(deps: Deps, lobby_id: str, language: str, entrant: mm.Seat) -> LobbyRecord | None:
@@ -193,7 +232,9 @@ def _open_lobby(
     saved with the seat on the opener's version, with the two neighbouring openers checked
     unchanged. Concurrent openers within 200 of each other (same bucket or adjacent ones, one
     lane) thus conflict, and the loser's retry sits in the winner's lobby instead of each
-    waiting alone. One BatchGetItem, plus a GetItem per opener found."""
+    waiting alone. The opener records when it opened and its streak of fast openings
+    (``LobbyOpener.streak``, read by ``_sustained``). One BatchGetItem, plus a GetItem per
+    opener found."""
     bucket = entrant.rating // mm.RATING_WINDOW
     neighbours = (bucket - 1, bucket + 1)
     openers = deps.store.get_openers(language, lane, (bucket, *neighbours))
@@ -203,10 +244,14 @@ def _open_lobby(
             current = _admitting(deps, o.lobby_id, language, entrant)
             if current is not None and current.lobby.party_id is None:
                 return current, []
-    lobby = mm.Lobby(
-        lobby_id=deps.ids(), language=language, seats=(), created_ms=deps.clock.now_ms()
+    now = deps.clock.now_ms()
+    lobby = mm.Lobby(lobby_id=deps.ids(), language=language, seats=(), created_ms=now)
+    before = openers.get(bucket)
+    own = before or LobbyOpener(language, bucket, lobby.lobby_id, lane=lane)
+    own.streak = (
+        own.streak + 1 if before is not None and now - before.opened_ms <= FAST_FILL_MS else 0
     )
-    own = openers.get(bucket) or LobbyOpener(language, bucket, lobby.lobby_id, lane=lane)
+    own.opened_ms = now
     own.lobby_id = lobby.lobby_id
     checks: list[Write] = [
         OpenerUnchanged(language, b, lane, openers[b].version if b in openers else 0)

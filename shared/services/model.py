@@ -90,6 +90,13 @@ class LobbyOpener:
     version: int = 0
     lane: int = 0
     """0 for a first opening; a joiner that kept conflicting opens in a random further lane."""
+    opened_ms: int = 0
+    """When the lobby it points to was opened (epoch ms; 0: before this field existed)."""
+    streak: int = 0
+    """Lobbies opened in a row in this bucket and lane, each within
+    ``services.matchmaking.FAST_FILL_MS`` of the one before (the previous one filled, or
+    stopped admitting, that fast): a sign of sustained load rather than a burst of a few
+    joiners (issue 17)."""
 
 
 @dataclass(frozen=True)

@@ -451,6 +451,74 @@ def test_repeated_conflicts_open_a_lobby_in_another_lane(backend):
     assert _lobby_sizes(backend) == {first: 2, px.lobby_id: 2}
 
 
+def _opener_streak(backend) -> int:
+    return backend.store.get_openers("en", 0, [5])[5].streak
+
+
+def test_openers_count_lobbies_opened_fast_in_a_row(backend):
+    """Issue 17: the lane-0 opener of a bucket records how many lobbies it opened in a row,
+    each within ``FAST_FILL_MS`` of the one before (the previous one filled that fast); a
+    slower gap starts the count again."""
+    backend.fill_lobby("en")
+    assert _opener_streak(backend) == 0
+    for expected in (1, 2, 3):
+        backend.clock.advance(matchmaking.FAST_FILL_MS)
+        backend.fill_lobby("en")
+        assert _opener_streak(backend) == expected
+    backend.clock.advance(matchmaking.FAST_FILL_MS + 1)
+    backend.fill_lobby("en")
+    assert _opener_streak(backend) == 0
+
+
+def _mark_sustained(backend, opened_ms: int) -> None:
+    """The bucket's lane-0 opener as sustained load leaves it: a streak of fast openings."""
+    opener = backend.store.get_openers("en", 0, [5])[5]
+    opener.streak = matchmaking.SUSTAINED_STREAK
+    opener.opened_ms = opened_ms
+    backend.store.commit([opener])
+
+
+def _conflicted(backend, p, conflicts: int) -> None:
+    deps = dataclasses.replace(backend.deps, rng=_LeastPreferredFirst)
+    flaky = _ConflictsFirst(backend.store, iter(range(conflicts)))
+    matchmaking.join(dataclasses.replace(deps, store=flaky), Request(p.connection_id), p.id, "en")
+
+
+def test_under_sustained_load_two_conflicts_open_a_lane(backend):
+    """Issue 17, throughput: when the bucket's lobbies have been filling within a second, one
+    after another (``_sustained``), a joiner opens a lobby in a further lane after only 2
+    conflicts instead of re-reading the index 8 times; the lobby it leaves short fills from
+    the joiners still arriving."""
+    _, first = _seat(backend, 2)
+    _mark_sustained(backend, backend.clock.now)
+    x = backend.player("x")
+    _conflicted(backend, x, matchmaking.SUSTAINED_OPEN_FROM_ATTEMPT - 1)
+    px = backend.store.get_player(x.id)
+    assert px.lobby_id != first
+    (opener,) = backend.store.get_openers("en", 1, [5]).values()  # lane 1 of 0..1
+    assert opener.lobby_id == px.lobby_id
+    assert _lobby_sizes(backend) == {first: 2, px.lobby_id: 1}
+
+
+def test_a_stale_streak_does_not_open_lanes_early(backend):
+    """A streak written more than ``SUSTAINED_FRESH_MS`` ago (a rush that ended) or too short
+    counts for nothing: 2 conflicts leave the joiner in the lobby that admits it."""
+    _, first = _seat(backend, 2)
+    _mark_sustained(backend, backend.clock.now)
+    backend.clock.advance(matchmaking.SUSTAINED_FRESH_MS + 1)
+    x = backend.player("x")
+    _conflicted(backend, x, matchmaking.SUSTAINED_OPEN_FROM_ATTEMPT - 1)
+    assert backend.store.get_player(x.id).lobby_id == first
+
+    opener = backend.store.get_openers("en", 0, [5])[5]
+    opener.streak, opener.opened_ms = matchmaking.SUSTAINED_STREAK - 1, backend.clock.now
+    backend.store.commit([opener])
+    y = backend.player("y")
+    _conflicted(backend, y, matchmaking.SUSTAINED_OPEN_FROM_ATTEMPT - 1)
+    assert backend.store.get_player(y.id).lobby_id == first
+    assert _lobby_sizes(backend) == {first: 4}
+
+
 def test_two_players_opening_at_once_meet_across_a_bucket_boundary(backend):
     """Rating 1199 (bucket 5) and 1201 (bucket 6) find no lobby at the same moment: each
     opening checks the neighbouring bucket's opener unchanged, so one commit conflicts and its

@@ -266,13 +266,20 @@ def test_a_seat_taken_narrows_the_range_found(store: Any) -> None:
 
 
 def test_openers_by_bucket_and_lane(store: Any) -> None:
-    store.commit([LobbyOpener("en", 5, "l5"), LobbyOpener("en", 6, "l6", lane=3)])
+    store.commit(
+        [
+            LobbyOpener("en", 5, "l5"),
+            LobbyOpener("en", 6, "l6", lane=3, opened_ms=1_800_000_000_123, streak=4),
+        ]
+    )
     store.commit([LobbyOpener("de", 5, "d5")])
 
     got = store.get_openers("en", 0, [4, 5, 6])
     assert {b: (o.lobby_id, o.lane, o.version) for b, o in got.items()} == {5: ("l5", 0, 1)}
     got = store.get_openers("en", 3, [5, 6, 7])
-    assert {b: (o.lobby_id, o.lane) for b, o in got.items()} == {6: ("l6", 3)}
+    assert {b: (o.lobby_id, o.lane, o.opened_ms, o.streak) for b, o in got.items()} == {
+        6: ("l6", 3, 1_800_000_000_123, 4)
+    }
 
 
 def test_an_opener_checked_unchanged_fails_the_commit_once_it_moved(store: Any) -> None:

@@ -663,6 +663,8 @@ def opener_to_item(o: LobbyOpener) -> dict[str, Any]:
         "bucket": o.bucket,
         "lane": o.lane,
         "lobby_id": o.lobby_id,
+        "opened_ms": o.opened_ms,
+        "streak": o.streak,
         "version": o.version + 1,
     }
 
@@ -674,4 +676,6 @@ def opener_from_item(item: dict[str, Any]) -> LobbyOpener:
         lobby_id=item["lobby_id"],
         version=int(item["version"]),
         lane=int(item.get("lane", 0)),
+        opened_ms=int(item.get("opened_ms", 0)),
+        streak=int(item.get("streak", 0)),
     )
