@@ -50,11 +50,11 @@ conflicts (each conflict is another joiner's seat taken), so it never splits int
 wait forever (ruling 8: compatible players never wait apart). Found by the every-language
 end-to-end test, which split such a burst (6 + 2 seats) when lanes opened after 2 conflicts."""
 SUSTAINED_OPEN_FROM_ATTEMPT = SPREAD_FROM_ATTEMPT + 1
-"""From this try on (after 2 conflicts), a joiner opens in a lane when the load is sustained
-(``_sustained``): lobbies keep filling in well under a second, one after another, so the lobby
-a lane leaves short will fill from the joiners still arriving, and 8 conflicts per join would
-flood the waiting-lobby index with re-reads (issue 17: at 1,000 joins/s, over a partition's
-read limit)."""
+"""From this try on (after 2 conflicts), a joiner opens in a lane when the lobby it would
+take was opened under sustained load (``_sustained``): lobbies keep filling in well under a
+second, one after another, so the lobby a lane leaves short will fill from the joiners still
+arriving, and 8 conflicts per join would flood the waiting-lobby index with re-reads (issue
+17: at 1,000 joins/s, over a partition's read limit)."""
 FAST_FILL_MS = 1_000
 """A lobby opened within this long (ms) of the one before in its bucket and lane extends the
 opener's streak (``LobbyOpener.streak``): the previous one filled at 8 or more joins a second."""
@@ -63,8 +63,8 @@ SUSTAINED_STREAK = 3
 each filled within a second (24 players or more back to back), so a burst of up to 24 joiners
 never opens lanes early."""
 SUSTAINED_FRESH_MS = 10_000
-"""The streak counts only while the bucket's lane-0 opener was written this recently (ms): a
-rush that ended minutes ago says nothing about the burst arriving now."""
+"""A lobby's streak counts only while the lobby is this young (ms): a rush that ended minutes
+ago says nothing about the burst arriving now."""
 MAX_LANES = 64
 """Lanes a joiner may open in; the range doubles with each further conflict up to this."""
 CHECKED_CANDIDATES = 3
@@ -85,8 +85,8 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
     a conflict (``SPREAD_FROM_ATTEMPT``) takes one at random; after 8 conflicts
     (``OPEN_FROM_ATTEMPT``) the joiner opens in a random lane, the lanes doubling with each
     conflict up to ``MAX_LANES``; after only 2 conflicts (``SUSTAINED_OPEN_FROM_ATTEMPT``) when
-    the bucket's lane-0 opener shows sustained load (``_sustained``: one extra opener read, once
-    per join, on the third try). So the number of lobbies filling at once grows with the
+    the lobby it contends for was opened under sustained load (``_sustained``: read with the
+    lobby, no extra read). So the number of lobbies filling at once grows with the
     contention, i.e. with the arrival rate, and no single item serialises a language. The
     seat's commit is conditional on the lobby's and the player's versions (``seating``):
     exactly-once seating and no player in two lobbies whatever the choice."""
@@ -112,13 +112,15 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         entrant = seat_of(player)
         # chance only after a conflict: an uncontended join draws nothing (same seed, same game)
         rng = deps.rng() if attempt >= SPREAD_FROM_ATTEMPT else None
-        if attempt == SUSTAINED_OPEN_FROM_ATTEMPT and _sustained(
-            deps, language_code, entrant.rating
-        ):
-            open_from = SUSTAINED_OPEN_FROM_ATTEMPT
         found = None
         if attempt < open_from:
             found = _pick(deps, language_code, entrant, rng)
+            if (
+                found is not None
+                and attempt >= SUSTAINED_OPEN_FROM_ATTEMPT
+                and _sustained(found, deps.clock.now_ms())
+            ):
+                open_from, found = attempt, None
         else:
             # a lane is opened only on a try whose index read succeeded: an index that keeps
             # failing answers try_again, never a lobby opened blind (ruling 8: no blind spot)
@@ -171,18 +173,11 @@ def _lane(past_open: int, rng: random.Random | None) -> int:
     return rng.randrange(min(2 ** (past_open + 1), MAX_LANES))
 
 
-def _sustained(deps: Deps, language: str, rating: int) -> bool:
-    """Whether joins at ``rating`` in ``language`` arrive under sustained load: the rating
-    bucket's lane-0 opener has opened ``SUSTAINED_STREAK`` lobbies in a row, each within
-    ``FAST_FILL_MS`` of the one before, the last within ``SUSTAINED_FRESH_MS``. One read of
-    one opener item (issue 17)."""
-    bucket = rating // mm.RATING_WINDOW
-    o = deps.store.get_openers(language, 0, (bucket,)).get(bucket)
-    return (
-        o is not None
-        and o.streak >= SUSTAINED_STREAK
-        and deps.clock.now_ms() - o.opened_ms <= SUSTAINED_FRESH_MS
-    )
+def _sustained(rec: LobbyRecord, now_ms: int) -> bool:
+    """Whether a lobby was opened under sustained load: its opener had opened
+    ``SUSTAINED_STREAK`` lobbies in a row, each within ``FAST_FILL_MS`` of the one before
+    (``LobbyRecord.streak``), and it was opened within ``SUSTAINED_FRESH_MS`` (issue 17)."""
+    return rec.streak >= SUSTAINED_STREAK and now_ms - rec.lobby.created_ms <= SUSTAINED_FRESH_MS
 
 
 def _admitting(deps: Deps, lobby_id: str, language: str, entrant: mm.Seat) -> LobbyRecord | None:
@@ -233,8 +228,8 @@ def _open_lobby(
     unchanged. Concurrent openers within 200 of each other (same bucket or adjacent ones, one
     lane) thus conflict, and the loser's retry sits in the winner's lobby instead of each
     waiting alone. The opener records when it opened and its streak of fast openings
-    (``LobbyOpener.streak``, read by ``_sustained``). One BatchGetItem, plus a GetItem per
-    opener found."""
+    (``LobbyOpener.streak``, copied onto the lobby for ``_sustained``). One BatchGetItem, plus
+    a GetItem per opener found."""
     bucket = entrant.rating // mm.RATING_WINDOW
     neighbours = (bucket - 1, bucket + 1)
     openers = deps.store.get_openers(language, lane, (bucket, *neighbours))
@@ -257,7 +252,7 @@ def _open_lobby(
         OpenerUnchanged(language, b, lane, openers[b].version if b in openers else 0)
         for b in neighbours
     ]
-    return LobbyRecord(lobby), [own, *checks]
+    return LobbyRecord(lobby, streak=own.streak), [own, *checks]
 
 
 def leave(deps: Deps, req: Request, player_id: str) -> None:

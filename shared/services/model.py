@@ -69,6 +69,10 @@ class LobbyRecord:
     connections: dict[str, str | None] = field(default_factory=dict)
     """Connection id by player id (None while disconnected)."""
     version: int = 0
+    streak: int = 0
+    """Its opener's ``LobbyOpener.streak`` when it was opened: a sign of sustained load that
+    joiners contending for it read with the lobby (``services.matchmaking``), at no extra
+    read."""
 
 
 @dataclass

@@ -452,7 +452,10 @@ def test_repeated_conflicts_open_a_lobby_in_another_lane(backend):
 
 
 def _opener_streak(backend) -> int:
-    return backend.store.get_openers("en", 0, [5])[5].streak
+    opener = backend.store.get_openers("en", 0, [5])[5]
+    # the lobby it opened carries the streak, for joiners contending for it to read
+    assert backend.store.get_lobby(opener.lobby_id).streak == opener.streak
+    return opener.streak
 
 
 def test_openers_count_lobbies_opened_fast_in_a_row(backend):
@@ -470,12 +473,12 @@ def test_openers_count_lobbies_opened_fast_in_a_row(backend):
     assert _opener_streak(backend) == 0
 
 
-def _mark_sustained(backend, opened_ms: int) -> None:
-    """The bucket's lane-0 opener as sustained load leaves it: a streak of fast openings."""
-    opener = backend.store.get_openers("en", 0, [5])[5]
-    opener.streak = matchmaking.SUSTAINED_STREAK
-    opener.opened_ms = opened_ms
-    backend.store.commit([opener])
+def _mark_sustained(backend, lobby_id: str, streak: int = matchmaking.SUSTAINED_STREAK) -> None:
+    """The lobby as sustained load leaves it: opened by an opener with a streak of fast
+    openings."""
+    rec = backend.store.get_lobby(lobby_id)
+    rec.streak = streak
+    backend.store.commit([rec])
 
 
 def _conflicted(backend, p, conflicts: int) -> None:
@@ -490,7 +493,7 @@ def test_under_sustained_load_two_conflicts_open_a_lane(backend):
     conflicts instead of re-reading the index 8 times; the lobby it leaves short fills from
     the joiners still arriving."""
     _, first = _seat(backend, 2)
-    _mark_sustained(backend, backend.clock.now)
+    _mark_sustained(backend, first)
     x = backend.player("x")
     _conflicted(backend, x, matchmaking.SUSTAINED_OPEN_FROM_ATTEMPT - 1)
     px = backend.store.get_player(x.id)
@@ -501,18 +504,17 @@ def test_under_sustained_load_two_conflicts_open_a_lane(backend):
 
 
 def test_a_stale_streak_does_not_open_lanes_early(backend):
-    """A streak written more than ``SUSTAINED_FRESH_MS`` ago (a rush that ended) or too short
-    counts for nothing: 2 conflicts leave the joiner in the lobby that admits it."""
+    """A streak too short, or on a lobby opened more than ``SUSTAINED_FRESH_MS`` ago (a rush
+    that ended), counts for nothing: 2 conflicts leave the joiner in the lobby that admits
+    it."""
     _, first = _seat(backend, 2)
-    _mark_sustained(backend, backend.clock.now)
-    backend.clock.advance(matchmaking.SUSTAINED_FRESH_MS + 1)
+    _mark_sustained(backend, first, matchmaking.SUSTAINED_STREAK - 1)
     x = backend.player("x")
     _conflicted(backend, x, matchmaking.SUSTAINED_OPEN_FROM_ATTEMPT - 1)
     assert backend.store.get_player(x.id).lobby_id == first
 
-    opener = backend.store.get_openers("en", 0, [5])[5]
-    opener.streak, opener.opened_ms = matchmaking.SUSTAINED_STREAK - 1, backend.clock.now
-    backend.store.commit([opener])
+    _mark_sustained(backend, first)
+    backend.clock.advance(matchmaking.SUSTAINED_FRESH_MS + 1)
     y = backend.player("y")
     _conflicted(backend, y, matchmaking.SUSTAINED_OPEN_FROM_ATTEMPT - 1)
     assert backend.store.get_player(y.id).lobby_id == first

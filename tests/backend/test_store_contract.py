@@ -282,6 +282,13 @@ def test_openers_by_bucket_and_lane(store: Any) -> None:
     }
 
 
+def test_a_lobby_keeps_the_streak_it_was_opened_with(store: Any) -> None:
+    rec = _lobby("l1")
+    rec.streak = 3
+    store.commit([rec, _lobby("l2")])
+    assert (store.get_lobby("l1").streak, store.get_lobby("l2").streak) == (3, 0)
+
+
 def test_an_opener_checked_unchanged_fails_the_commit_once_it_moved(store: Any) -> None:
     opener = LobbyOpener("en", 5, "l1")
     store.commit([opener])  # version 1

@@ -548,6 +548,8 @@ def lobby_to_item(rec: LobbyRecord, now_ms: int) -> dict[str, Any]:
         "connections": dict(rec.connections),
         "version": rec.version + 1,
     }
+    if rec.streak:
+        item["streak"] = rec.streak
     if lobby.party_id is not None:
         item["party_id"] = lobby.party_id
     if lobby.tournament_id is not None:
@@ -577,7 +579,10 @@ def lobby_from_item(item: dict[str, Any]) -> LobbyRecord:
         tournament_id=item.get("tournament_id"),
     )
     return LobbyRecord(
-        lobby, connections=dict(item.get("connections", {})), version=int(item["version"])
+        lobby,
+        connections=dict(item.get("connections", {})),
+        version=int(item["version"]),
+        streak=int(item.get("streak", 0)),
     )
 
 
