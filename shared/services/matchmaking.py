@@ -93,9 +93,10 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
     deps.lexicon.language(language_code)
     tries = itertools.count(1)
     open_from = OPEN_FROM_ATTEMPT
+    carried = 0  # the streak of the lobby that showed sustained load, for the lane opened
 
     def seat() -> Change[str | None]:
-        nonlocal open_from
+        nonlocal open_from, carried
         attempt = next(tries)
         player = deps.store.get_player(player_id)
         assert player is not None
@@ -120,14 +121,15 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
                 and attempt >= SUSTAINED_OPEN_FROM_ATTEMPT
                 and _sustained(found, deps.clock.now_ms())
             ):
-                open_from, found = attempt, None
+                open_from, carried, found = attempt, found.streak, None
         else:
             # a lane is opened only on a try whose index read succeeded: an index that keeps
             # failing answers try_again, never a lobby opened blind (ruling 8: no blind spot)
             deps.store.waiting_lobbies(language_code, entrant.rating)
         opener: list[Write] = []
         if found is None:
-            rec, opener = _open_lobby(deps, language_code, entrant, _lane(attempt - open_from, rng))
+            lane = _lane(attempt - open_from, rng)
+            rec, opener = _open_lobby(deps, language_code, entrant, lane, carried)
         else:
             rec = found
         rec.lobby = mm.with_seat(rec.lobby, entrant)  # admission checked (ruling 8)
@@ -219,7 +221,7 @@ def _pick(
 
 
 def _open_lobby(
-    deps: Deps, language: str, entrant: mm.Seat, lane: int
+    deps: Deps, language: str, entrant: mm.Seat, lane: int, carried: int = 0
 ) -> tuple[LobbyRecord, list[Write]]:
     """No waiting lobby was taken: sit in the lobby that an opener of the entrant's rating
     bucket (``rating // 200``) or of a neighbouring bucket, in ``lane``, points to, if it
@@ -228,8 +230,10 @@ def _open_lobby(
     unchanged. Concurrent openers within 200 of each other (same bucket or adjacent ones, one
     lane) thus conflict, and the loser's retry sits in the winner's lobby instead of each
     waiting alone. The opener records when it opened and its streak of fast openings
-    (``LobbyOpener.streak``, copied onto the lobby for ``_sustained``). One BatchGetItem, plus
-    a GetItem per opener found."""
+    (``LobbyOpener.streak``, copied onto the lobby for ``_sustained``); a lane opened because
+    a lobby showed sustained load carries that lobby's streak (``carried``), so joiners
+    spreading over the lanes keep reading the signal. One BatchGetItem, plus a GetItem per
+    opener found."""
     bucket = entrant.rating // mm.RATING_WINDOW
     neighbours = (bucket - 1, bucket + 1)
     openers = deps.store.get_openers(language, lane, (bucket, *neighbours))
@@ -243,9 +247,8 @@ def _open_lobby(
     lobby = mm.Lobby(lobby_id=deps.ids(), language=language, seats=(), created_ms=now)
     before = openers.get(bucket)
     own = before or LobbyOpener(language, bucket, lobby.lobby_id, lane=lane)
-    own.streak = (
-        own.streak + 1 if before is not None and now - before.opened_ms <= FAST_FILL_MS else 0
-    )
+    fast = before is not None and now - before.opened_ms <= FAST_FILL_MS
+    own.streak = max(own.streak + 1 if fast else 0, carried)
     own.opened_ms = now
     own.lobby_id = lobby.lobby_id
     checks: list[Write] = [

@@ -501,6 +501,8 @@ def test_under_sustained_load_two_conflicts_open_a_lane(backend):
     (opener,) = backend.store.get_openers("en", 1, [5]).values()  # lane 1 of 0..1
     assert opener.lobby_id == px.lobby_id
     assert _lobby_sizes(backend) == {first: 2, px.lobby_id: 1}
+    # the lane's lobby carries the signal on, for joiners spreading to it
+    assert backend.store.get_lobby(px.lobby_id).streak == matchmaking.SUSTAINED_STREAK
 
 
 def test_a_stale_streak_does_not_open_lanes_early(backend):
