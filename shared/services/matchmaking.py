@@ -94,9 +94,10 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
     tries = itertools.count(1)
     open_from = OPEN_FROM_ATTEMPT
     carried = 0  # the streak of the lobby that showed sustained load, for the lane opened
+    pool: list[mm.WaitingLobby] | None = None  # the index's answer, minus lobbies found taken
 
     def seat() -> Change[str | None]:
-        nonlocal open_from, carried
+        nonlocal open_from, carried, pool
         attempt = next(tries)
         player = deps.store.get_player(player_id)
         assert player is not None
@@ -113,19 +114,23 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         entrant = seat_of(player)
         # chance only after a conflict: an uncontended join draws nothing (same seed, same game)
         rng = deps.rng() if attempt >= SPREAD_FROM_ATTEMPT else None
+        fresh = pool is None
+        if pool is None:
+            # the lanes too open only once an index read succeeded: an index that keeps failing
+            # answers try_again, never a lobby opened blind (ruling 8: no blind spot)
+            pool = _listed(deps, language_code, entrant)
         found = None
         if attempt < open_from:
-            found = _pick(deps, language_code, entrant, rng)
+            found = _pick(deps, language_code, entrant, rng, pool)
+            if found is None and not fresh:
+                pool = _listed(deps, language_code, entrant)
+                found = _pick(deps, language_code, entrant, rng, pool)
             if (
                 found is not None
                 and attempt >= SUSTAINED_OPEN_FROM_ATTEMPT
                 and _sustained(found, deps.clock.now_ms())
             ):
                 open_from, carried, found = attempt, found.streak, None
-        else:
-            # a lane is opened only on a try whose index read succeeded: an index that keeps
-            # failing answers try_again, never a lobby opened blind (ruling 8: no blind spot)
-            deps.store.waiting_lobbies(language_code, entrant.rating)
         opener: list[Write] = []
         if found is None:
             lane = _lane(attempt - open_from, rng)
@@ -196,19 +201,32 @@ def _admitting(deps: Deps, lobby_id: str, language: str, entrant: mm.Seat) -> Lo
     return None
 
 
+def _listed(deps: Deps, language: str, entrant: mm.Seat) -> list[mm.WaitingLobby]:
+    """The waiting lobbies the index says admit the entrant's rating (every one: no blind
+    spot; ``Store.waiting_lobbies``)."""
+    return [
+        w for w in deps.store.waiting_lobbies(language, entrant.rating) if w.admits(entrant.rating)
+    ]
+
+
 def _pick(
-    deps: Deps, language: str, entrant: mm.Seat, rng: random.Random | None
+    deps: Deps,
+    language: str,
+    entrant: mm.Seat,
+    rng: random.Random | None,
+    pool: list[mm.WaitingLobby],
 ) -> LobbyRecord | None:
     """The waiting lobby to seat ``entrant`` in (ruling 8), or None to open one.
 
-    Candidates: every lobby the index says admits the rating; the preferred first
-    (``mm.preference``), or in random order when given ``rng`` (after a conflict). The index
-    is eventually consistent, so each choice is re-read (GetItem) and re-checked, falling back
-    to the next, at most ``CHECKED_CANDIDATES`` reads; the conditional save keeps it safe
-    either way."""
-    candidates = [
-        w for w in deps.store.waiting_lobbies(language, entrant.rating) if w.admits(entrant.rating)
-    ]
+    Candidates: ``pool``, the lobbies an index read of this join listed (``_listed``); the
+    preferred first (``mm.preference``), or in random order when given ``rng`` (after a
+    conflict). The index is eventually consistent and the pool may be a few tries old, so each
+    choice is re-read (GetItem) and re-checked, at most ``CHECKED_CANDIDATES`` reads; a lobby
+    that no longer admits the entrant leaves the pool. A retry after a conflict thus re-reads
+    the lobbies it knows instead of the index (whose partitions every join of a language
+    shares), and ``join`` lists again only when they are all taken. The conditional save keeps
+    it safe either way."""
+    candidates = list(pool)
     if rng is not None:
         rng.shuffle(candidates)
     else:
@@ -217,6 +235,7 @@ def _pick(
         rec = _admitting(deps, w.lobby_id, language, entrant)
         if rec is not None:
             return rec
+        pool.remove(w)
     return None
 
 

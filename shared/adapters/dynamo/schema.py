@@ -37,8 +37,8 @@ Indexes:
   Access pattern: *join* finds every lobby that admits a rating (below).
 - ``gsi_due`` (``due_pk`` = ``DUE#<shard>``, ``due_ms`` number): items with a pending deadline —
   running tournaments (their next turn/intro deadline) and disconnected players (their reconnect
-  deadline). Sparse, 4 shards. Access pattern: the *watchdog* queries ``due_ms < now - grace`` in
-  each shard to apply deadlines whose timer never fired.
+  deadline). Sparse, ``DUE_SHARDS`` shards. Access pattern: the *watchdog* queries
+  ``due_ms < now - grace`` in each shard to apply deadlines whose timer never fired.
 
 Matchmaking without a blind spot (ruling 8; issue 17). The ratings a waiting lobby admits form
 one interval ``[lo, hi]`` (``domain.matchmaking.admission_range``), stored on the lobby item as
@@ -86,8 +86,8 @@ so a stack created with the legacy index upgrades in two deployments: first with
 (deletes it). New lobby items carry no ``waiting_sk``, so the legacy index stays empty of them.
 - ``gsi_due`` (``due_pk`` = ``DUE#<shard>``, ``due_ms`` number): items with a pending deadline —
   running tournaments (their next turn/intro deadline) and disconnected players (their reconnect
-  deadline). Sparse, 4 shards. Access pattern: the *watchdog* queries ``due_ms < now - grace`` in
-  each shard to apply deadlines whose timer never fired.
+  deadline). Sparse, ``DUE_SHARDS`` shards. Access pattern: the *watchdog* queries
+  ``due_ms < now - grace`` in each shard to apply deadlines whose timer never fired.
 
 Access patterns: session by token (GetItem TOKEN), player by connection (GetItem CONN), player
 (GetItem PROFILE), lobby / tournament / party by id (GetItem), waiting lobbies (Query
@@ -106,7 +106,13 @@ SK = "sk"
 TTL_ATTRIBUTE = "ttl"
 GSI_WAITING = "gsi_lobbies"
 GSI_DUE = "gsi_due"
-DUE_SHARDS = 4
+DUE_SHARDS = 64
+"""Partition keys of ``gsi_due``. Each running tournament rewrites its entry at every deadline
+move, about 0.26 WCU/s (``infra/CAPACITY.md``): at 1 M concurrent players (125 k tournaments)
+that is ~516 WCU/s per shard with 64 shards, half a partition's 1,000 WCU/s (with 4 it was
+8,256: throttled). The price is the watchdog's 64 small Queries a minute (0.5 RRU each). Raising
+it later is safe (entries on the old shards are still queried); lowering it strands entries on
+the shards no longer queried until their item is next written."""
 WAITING_SHARDS = 4
 """Partition keys of ``gsi_lobbies`` per language (see the module docstring's partition load)."""
 WAITING_SPAN = 400
