@@ -71,8 +71,9 @@ and, in the transaction, the opener put and 2 ConditionChecks (~6 WRU).
 Partition load (1,000 WCU and 3,000 RCU per second per partition key, GSI partitions
 included): at ``J`` joins/s in one language each ``gsi_lobbies`` shard takes about
 ``1.25 * J / WAITING_SHARDS`` WCU/s (one entry update per seat; one put and one removal per
-lobby of 8) and ``0.5 * J`` RCU/s per Query round (every join queries every shard; a retry
-that queries again adds one round). At 2,000 joins/s: ~625 WCU/s and ~1,000-1,500 RCU/s per
+lobby of 8) and ``0.5 * J`` RCU/s per Query round (every join queries every shard once; a
+retry after a conflict re-reads the lobbies it listed and queries again only when all are
+taken). At 2,000 joins/s: ~625 WCU/s and ~1,000-1,500 RCU/s per
 shard. The table partitions are one lobby item each (a handful of writes per second) and the
 opener items (one write per lobby opened in that bucket and lane).
 
