@@ -19,6 +19,14 @@ with the recorded responses: ``infra.benchmarks.layers.first_message``), against
 the two clients built and the same AWS calls made once with the same answers (botocore's
 first-call work: endpoint rules, signer, parsers).
 
+Every row runs as deployed (``Deployed``): the Lambda runtime's Python (``cdk.json``, a base
+interpreter, ``-I -S -B``: no site-packages, no bytecode written) with only the staged code asset
+and the dependency layer (built from the lock for this machine's CPU, boto3 included) on
+``sys.path``, as ``/var/task`` and ``/opt/python`` are in Lambda: our modules and the layer's load
+from the unchecked-hash bytecode they ship (``infra.bytecode``), and the floor imports boto3 from
+the same layer. The first-guess rows also load this benchmark's harness (``layers``), compiled the
+same way.
+
 ``python -X importtime`` of the slowest handler then attributes the self time of every imported
 module to its top-level package (boto3, botocore, pydantic, aws_lambda_powertools, shared, ...).
 """
@@ -27,12 +35,14 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import statistics
 import subprocess
-import sys
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,16 +95,65 @@ def handler_modules() -> list[str]:
     return sorted({spec.split(":")[0] for spec in {**ROUTES, **TIMERS}.values()})
 
 
-def _time_import(statement: str) -> float:
+HARNESS = ("infra/__init__.py", "infra/benchmarks/__init__.py", "infra/benchmarks/layers.py")
+"""The benchmark modules a first-guess row imports (stdlib-only at import)."""
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """How every row runs: ``python`` (the runtime's base interpreter) with ``path`` (the code
+    asset, the layer's ``python/``, the harness) put first on ``sys.path``."""
+
+    python: Path
+    path: tuple[str, ...]
+
+    def argv(self, statement: str, *flags: str) -> list[str]:
+        """``python -I -S -B [flags] -c`` running ``statement`` after setting ``sys.path``."""
+        prelude = f"import sys; sys.path[:0] = {list(self.path)!r}; "
+        return [str(self.python), "-I", "-S", "-B", *flags, "-c", prelude + statement]
+
+
+@cache
+def deployed() -> Deployed:
+    """Build (or find cached) the code asset and the layer for this CPU as CDK deploys them,
+    and compile the harness the same way in a temporary folder (kept for this process). Raises
+    ``infra.bytecode.NoRuntimePythonError`` without the runtime's Python."""
+    import atexit
+
+    from infra.bytecode import CODE_PREFIX, NoRuntimePythonError, build_code_asset, compile_tree
+    from infra.constructs.functions import CODE_EXCLUDE
+    from infra.layer import build_layer, host_platform
+    from infra.runtime_version import LAMBDA_PYTHON_VERSION, runtime_python
+
+    python = runtime_python()
+    if python is None:
+        raise NoRuntimePythonError(f"no Python {LAMBDA_PYTHON_VERSION} to run the cold start on")
+    code = build_code_asset(ROOT, CODE_EXCLUDE)
+    layer = build_layer(platform=host_platform()) / "python"
+    harness = Path(tempfile.mkdtemp(prefix="cold-harness-"))
+    atexit.register(shutil.rmtree, harness, ignore_errors=True)
+    for name in HARNESS:
+        (harness / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, harness / name)
+    compile_tree(harness, CODE_PREFIX, python)
+    return Deployed(python, (str(code), str(layer), str(harness)))
+
+
+def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    return {**env, **ENV, **extra}
+
+
+def _time_import(statement: str) -> float:
+    argv = deployed().argv(statement)
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-c", statement],
+        argv,
         cwd=ROOT,
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**env, **ENV},
+        env=_env(),
     )
     return (time.perf_counter() - start) * 1000
 
@@ -138,11 +197,12 @@ class ColdResult:
 def importtime(module: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
     """Self time per top-level package and the heaviest direct imports (cumulative), in ms."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        deployed().argv(f"import {module}", "-X", "importtime"),
         cwd=ROOT,
         check=True,
         capture_output=True,
         text=True,
+        env=_env(),
     )
     by_package: dict[str, float] = defaultdict(float)
     direct: dict[str, float] = {}
@@ -181,14 +241,13 @@ def _first_guess_statements() -> tuple[str, str, list[str]]:
         f"{cold_statement(COLD_PATH_MODULE)}; from infra.benchmarks.layers import first_message; "
         f"print(' '.join(first_message({path!r})))"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     proc = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", statement],
+        deployed().argv(statement, "-W", "ignore"),
         cwd=ROOT,
         check=True,
         capture_output=True,
         text=True,
-        env={**env, **ENV, "POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true"},
+        env=_env(POWERTOOLS_LOG_LEVEL="ERROR", POWERTOOLS_METRICS_DISABLED="true"),
     )
     made = proc.stdout.strip().splitlines()[-1].split() if proc.stdout.strip() else []
     floor = f"from infra.benchmarks.layers import first_calls; first_calls({path!r})"

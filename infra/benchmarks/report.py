@@ -570,7 +570,10 @@ def render(res: Results) -> str:
             "## 2. Cold start",
             "",
             f"Median wall time of a fresh `python -c '...'` over {c.rounds} interleaved, "
-            "shuffled rounds (interpreter start included in every row, `pass` shows it). A "
+            "shuffled rounds (interpreter start included in every row, `pass` shows it), each "
+            "run as deployed: the runtime's Python with only the code asset and the dependency "
+            "layer (built for this CPU) on `sys.path`, both loading the unchecked-hash bytecode "
+            "they ship (`infra.bytecode`); the floor's boto3 comes from the same layer. A "
             "handler's row imports its module and builds its dependencies as the first "
             "invocation does (`functions._entry.container_deps()`: settings, boto3 clients, "
             "adapters); the floor imports boto3 and builds a DynamoDB and an API Gateway "
