@@ -462,7 +462,7 @@ def first_message(path: str) -> list[str]:
     with open(path, "rb") as f:
         rec: Recording = pickle.load(f)  # our own file, written by ``save``
     deps: Any = container_deps()
-    clients = {"dynamodb": deps.store.client, "apigatewaymanagementapi": deps.notifier._client}
+    clients = {"dynamodb": deps.store.client, "apigatewaymanagementapi": deps.notifier.client}
     answer_with(clients, rec)
     made: list[str] = []
     _count_calls(clients.values(), made)
