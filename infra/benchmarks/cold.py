@@ -2,9 +2,11 @@
 
 Each sample is a fresh interpreter timed from ``subprocess`` start to exit. A handler's sample
 imports its module and builds its dependencies as its first invocation does
-(``functions._entry.container_deps()``: settings, the boto3 clients, the adapters); the floor
-(``BASELINE_LABEL``) imports boto3 and builds the two clients every message handler needs, a
-DynamoDB and an API Gateway Management API client (issue 16's yardstick). No request is sent:
+(``functions._entry.container_deps()``: settings, the DynamoDB client, the adapters; the
+Management API and Step Functions clients are built on their first call, which the first-guess
+rows below count); the floor (``BASELINE_LABEL``) imports boto3 and builds the two clients every
+message handler needs, a DynamoDB and an API Gateway Management API client (issue 16's
+yardstick). No request is sent:
 building a client reads its service model from disk, nothing more. Rounds interleave every
 statement (and ``pass``, the interpreter alone) in a shuffled order, so machine noise (other work
 on this 2-core box) falls on all of them alike. The figure is the median per handler and its ratio
