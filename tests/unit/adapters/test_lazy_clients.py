@@ -50,7 +50,9 @@ def test_build_makes_its_clients_from_one_session_and_no_step_functions_client(
     made: list[tuple[str, Any]] = []
     real = bootstrap.client
 
-    def recording(service: str, settings: Settings, endpoint: Any = None, session: Any = None):
+    def recording(
+        service: str, settings: Settings, endpoint: Any = None, session: Any = None
+    ) -> Any:
         made.append((service, session))
         return real(service, settings, endpoint, session=session)
 
