@@ -146,18 +146,19 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, **ENV, **extra}
 
 
-def _time_import(statement: str) -> float:
+def _time_import(statement: str) -> tuple[float, float]:
+    """Wall ms and CPU ms (user + system of the child, ``os.wait4``) of one fresh process."""
     argv = deployed().argv(statement)
     start = time.perf_counter()
-    subprocess.run(
-        argv,
-        cwd=ROOT,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=_env(),
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env()
     )
-    return (time.perf_counter() - start) * 1000
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = (time.perf_counter() - start) * 1000
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, argv)
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000
 
 
 @dataclass
@@ -165,6 +166,9 @@ class ColdResult:
     rounds: int
     samples: dict[str, list[float]] = field(default_factory=dict)
     """Statement label -> wall ms per fresh process."""
+    cpu: dict[str, list[float]] = field(default_factory=dict)
+    """Statement label -> CPU ms (user + system) per fresh process: on a loaded machine the
+    wall time also counts waiting for a core, the CPU time does not."""
     first_guess_operations: list[str] = field(default_factory=list)
     """The AWS calls the first-guess statement made (checked once, before the rounds)."""
     importtime_module: str = ""
@@ -187,6 +191,13 @@ class ColdResult:
     def ratio(self, label: str) -> float:
         """``label``'s median over the floor's (``BASELINE_LABEL``)."""
         return self.median(label) / self.baseline_ms
+
+    def cpu_median(self, label: str) -> float:
+        return statistics.median(self.cpu[label])
+
+    def cpu_ratio(self, label: str) -> float:
+        """``label``'s median CPU time over the floor's."""
+        return self.cpu_median(label) / self.cpu_median(BASELINE_LABEL)
 
     @property
     def first_guess_ratio(self) -> float | None:
@@ -275,7 +286,9 @@ def measure(
         statements[FIRST_GUESS_LABEL], statements[FIRST_CALLS_LABEL], made = (
             _first_guess_statements()
         )
-    result = ColdResult(rounds, {label: [] for label in statements}, made)
+    result = ColdResult(
+        rounds, {label: [] for label in statements}, {label: [] for label in statements}, made
+    )
     rng = random.Random(seed)
     for label in statements if warm else ():  # warm the file cache once (not recorded)
         _time_import(statements[label])
@@ -283,7 +296,9 @@ def measure(
         order = list(statements)
         rng.shuffle(order)
         for label in order:
-            result.samples[label].append(_time_import(statements[label]))
+            wall, cpu = _time_import(statements[label])
+            result.samples[label].append(wall)
+            result.cpu[label].append(cpu)
     worst = max(modules, key=result.median)
     result.importtime_module = worst
     result.by_package, result.top_modules = importtime(worst)
