@@ -7,7 +7,7 @@ execution environment", https://docs.aws.amazon.com/lambda/latest/dg/lambda-runt
 A module whose ``__pycache__`` holds no valid cache file is compiled from source by every new
 execution environment, and the result cannot be written back: our code asset and the layer
 (pip ``--no-compile``) shipped no bytecode, so each cold start compiled every module it imported
-(``import functions.messages`` + its dependencies: about 15% of a cold start, measured in
+(``import functions.messages`` + its dependencies: about 13% of a cold start, measured in
 ``infra.benchmarks.cold``).
 
 So both are compiled here, with the runtime's interpreter (``cdk.json``'s Python, found by

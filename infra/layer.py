@@ -9,7 +9,7 @@ expects: a layer's ``python/`` folder is on ``sys.path``). The folder name is a 
 file's content, the Python version and the platform, so a second synth with the same inputs
 reuses the build (no network) and a changed lock builds a new layer. The packages ship their
 bytecode, compiled by the runtime's Python (``infra.bytecode``): a cold start compiles none of
-boto3, botocore, pydantic or Powertools (about 40% more unzipped bytes).
+boto3, botocore, pydantic or Powertools (about 20% more unzipped bytes).
 
 Why boto3 is in the layer although the runtime ships one: the runtime's copy is whatever version
 AWS last put there, which no test of ours ran against; a layer's ``/opt/python`` comes before
