@@ -27,7 +27,8 @@ and the dependency layer (built from the lock for this machine's CPU, boto3 incl
 ``sys.path``, as ``/var/task`` and ``/opt/python`` are in Lambda: our modules and the layer's load
 from the unchecked-hash bytecode they ship (``infra.bytecode``), and the floor imports boto3 from
 the same layer. The first-guess rows also load this benchmark's harness (``layers``), compiled the
-same way.
+same way. So the benchmark needs Python 3.13 and, on a fresh checkout, PyPI once (the layer's
+first build, shared with ``tests/artifact``).
 
 ``python -X importtime`` of the slowest handler then attributes the self time of every imported
 module to its top-level package (boto3, botocore, pydantic, aws_lambda_powertools, shared, ...).
