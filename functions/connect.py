@@ -7,14 +7,14 @@ from typing import Any
 
 from functions._entry import Entrypoint, SocketEvent
 from shared.runtime.observability import logger
-from shared.services import sessions
+from shared.services.connections import connect
 from shared.services.deps import Deps
 
 
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     context = SocketEvent(event)
     logger.append_keys(connection_id=context.connection_id, api_request_id=context.request_id)
-    sessions.connect(deps, context.connection_id)
+    connect(deps, context.connection_id)
     return {"statusCode": 200}
 
 

@@ -7,7 +7,9 @@ Linux 2023, arm64, CPython 3.13) from binary wheels only, checking every file's 
 compiler and no Docker are needed, into ``build/lambda-layer/<key>/python`` (the layout Lambda
 expects: a layer's ``python/`` folder is on ``sys.path``). The folder name is a hash of the lock
 file's content, the Python version and the platform, so a second synth with the same inputs
-reuses the build (no network) and a changed lock builds a new layer.
+reuses the build (no network) and a changed lock builds a new layer. The packages ship their
+bytecode, compiled by the runtime's Python (``infra.bytecode``): a cold start compiles none of
+boto3, botocore, pydantic or Powertools (about 20% more unzipped bytes).
 
 Why boto3 is in the layer although the runtime ships one: the runtime's copy is whatever version
 AWS last put there, which no test of ours ran against; a layer's ``/opt/python`` comes before
@@ -37,6 +39,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from infra.bytecode import LAYER_PREFIX, compile_tree
 from infra.lock import LOCK_FILE
 from infra.runtime_version import LAMBDA_PYTHON_VERSION, PLATFORM
 
@@ -45,9 +48,9 @@ BUILD_ROOT = REPO_ROOT / "build" / "lambda-layer"
 
 PYTHON_VERSION = LAMBDA_PYTHON_VERSION
 """The functions' runtime (declared once in ``cdk.json``, see ``infra.runtime_version``)."""
-LAYER_FORMAT = 2
+LAYER_FORMAT = 3
 """Part of the cache key: bump it when the way a layer is built changes (2: from the lock,
-boto3 included)."""
+boto3 included; 3: with unchecked-hash bytecode, ``infra.bytecode``)."""
 
 _ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
 
@@ -110,9 +113,10 @@ def build_layer(
 
     The folder holds ``python/`` (the packages) and ``requirements.lock`` (a copy of the lock,
     so a deployed layer says what it ships). Idempotent and cached by ``cache_key``; PyPI is
-    needed on the first build only. Raises FileNotFoundError when ``lock`` is missing and
+    needed on the first build only. Raises FileNotFoundError when ``lock`` is missing,
     ``subprocess.CalledProcessError`` when pip fails (no wheel for the platform, a hash
-    mismatch, a dependency the lock does not pin).
+    mismatch, a dependency the lock does not pin) or a module does not compile, and
+    ``infra.bytecode.NoRuntimePythonError`` without the runtime's Python.
     """
     lock_text = lock.read_bytes()
     target = build_root / cache_key(lock_text, platform)
@@ -127,6 +131,9 @@ def build_layer(
         subprocess.run(pip_command(lock, staging / "python", platform), check=True)
         # Console scripts are of no use in a layer.
         shutil.rmtree(staging / "python" / "bin", ignore_errors=True)
+        # pip compiled nothing (``--no-compile``: its cache files would be timestamp-based,
+        # stale once zipped); the runtime's Python compiles them hash-based instead.
+        compile_tree(staging / "python", LAYER_PREFIX)
         (staging / "requirements.lock").write_bytes(lock_text)
         if done.exists():  # another process built the same layer meanwhile: keep theirs
             return target

@@ -13,6 +13,9 @@ Source: AWS Lambda runtimes, https://docs.aws.amazon.com/lambda/latest/dg/lambda
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -36,3 +39,41 @@ LAMBDA_PYTHON_VERSION = lambda_python_version()
 PLATFORM = "manylinux2014_aarch64"
 """The functions' platform, pip's tag for their wheels: Lambda on arm64 (Graviton) runs Amazon
 Linux 2023 (glibc 2.34), so manylinux2014 wheels fit."""
+
+
+def _version_of(python: str | Path) -> str | None:
+    try:
+        out = subprocess.run(
+            [str(python), "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+def runtime_python(version: str = LAMBDA_PYTHON_VERSION) -> Path | None:
+    """A base (non-venv) CPython ``version`` interpreter, or None: this venv's base interpreter
+    (``sys._base_executable``) when it is that version, else pyenv's newest ``version.*``,
+    else ``python<version>`` on PATH. It compiles the functions' bytecode (``infra.bytecode``)
+    and runs the artifact tests."""
+    candidates: list[Path] = [Path(getattr(sys, "_base_executable", sys.executable))]
+    pyenv = shutil.which("pyenv")
+    roots = [Path.home() / ".pyenv"]
+    if pyenv:
+        answer = subprocess.run([pyenv, "root"], capture_output=True, text=True, check=False)
+        if answer.returncode == 0 and answer.stdout.strip():
+            roots.insert(0, Path(answer.stdout.strip()))
+    for root in roots:
+        found = sorted((root / "versions").glob(f"{version}.*"), reverse=True)
+        candidates += [d / "bin" / "python" for d in found]
+    on_path = shutil.which(f"python{version}")
+    if on_path:
+        candidates.append(Path(on_path))
+    for candidate in candidates:
+        if candidate.exists() and _version_of(candidate) == version:
+            return candidate
+    return None

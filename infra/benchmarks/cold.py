@@ -2,9 +2,11 @@
 
 Each sample is a fresh interpreter timed from ``subprocess`` start to exit. A handler's sample
 imports its module and builds its dependencies as its first invocation does
-(``functions._entry.container_deps()``: settings, the boto3 clients, the adapters); the floor
-(``BASELINE_LABEL``) imports boto3 and builds the two clients every message handler needs, a
-DynamoDB and an API Gateway Management API client (issue 16's yardstick). No request is sent:
+(``functions._entry.container_deps()``: settings, the DynamoDB client, the adapters; the
+Management API and Step Functions clients are built on their first call, which the first-guess
+rows below count); the floor (``BASELINE_LABEL``) imports boto3 and builds the two clients every
+message handler needs, a DynamoDB and an API Gateway Management API client (issue 16's
+yardstick). No request is sent:
 building a client reads its service model from disk, nothing more. Rounds interleave every
 statement (and ``pass``, the interpreter alone) in a shuffled order, so machine noise (other work
 on this 2-core box) falls on all of them alike. The figure is the median per handler and its ratio
@@ -19,6 +21,15 @@ with the recorded responses: ``infra.benchmarks.layers.first_message``), against
 the two clients built and the same AWS calls made once with the same answers (botocore's
 first-call work: endpoint rules, signer, parsers).
 
+Every row runs as deployed (``Deployed``): the Lambda runtime's Python (``cdk.json``, a base
+interpreter, ``-I -S -B``: no site-packages, no bytecode written) with only the staged code asset
+and the dependency layer (built from the lock for this machine's CPU, boto3 included) on
+``sys.path``, as ``/var/task`` and ``/opt/python`` are in Lambda: our modules and the layer's load
+from the unchecked-hash bytecode they ship (``infra.bytecode``), and the floor imports boto3 from
+the same layer. The first-guess rows also load this benchmark's harness (``layers``), compiled the
+same way. So the benchmark needs Python 3.13 and, on a fresh checkout, PyPI once (the layer's
+first build, shared with ``tests/artifact``).
+
 ``python -X importtime`` of the slowest handler then attributes the self time of every imported
 module to its top-level package (boto3, botocore, pydantic, aws_lambda_powertools, shared, ...).
 """
@@ -27,12 +38,14 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import statistics
 import subprocess
-import sys
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,18 +98,68 @@ def handler_modules() -> list[str]:
     return sorted({spec.split(":")[0] for spec in {**ROUTES, **TIMERS}.values()})
 
 
-def _time_import(statement: str) -> float:
+HARNESS = ("infra/__init__.py", "infra/benchmarks/__init__.py", "infra/benchmarks/layers.py")
+"""The benchmark modules a first-guess row imports (stdlib-only at import)."""
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """How every row runs: ``python`` (the runtime's base interpreter) with ``path`` (the code
+    asset, the layer's ``python/``, the harness) put first on ``sys.path``."""
+
+    python: Path
+    path: tuple[str, ...]
+
+    def argv(self, statement: str, *flags: str) -> list[str]:
+        """``python -I -S -B [flags] -c`` running ``statement`` after setting ``sys.path``."""
+        prelude = f"import sys; sys.path[:0] = {list(self.path)!r}; "
+        return [str(self.python), "-I", "-S", "-B", *flags, "-c", prelude + statement]
+
+
+@cache
+def deployed() -> Deployed:
+    """Build (or find cached) the code asset and the layer for this CPU as CDK deploys them,
+    and compile the harness the same way in a temporary folder (kept for this process). Raises
+    ``infra.bytecode.NoRuntimePythonError`` without the runtime's Python."""
+    import atexit
+
+    from infra.bytecode import CODE_PREFIX, NoRuntimePythonError, build_code_asset, compile_tree
+    from infra.constructs.functions import CODE_EXCLUDE
+    from infra.layer import build_layer, host_platform
+    from infra.runtime_version import LAMBDA_PYTHON_VERSION, runtime_python
+
+    python = runtime_python()
+    if python is None:
+        raise NoRuntimePythonError(f"no Python {LAMBDA_PYTHON_VERSION} to run the cold start on")
+    code = build_code_asset(ROOT, CODE_EXCLUDE)
+    layer = build_layer(platform=host_platform()) / "python"
+    harness = Path(tempfile.mkdtemp(prefix="cold-harness-"))
+    atexit.register(shutil.rmtree, harness, ignore_errors=True)
+    for name in HARNESS:
+        (harness / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, harness / name)
+    compile_tree(harness, CODE_PREFIX, python)
+    return Deployed(python, (str(code), str(layer), str(harness)))
+
+
+def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    return {**env, **ENV, **extra}
+
+
+def _time_import(statement: str) -> tuple[float, float]:
+    """Wall ms and CPU ms (user + system of the child, ``os.wait4``) of one fresh process."""
+    argv = deployed().argv(statement)
     start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-c", statement],
-        cwd=ROOT,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**env, **ENV},
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env()
     )
-    return (time.perf_counter() - start) * 1000
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = (time.perf_counter() - start) * 1000
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, argv)
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000
 
 
 @dataclass
@@ -104,6 +167,9 @@ class ColdResult:
     rounds: int
     samples: dict[str, list[float]] = field(default_factory=dict)
     """Statement label -> wall ms per fresh process."""
+    cpu: dict[str, list[float]] = field(default_factory=dict)
+    """Statement label -> CPU ms (user + system) per fresh process: on a loaded machine the
+    wall time also counts waiting for a core, the CPU time does not."""
     first_guess_operations: list[str] = field(default_factory=list)
     """The AWS calls the first-guess statement made (checked once, before the rounds)."""
     importtime_module: str = ""
@@ -127,6 +193,13 @@ class ColdResult:
         """``label``'s median over the floor's (``BASELINE_LABEL``)."""
         return self.median(label) / self.baseline_ms
 
+    def cpu_median(self, label: str) -> float:
+        return statistics.median(self.cpu[label])
+
+    def cpu_ratio(self, label: str) -> float:
+        """``label``'s median CPU time over the floor's."""
+        return self.cpu_median(label) / self.cpu_median(BASELINE_LABEL)
+
     @property
     def first_guess_ratio(self) -> float | None:
         """The first guess's median over its own floor's (the same AWS calls made directly)."""
@@ -138,11 +211,12 @@ class ColdResult:
 def importtime(module: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
     """Self time per top-level package and the heaviest direct imports (cumulative), in ms."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        deployed().argv(f"import {module}", "-X", "importtime"),
         cwd=ROOT,
         check=True,
         capture_output=True,
         text=True,
+        env=_env(),
     )
     by_package: dict[str, float] = defaultdict(float)
     direct: dict[str, float] = {}
@@ -181,14 +255,13 @@ def _first_guess_statements() -> tuple[str, str, list[str]]:
         f"{cold_statement(COLD_PATH_MODULE)}; from infra.benchmarks.layers import first_message; "
         f"print(' '.join(first_message({path!r})))"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     proc = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", statement],
+        deployed().argv(statement, "-W", "ignore"),
         cwd=ROOT,
         check=True,
         capture_output=True,
         text=True,
-        env={**env, **ENV, "POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true"},
+        env=_env(POWERTOOLS_LOG_LEVEL="ERROR", POWERTOOLS_METRICS_DISABLED="true"),
     )
     made = proc.stdout.strip().splitlines()[-1].split() if proc.stdout.strip() else []
     floor = f"from infra.benchmarks.layers import first_calls; first_calls({path!r})"
@@ -214,7 +287,9 @@ def measure(
         statements[FIRST_GUESS_LABEL], statements[FIRST_CALLS_LABEL], made = (
             _first_guess_statements()
         )
-    result = ColdResult(rounds, {label: [] for label in statements}, made)
+    result = ColdResult(
+        rounds, {label: [] for label in statements}, {label: [] for label in statements}, made
+    )
     rng = random.Random(seed)
     for label in statements if warm else ():  # warm the file cache once (not recorded)
         _time_import(statements[label])
@@ -222,7 +297,9 @@ def measure(
         order = list(statements)
         rng.shuffle(order)
         for label in order:
-            result.samples[label].append(_time_import(statements[label]))
+            wall, cpu = _time_import(statements[label])
+            result.samples[label].append(wall)
+            result.cpu[label].append(cpu)
     worst = max(modules, key=result.median)
     result.importtime_module = worst
     result.by_package, result.top_modules = importtime(worst)

@@ -186,14 +186,16 @@ class _Raw:
         yield self._body
 
 
-def canned_clients(rec: Recording) -> dict[str, Any]:
-    """A DynamoDB and a Management API client answering each operation with its recorded
-    answer (``answer_with``)."""
+def canned_clients(rec: Recording, session: Any = None) -> dict[str, Any]:
+    """A DynamoDB and a Management API client of ``session`` (default: one with fixed
+    credentials and region) answering each operation with its recorded answer
+    (``answer_with``)."""
     import boto3
 
-    session = boto3.session.Session(
-        aws_access_key_id="bench", aws_secret_access_key="bench", region_name="us-east-1"
-    )
+    if session is None:
+        session = boto3.session.Session(
+            aws_access_key_id="bench", aws_secret_access_key="bench", region_name="us-east-1"
+        )
     clients = {
         "dynamodb": session.client("dynamodb"),
         "apigatewaymanagementapi": session.client(
@@ -462,7 +464,7 @@ def first_message(path: str) -> list[str]:
     with open(path, "rb") as f:
         rec: Recording = pickle.load(f)  # our own file, written by ``save``
     deps: Any = container_deps()
-    clients = {"dynamodb": deps.store.client, "apigatewaymanagementapi": deps.notifier._client}
+    clients = {"dynamodb": deps.store.client, "apigatewaymanagementapi": deps.notifier.client}
     answer_with(clients, rec)
     made: list[str] = []
     _count_calls(clients.values(), made)
@@ -476,11 +478,14 @@ def first_calls(path: str) -> list[str]:
     """The floor of ``first_message``: a cold process that builds the two clients and makes the
     recorded action's AWS calls once, with the recorded answers (botocore's first-call work:
     endpoint rules, signer, parsers). Returns the operations made."""
+    import boto3
     import botocore
 
     with open(path, "rb") as f:
         rec: Recording = pickle.load(f)  # our own file, written by ``save``
-    clients = canned_clients(rec)
+    # Credentials and region from the environment, as the floor and the container find them
+    # (fixed ones would skip botocore's credential chain, which both of those pay).
+    clients = canned_clients(rec, boto3.session.Session())
     for call in rec.calls:
         getattr(clients[call.service], botocore.xform_name(call.operation))(**call.params)
     return rec.operations()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from aws_cdk import Duration, IgnoreMode, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -28,6 +28,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from functions.routes import MESSAGE_FUNCTIONS, ROUTES, TIMERS, function_name
+from infra.bytecode import build_code_asset
 from infra.constructs.nag import acknowledge, wildcard_resource_finding
 from infra.runtime_version import LAMBDA_PYTHON_VERSION
 from shared.adapters.dynamo import schema
@@ -55,7 +56,9 @@ CODE_EXCLUDE = [
     "/shared/protocol/*.md",
 ]
 """gitignore-style patterns (``IgnoreMode.GIT``): exclude everything, then re-include the
-packages; caches, tests, ``.venv``, ``node_modules`` and ``cdk.out`` are never in the asset."""
+packages; caches, tests, ``.venv``, ``node_modules`` and ``cdk.out`` are never in the asset. The
+asset's bytecode is compiled afresh from what is left (``infra.bytecode``), never copied from a
+checkout's ``__pycache__``."""
 
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem")
 """``DynamoStore`` reads: strongly consistent GetItem, BatchGetItem for a party's members."""
@@ -302,9 +305,9 @@ class Functions(Construct):
         )
 
     def _build_code(self, code_root: Path) -> lambda_.Code:
-        return lambda_.Code.from_asset(
-            str(code_root), exclude=CODE_EXCLUDE, ignore_mode=IgnoreMode.GIT
-        )
+        # The packages with their bytecode (unchecked-hash cache files, compiled by the
+        # runtime's Python): a cold start loads them instead of compiling (infra.bytecode).
+        return lambda_.Code.from_asset(str(build_code_asset(code_root, CODE_EXCLUDE)))
 
     def _build_layer(self, layer_dir: Path) -> lambda_.LayerVersion:
         return lambda_.LayerVersion(

@@ -31,12 +31,31 @@ logger = logging.getLogger(__name__)
 
 
 class ApiGatewayNotifier:
-    """Args: client — a boto3 ``apigatewaymanagementapi`` client for the stage's callback URL;
-    metrics — counts ``(name, value)`` (``PostGone``, ``PostFailed``); none: not counted."""
+    """Args: client — a boto3 ``apigatewaymanagementapi`` client for the stage's callback URL,
+    or None with ``client_factory``, which builds it on the first post, close or read (the
+    ``$connect`` function never pushes, so its cold start does not build the client); metrics —
+    counts ``(name, value)`` (``PostGone``, ``PostFailed``); none: not counted."""
 
-    def __init__(self, client: Any, metrics: Callable[[str, float], None] | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        metrics: Callable[[str, float], None] | None = None,
+        *,
+        client_factory: Callable[[], Any] | None = None,
+    ) -> None:
+        if client is None and client_factory is None:
+            raise ValueError("ApiGatewayNotifier needs a client or a client_factory")
         self._client = client
+        self._factory = client_factory
         self._metrics = metrics or _no_metric
+
+    @property
+    def client(self) -> Any:
+        """The ``apigatewaymanagementapi`` client, built by ``client_factory`` on first use."""
+        if self._client is None:
+            assert self._factory is not None
+            self._client = self._factory()
+        return self._client
 
     def _failed(self, operation: str, connection_id: str, reason: str) -> None:
         self._metrics("PostFailed", 1)
@@ -53,10 +72,10 @@ class ApiGatewayNotifier:
             if connection_id in gone:
                 continue
             try:
-                self._client.post_to_connection(
+                self.client.post_to_connection(
                     ConnectionId=connection_id, Data=text.encode("utf-8")
                 )
-            except self._client.exceptions.GoneException:
+            except self.client.exceptions.GoneException:
                 self._metrics("PostGone", 1)
                 gone.append(connection_id)
             except ClientError as err:
@@ -67,8 +86,8 @@ class ApiGatewayNotifier:
 
     def close(self, connection_id: str) -> None:
         try:
-            self._client.delete_connection(ConnectionId=connection_id)
-        except self._client.exceptions.GoneException:
+            self.client.delete_connection(ConnectionId=connection_id)
+        except self.client.exceptions.GoneException:
             pass
         except ClientError as err:
             self._failed("delete_connection", connection_id, _code(err))
@@ -88,8 +107,8 @@ class ApiGatewayNotifier:
         ``LastActiveAt``; if they do, a silent client that is posted to looks active longer
         (never the other way round: a client that sends is never taken for silent)."""
         try:
-            info = self._client.get_connection(ConnectionId=connection_id)
-        except self._client.exceptions.GoneException:
+            info = self.client.get_connection(ConnectionId=connection_id)
+        except self.client.exceptions.GoneException:
             return None
         except ClientError as err:
             self._failed("get_connection", connection_id, _code(err))

@@ -81,8 +81,10 @@ def build(
     limiter: Limiter | None = None,
 ) -> Deps:
     """The dependencies for ``settings``: the given ports, else the adapters — DynamoStore,
-    ApiGatewayNotifier, StepFunctionsClock (boto3 clients built here, imported lazily so that
-    a cold start pays for them only when it builds them) and the word lists; the rate limiter
+    ApiGatewayNotifier, StepFunctionsClock (boto3 imported lazily so that a cold start pays for
+    it only when it builds a client; the DynamoDB client is built here, the Management API and
+    Step Functions clients on their first call: ``$connect`` never pushes, most invocations
+    schedule nothing) and the word lists; the rate limiter
     from the settings. Immutable once built."""
     sessions: list[Any] = []
 
@@ -113,8 +115,11 @@ def build(
         from shared.adapters.notifier import ApiGatewayNotifier
 
         notifier = ApiGatewayNotifier(
-            client("apigatewaymanagementapi", settings, settings.callback_url, session=session()),
+            None,
             metrics=metrics,
+            client_factory=lambda: client(
+                "apigatewaymanagementapi", settings, settings.callback_url, session=session()
+            ),
         )
     if lexicon is None:
         from shared.adapters.lexicon import WordListLexicon

@@ -25,8 +25,9 @@ from shared.domain.rating import INITIAL_RATING
 from shared.protocol import outbound as out
 from shared.protocol.errors import ErrorCode
 from shared.services.change import Change, push, run
+from shared.services.connections import connect as connect  # ``$connect``, re-exported
 from shared.services.deps import Deps
-from shared.services.errors import ConflictError, InvalidTokenError
+from shared.services.errors import InvalidTokenError
 from shared.services.model import Connection, Player, PlayerStatus, TournamentRecord
 from shared.services.outbox import Outbox, Request
 from shared.services.presence import disconnect as _disconnect
@@ -40,17 +41,6 @@ from shared.services.tournament_change import set_connection
 def hash_token(token: str) -> str:
     """SHA-256 hex of a session token: what is stored (ruling 11)."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def connect(deps: Deps, connection_id: str) -> None:
-    """``$connect``: remember the connection (no player yet: the token comes in ``session``).
-
-    Idempotent: a second delivery of the same ``$connect`` finds the item there (its
-    conditional create fails) and leaves it as it is — possibly already bound by ``session``."""
-    try:
-        deps.store.commit([Connection(connection_id, deps.clock.now_ms())])
-    except ConflictError:
-        return
 
 
 def session(deps: Deps, req: Request, token: str | None) -> None:

@@ -22,8 +22,9 @@ fields); players whose turn it is guess — the first mover of a duel plays anot
 when one is known (a secret revealed earlier, of the same length), the other the secret, read
 from the table. It ends when every player received ``tournament_end``.
 
-RESULT (JSON): what was imported and from where, the layer's distributions and versions,
-counts and timings. Exit status 0 on success; any failure raises (non-zero, traceback on
+RESULT (JSON): what was imported and from where, the modules compiled from source instead of
+loaded from their shipped cache file, the layer's distributions and versions, counts and
+timings. Exit status 0 on success; any failure raises (non-zero, traceback on
 stderr).
 """
 
@@ -323,6 +324,23 @@ def origins(code, layer, stdlib_path):
     return counts, strays
 
 
+def watch_source_compiles():
+    """Record the file of every module the import system compiles from source from now on (a
+    module whose cache file is missing, stale or of another Python): ``SourceLoader.get_code``
+    calls ``source_to_code`` only then. Returns the list it fills."""
+    import importlib._bootstrap_external as bootstrap  # the import system's own loaders
+
+    compiled = []
+    original = bootstrap.SourceLoader.source_to_code
+
+    def source_to_code(self, data, path, *args, **kwargs):
+        compiled.append(path)
+        return original(self, data, path, *args, **kwargs)
+
+    bootstrap.SourceLoader.source_to_code = source_to_code
+    return compiled
+
+
 def main(config_path, result_path):
     with open(config_path, encoding="utf-8") as f:
         config = json.load(f)
@@ -336,6 +354,7 @@ def main(config_path, result_path):
     stdlib_path = list(sys.path)
     layer = os.path.join(config["layer"], "python")
     sys.path[:0] = [config["code"], layer]
+    compiled = watch_source_compiles()
 
     t0 = time.perf_counter()
     handlers = {}
@@ -364,6 +383,11 @@ def main(config_path, result_path):
             d.metadata["Name"]: d.version for d in md.distributions(path=[layer])
         },
         "boto3_file": sys.modules["boto3"].__file__,
+        "compiled_from_source": {
+            "code": sorted(p for p in compiled if p.startswith(config["code"] + os.sep)),
+            "layer": sorted(p for p in compiled if p.startswith(layer + os.sep)),
+            "other": len([p for p in compiled if not p.startswith((config["code"], layer))]),
+        },
         "players": {
             cid: {"player_id": pid, "tournament_end": game.messages(cid, "tournament_end")}
             for pid, cid in connection_of.items()

@@ -1,6 +1,7 @@
 """Artifact tests: what the tests need around the packaged functions.
 
-- ``runtime_python()``: the Lambda runtime's *base* interpreter (the version in ``cdk.json``);
+- ``runtime_python()``: the Lambda runtime's *base* interpreter (the version in ``cdk.json``;
+  ``infra.runtime_version``, which also compiles the packaged bytecode with it);
 - ``Packaged.from_assembly``: the staged code and layer asset folders, the handlers, routes and
   environment, read from a synthesized cloud assembly (template + ``*.assets.json``);
 - ``Recorder``: a stand-in for API Gateway's ``@connections`` endpoint (``CALLBACK_URL``) that
@@ -14,9 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,48 +23,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from infra.runtime_version import LAMBDA_PYTHON_VERSION
+from infra.runtime_version import runtime_python
 from shared.protocol.outbound import unpack
 
-# --------------------------------------------------------------------------- the interpreter
-
-
-def _version_of(python: str | Path) -> str | None:
-    try:
-        out = subprocess.run(
-            [str(python), "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip()
-
-
-def runtime_python(version: str = LAMBDA_PYTHON_VERSION) -> Path | None:
-    """A base (non-venv) CPython ``version`` interpreter, or None: this venv's base interpreter
-    (``sys._base_executable``) when it is that version, else pyenv's newest ``version.*``,
-    else ``python<version>`` on PATH."""
-    candidates: list[Path] = [Path(getattr(sys, "_base_executable", sys.executable))]
-    pyenv = shutil.which("pyenv")
-    roots = [Path.home() / ".pyenv"]
-    if pyenv:
-        root = subprocess.run([pyenv, "root"], capture_output=True, text=True, check=False)
-        if root.returncode == 0 and root.stdout.strip():
-            roots.insert(0, Path(root.stdout.strip()))
-    for root in roots:
-        found = sorted((root / "versions").glob(f"{version}.*"), reverse=True)
-        candidates += [d / "bin" / "python" for d in found]
-    on_path = shutil.which(f"python{version}")
-    if on_path:
-        candidates.append(Path(on_path))
-    for candidate in candidates:
-        if candidate.exists() and _version_of(candidate) == version:
-            return candidate
-    return None
-
+__all__ = ["MotoServer", "Packaged", "Recorder", "runtime_python", "shipped_modules"]
 
 # --------------------------------------------------------------------------- the cloud assembly
 

@@ -3,6 +3,9 @@ every function from the same code asset and locked dependency layer that CDK dep
 
 - Every module the code asset can ship compiles on the Lambda runtime's Python (a docstring
   with a lone surrogate compiled on 3.11 but not on 3.13).
+- Every module of the staged code asset and layer has an up-to-date ``unchecked-hash`` cache
+  file for the runtime's Python (``infra.bytecode``, PEP 552), and the tournament below compiles
+  none of them from source: a cold start loads bytecode.
 - The CDK app is synthesized with the layer built from ``infra/requirements.lock`` for this
   machine's CPU (a stand-in for arm64); the staged code and layer asset folders are taken from
   the cloud assembly. ``driver.py`` runs on the runtime's *base* interpreter with ``-I -S`` and
@@ -89,6 +92,73 @@ def test_the_compile_check_fails_on_a_lone_surrogate_docstring(runtime_interpret
     failures = compile_failures(runtime_interpreter, [good, bad])
     assert [(Path(path).name, kind) for path, kind, _ in failures] == [
         ("bad.py", "UnicodeEncodeError")
+    ]
+
+
+_CACHE_CHECK = """
+import importlib.util, json, pathlib, sys
+failures = []
+for root in sys.argv[1:]:
+    for source in sorted(pathlib.Path(root).rglob("*.py")):
+        pyc = pathlib.Path(importlib.util.cache_from_source(str(source)))
+        if not pyc.is_file():
+            failures.append([str(source), "no cache file"])
+            continue
+        data = pyc.read_bytes()
+        flags = int.from_bytes(data[4:8], "little")
+        if data[:4] != importlib.util.MAGIC_NUMBER:
+            failures.append([str(source), "another Python's magic number"])
+        elif flags != 0b01:
+            failures.append([str(source), f"flags {flags:#04b}, not unchecked-hash"])
+        elif data[8:16] != importlib.util.source_hash(source.read_bytes()):
+            failures.append([str(source), "stale: compiled from other source bytes"])
+print(json.dumps(failures))
+"""
+
+
+def stale_cache_files(python: Path, roots: list[Path]) -> list[list[str]]:
+    """``[source, reason]`` for each ``.py`` under ``roots`` that ``python`` (run ``-I -S``)
+    would compile on import: no cache file for its version, or one that is not an
+    ``unchecked-hash`` file (PEP 552: flags 0b01) of these very source bytes."""
+    out = subprocess.run(
+        [str(python), "-I", "-S", "-c", _CACHE_CHECK, *map(str, roots)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    failures: list[list[str]] = json.loads(out.stdout)
+    return failures
+
+
+def test_the_assets_ship_up_to_date_unchecked_hash_bytecode(
+    runtime_interpreter, built, record_property
+):
+    code, layer = built.packaged.code_dir, built.packaged.layer_dir / "python"
+    assert stale_cache_files(runtime_interpreter, [code, layer]) == []
+    counts = {
+        name: len(list(root.rglob("*.py"))) for name, root in [("code", code), ("layer", layer)]
+    }
+    record_property("artifact", f"bytecode: unchecked-hash and up to date for {counts} modules")
+
+
+def test_the_bytecode_check_finds_missing_stale_and_timestamp_files(runtime_interpreter, tmp_path):
+    from infra.bytecode import CODE_PREFIX, compile_tree
+
+    for name in ("fresh", "stale", "timestamp"):
+        (tmp_path / f"{name}.py").write_text(f"NAME = {name!r}\n")
+    compile_tree(tmp_path, CODE_PREFIX, runtime_interpreter)
+    (tmp_path / "stale.py").write_text("NAME = 'edited after compiling'\n")
+    subprocess.run(
+        [str(runtime_interpreter), "-I", "-S", "-m", "py_compile", str(tmp_path / "timestamp.py")],
+        check=True,
+    )
+    (tmp_path / "new.py").write_text("")
+    failures = stale_cache_files(runtime_interpreter, [tmp_path])
+    assert [(Path(path).name, reason.split()[0]) for path, reason in failures] == [
+        ("new.py", "no"),
+        ("stale.py", "stale:"),
+        ("timestamp.py", "flags"),
     ]
 
 
@@ -223,6 +293,9 @@ def test_a_tournament_through_the_packaged_functions(
     shipped = {normalize(name): version for name, version in result["layer_distributions"].items()}
     assert shipped == locked_versions()
     assert result["boto3_file"].startswith(str(packaged.layer_dir / "python") + os.sep)
+    # Every module of ours and of the layer came from its shipped bytecode: none compiled.
+    assert result["compiled_from_source"]["code"] == []
+    assert result["compiled_from_source"]["layer"] == []
 
     # Every player received tournament_end, once, and they agree on the places.
     players = result["players"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from functions.routes import ROUTES, TIMERS
+from infra.bytecode import UNCHECKED_HASH_FLAGS, cache_file_flags
 from infra.constructs.functions import SPECS, handler_modules
 from infra.layer import PYTHON_VERSION
 from shared.runtime.settings import Settings
@@ -116,7 +117,23 @@ def test_code_asset_holds_only_the_handler_packages(synthesized, dev):
     code = folders[0]
     assert sorted(p.name for p in code.iterdir()) == ["functions", "shared", "wordlists"]
     names = {p.name for p in code.rglob("*")}
-    assert not names & {"__pycache__", "tests", ".venv", "node_modules", "cdk.out"}
-    assert not any(name.endswith(".pyc") for name in names)
+    assert not names & {"tests", ".venv", "node_modules", "cdk.out"}
     assert (code / "functions" / "messages.py").is_file()
     assert (code / "shared" / "runtime" / "settings.py").is_file()
+
+
+def test_code_asset_ships_one_unchecked_hash_cache_file_per_module(synthesized, dev):
+    _, fn = functions_by_handler(dev)["functions.messages.guess"]
+    asset_hash = fn["Code"]["S3Key"]
+    (code,) = [
+        p
+        for p in Path(synthesized.outdir).glob("asset.*")
+        if p.is_dir() and asset_hash.startswith(p.name.removeprefix("asset."))
+    ]
+    tag = f"cpython-{PYTHON_VERSION.replace('.', '')}"
+    sources = sorted(code.rglob("*.py"))
+    expected = {src.parent / "__pycache__" / f"{src.stem}.{tag}.pyc" for src in sources}
+    # exactly the runtime's cache file of each shipped module: none from a checkout
+    assert set(code.rglob("*.pyc")) == expected
+    for pyc in expected:
+        assert cache_file_flags(pyc.read_bytes()) == UNCHECKED_HASH_FLAGS, pyc

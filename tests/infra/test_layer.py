@@ -79,11 +79,28 @@ def _fake_pip(installed: list[list[str]]):
     return run
 
 
+def _no_compile(compiled: list[tuple[Path, str]] | None = None):
+    """Stands in for ``infra.bytecode.compile_tree``: records the folder and its prefix."""
+
+    def run(root: Path, prefix: str, python: Path | None = None) -> None:
+        if compiled is not None:
+            compiled.append((root, prefix))
+
+    return run
+
+
+@pytest.fixture(autouse=True)
+def _fake_compile(monkeypatch):
+    monkeypatch.setattr("infra.layer.compile_tree", _no_compile())
+
+
 def test_a_build_ships_boto3_and_the_lock_and_drops_console_scripts(tmp_path, monkeypatch):
     lock = tmp_path / "requirements.lock"
     lock.write_text("example==1.0 \\\n    --hash=sha256:00\n")
     runs: list[list[str]] = []
+    compiled: list[tuple[Path, str]] = []
     monkeypatch.setattr("infra.layer.subprocess.run", _fake_pip(runs))
+    monkeypatch.setattr("infra.layer.compile_tree", _no_compile(compiled))
     built = build_layer(lock, build_root=tmp_path / "cache", platform="manylinux2014_x86_64")
     assert built.name == cache_key(lock.read_bytes(), "manylinux2014_x86_64")
     assert sorted(p.name for p in (built / "python").iterdir()) == [
@@ -94,6 +111,9 @@ def test_a_build_ships_boto3_and_the_lock_and_drops_console_scripts(tmp_path, mo
     ]
     assert (built / "requirements.lock").read_bytes() == lock.read_bytes()
     assert runs[0][runs[0].index("-r") + 1] == str(lock)
+    assert "--no-compile" in runs[0]  # pip's cache files would be timestamp-based
+    # the packages are compiled once, in the staging folder, as they will sit in Lambda
+    assert [(root.name, prefix) for root, prefix in compiled] == [("python", "/opt/python")]
 
 
 def test_a_finished_build_is_reused_and_a_new_lock_builds_anew(tmp_path, monkeypatch):
