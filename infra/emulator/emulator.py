@@ -52,6 +52,7 @@ from typing import Any, ClassVar
 
 from infra.emulator.dynamo import EmbeddedDynamo, create_tables
 from infra.emulator.gateway import Handler, LocalGateway
+from infra.emulator.inprocess import ConnectionsTransport, DynamoTransport, register
 from infra.emulator.lambda_context import (
     ACCOUNT_ID,
     DEFAULT_REGION,
@@ -109,6 +110,15 @@ def scheduled_event(region: str, rule: str = "wordle-tournament-watchdog") -> di
         "resources": [f"arn:aws:events:{region}:{ACCOUNT_ID}:rule/{rule}"],
         "detail": {},
     }
+
+
+def worker_count() -> int:
+    """The handlers' worker pool size: the cores this process may run on (at least 2)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(2, cores)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -169,7 +179,8 @@ class Emulator:
         bots: int = 0,
         bots_languages: tuple[str, ...] = ("en",),
         stage: str = "local",
-        max_workers: int = 64,
+        max_workers: int | None = None,
+        in_process: bool = True,
         log_level: str | None = None,
         idle_timeout_seconds: float = IDLE_TIMEOUT_SECONDS,
         max_connection_seconds: float = MAX_CONNECTION_SECONDS,
@@ -194,7 +205,8 @@ class Emulator:
         self.bots = bots
         self.bots_languages = bots_languages
         self.stage = stage
-        self.max_workers = max_workers
+        self.max_workers = max_workers or worker_count()
+        self.in_process = in_process
         self.log_level = log_level
         self.idle_timeout_seconds = idle_timeout_seconds
         self.max_connection_seconds = max_connection_seconds
@@ -216,6 +228,7 @@ class Emulator:
         self._watchdog_task: asyncio.Task[None] | None = None
         self._watchdog: Handler | None = None
         self._cleanups: list[Callable[[], Any]] = []
+        self._connections_transport: ConnectionsTransport | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -274,7 +287,7 @@ class Emulator:
             from shared.runtime.bootstrap import build
             from shared.runtime.settings import Settings
 
-            self.deps = build(Settings.from_env(), clock=self._clock)
+            self.deps = build(Settings.from_env(), clock=self._clock, session=self._session())
         clock_handler = (
             resolve(self.clock_handler_override)
             if self.clock_handler_override is not None
@@ -302,6 +315,8 @@ class Emulator:
             seed=self.gateway_seed,
         )
         await self._gateway.start()
+        if self._connections_transport is not None:
+            self._connections_transport.gateway = self._gateway
         self._clock.start()
         self._watchdog = (
             resolve(self.watchdog_handler_override)
@@ -353,6 +368,25 @@ class Emulator:
     async def serve_forever(self) -> None:
         """Run until cancelled (the CLI cancels on Ctrl-C)."""
         await asyncio.Event().wait()
+
+    def _session(self) -> Any:
+        """The boto3 session the handlers' clients come from: with ``in_process``, Management
+        API calls to this gateway and DynamoDB calls to the embedded moto skip the wire
+        (:mod:`infra.emulator.inprocess`); an external ``dynamodb_endpoint`` is called over
+        HTTP."""
+        import boto3
+
+        session = boto3.session.Session()
+        if not self.in_process:
+            return session
+        self._connections_transport = ConnectionsTransport(None, self.env["CALLBACK_URL"])
+        dynamo = (
+            DynamoTransport(self._dynamo.endpoint, self._dynamo.lock)
+            if self._dynamo is not None
+            else None
+        )
+        register(session, connections=self._connections_transport, dynamo=dynamo)
+        return session
 
     # -- environment -----------------------------------------------------------------------
 

@@ -862,23 +862,40 @@ class LocalGateway:
     # -- Management API --------------------------------------------------------------------
 
     @staticmethod
-    def _error(status: int, error_type: str, message: str | None = None) -> web.Response:
+    def _error(status: int, error_type: str, message: str | None = None) -> ManagementAnswer:
         """An error as API Gateway's Management API sends it (boto3 reads the header)."""
-        return web.json_response(
-            {"message": message},
-            status=status,
-            headers={"x-amzn-ErrorType": error_type, "x-amzn-RequestId": str(uuid.uuid4())},
+        return ManagementAnswer(
+            status,
+            {
+                "Content-Type": "application/json",
+                "x-amzn-ErrorType": error_type,
+                "x-amzn-RequestId": str(uuid.uuid4()),
+            },
+            json.dumps({"message": message}).encode(),
         )
 
     async def _management(self, request: web.Request) -> web.StreamResponse:
-        connection_id = request.match_info["connection_id"]
-        method = request.method
+        """The HTTP ``@connections`` route: :meth:`manage` on the wire."""
+        data = await request.read() if request.method == "POST" else b""
+        answer = await self.manage(request.method, request.match_info["connection_id"], data)
+        return web.Response(status=answer.status, headers=answer.headers, body=answer.body)
+
+    async def manage(self, method: str, connection_id: str, data: bytes = b"") -> ManagementAnswer:
+        """One Management API call: ``POST`` (PostToConnection, ``data`` sent as one message),
+        ``GET`` (GetConnection) or ``DELETE`` (DeleteConnection) on ``connection_id``.
+
+        Returns what API Gateway answers on the wire: 200 (POST), 200 with the JSON
+        ``connectedAt``/``identity``/``lastActiveAt`` (GET), 204 (DELETE); errors with their
+        ``x-amzn-ErrorType``: 410 ``GoneException`` (unknown, closed or not yet connected),
+        413 ``PayloadTooLargeException`` (``data`` over ``max_message_bytes``), 403
+        ``ForbiddenException`` (another method). Both the HTTP route and the in-process
+        transport (:mod:`infra.emulator.inprocess`) answer through here. Runs on the gateway's
+        event loop.
+        """
         if method not in ("POST", "GET", "DELETE"):
             return self._error(403, "ForbiddenException", "Forbidden")
-        if method == "POST":
-            data = await request.read()
-            if len(data) > self.max_message_bytes:
-                return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
+        if method == "POST" and len(data) > self.max_message_bytes:
+            return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
         conn = self._connections.get(connection_id)
         if conn is None or not conn.postable:
             return self._error(410, "GoneException")
@@ -886,14 +903,45 @@ class LocalGateway:
         if method == "POST":
             if not await self._send(conn, data):
                 return self._error(410, "GoneException")
-            return web.Response(status=200, headers=ok_headers)
+            return ManagementAnswer(200, ok_headers, b"")
         if method == "GET":
             info = {
                 "connectedAt": _iso(conn.connected_at_ms),
                 "identity": {"sourceIp": conn.source_ip, "userAgent": conn.user_agent},
                 "lastActiveAt": _iso(conn.last_active_ms),
             }
-            return web.json_response(info, headers=ok_headers)
+            headers = ok_headers | {"Content-Type": "application/json"}
+            return ManagementAnswer(200, headers, json.dumps(info).encode())
         with contextlib.suppress(ConnectionError):
             await self._close(conn, WSCloseCode.OK, _CLOSE_REASONS[1000])
-        return web.Response(status=204, headers=ok_headers)
+        return ManagementAnswer(204, ok_headers, b"")
+
+    def manage_threadsafe(
+        self, method: str, connection_id: str, data: bytes = b""
+    ) -> ManagementAnswer:
+        """:meth:`manage` from another thread (a handler in the worker pool): blocks until the
+        gateway's event loop has answered. Raises ``RuntimeError`` before :meth:`start` or on
+        the event loop's own thread (it would wait for itself)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            raise RuntimeError("the gateway is not running")
+        if _running_loop() is loop:
+            raise RuntimeError("manage_threadsafe called on the gateway's event loop")
+        future = asyncio.run_coroutine_threadsafe(self.manage(method, connection_id, data), loop)
+        return future.result()
+
+
+@dataclass(frozen=True)
+class ManagementAnswer:
+    """A Management API answer: HTTP ``status``, ``headers``, ``body`` (bytes; JSON or empty)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

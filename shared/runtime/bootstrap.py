@@ -79,12 +79,15 @@ def build(
     sleep: Callable[[float], None] | None = None,
     metrics: Callable[[str, float], None] = powertools_metric,
     limiter: Limiter | None = None,
+    session: Any = None,
 ) -> Deps:
     """The dependencies for ``settings``: the given ports, else the adapters — DynamoStore,
     ApiGatewayNotifier, StepFunctionsClock (boto3 clients built here, imported lazily so that
     a cold start pays for them only when it builds them) and the word lists; the rate limiter
-    from the settings. Immutable once built."""
-    sessions: list[Any] = []
+    from the settings. Immutable once built. ``session``: the ``boto3.session.Session`` the
+    clients are made from (default: a new one, made when the first client is); the local
+    runtime passes one with its in-process transports registered (``infra.emulator.inprocess``)."""
+    sessions: list[Any] = [] if session is None else [session]
 
     def session() -> Any:
         if not sessions:
