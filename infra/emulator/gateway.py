@@ -274,7 +274,8 @@ class Connection:
     last_active_ms: int
     opened_at: float = 0.0
     active_at: float = 0.0
-    inbox: asyncio.Queue[tuple[str | None, bool] | None] = field(default_factory=asyncio.Queue)
+    inbox: asyncio.Queue[tuple[str | None, bool, int] | None] = field(default_factory=asyncio.Queue)
+    """Messages waiting for their handler: (body, is base64, UTC ms received)."""
     postable: bool = False
     close_code: int | None = None
     close_reason: str = ""
@@ -502,9 +503,14 @@ class LocalGateway:
     # -- WebSocket API ---------------------------------------------------------------------
 
     def _request_context(
-        self, conn: Connection, route_key: str, event_type: str, **extra: Any
+        self,
+        conn: Connection,
+        route_key: str,
+        event_type: str,
+        received_ms: int | None = None,
+        **extra: Any,
     ) -> dict[str, Any]:
-        now = _now_ms()
+        now = _now_ms() if received_ms is None else received_ms
         request_id = new_id()
         ctx: dict[str, Any] = {"routeKey": route_key}
         ctx.update(extra)
@@ -555,10 +561,18 @@ class LocalGateway:
         return event
 
     def message_event(
-        self, conn: Connection, route_key: str, body: str | None, is_base64: bool
+        self,
+        conn: Connection,
+        route_key: str,
+        body: str | None,
+        is_base64: bool,
+        received_ms: int | None = None,
     ) -> dict[str, Any]:
-        """A message event for ``route_key`` carrying ``body`` as received."""
-        context = self._request_context(conn, route_key, "MESSAGE", messageId=new_id())
+        """A message event for ``route_key`` carrying ``body`` as received. ``requestTimeEpoch``
+        is ``received_ms`` (UTC ms; default now): when the message reached the gateway, not
+        when its handler runs (a connection's messages wait for the one before; a guess counts
+        by the time API Gateway received it: shared/protocol/README.md)."""
+        context = self._request_context(conn, route_key, "MESSAGE", received_ms, messageId=new_id())
         return {"requestContext": context, "body": body, "isBase64Encoded": is_base64}
 
     def disconnect_event(self, conn: Connection) -> dict[str, Any]:
@@ -756,9 +770,9 @@ class LocalGateway:
                 if conn.dropped:  # read before the drop: a vanished peer's last bytes are lost
                     continue
                 if msg.type is WSMsgType.TEXT:
-                    conn.inbox.put_nowait((msg.data, False))
+                    conn.inbox.put_nowait((msg.data, False, _now_ms()))
                 else:
-                    conn.inbox.put_nowait((base64.b64encode(msg.data).decode(), True))
+                    conn.inbox.put_nowait((base64.b64encode(msg.data).decode(), True, _now_ms()))
             elif msg.type is WSMsgType.CLOSE:
                 if conn.close_code is None:
                     conn.close_code = int(msg.data) if msg.data else 1005
@@ -789,11 +803,11 @@ class LocalGateway:
         """Handle one connection's messages in order, then its ``$disconnect``."""
         try:
             while (item := await conn.inbox.get()) is not None:
-                body, is_base64 = item
+                body, is_base64, received_ms = item
                 route = select_route(
                     None if is_base64 else body, self.routes.keys() | self.mock_routes.keys()
                 )
-                await self._dispatch(conn, route, body, is_base64)
+                await self._dispatch(conn, route, body, is_base64, received_ms)
             if "$disconnect" in self.routes and self._rng.random() < self.disconnect_loss:
                 log.info("$disconnect of %s lost (disconnect_loss)", conn.id)
             elif "$disconnect" in self.routes:
@@ -804,13 +818,15 @@ class LocalGateway:
         finally:
             self._all.discard(conn)
 
-    async def _dispatch(self, conn: Connection, route: str, body: str | None, b64: bool) -> None:
+    async def _dispatch(
+        self, conn: Connection, route: str, body: str | None, b64: bool, received_ms: int
+    ) -> None:
         for observe in self.observers:
             try:
                 observe(route, None if b64 else body)
             except Exception:  # an observer never breaks the connection
                 log.exception("message observer failed for route %s", route)
-        event = self.message_event(conn, route, body, b64)
+        event = self.message_event(conn, route, body, b64, received_ms)
         request_id = event["requestContext"]["requestId"]
         mock = self.mock_routes.get(route)
         if mock is not None:  # MOCK integration + route response: no handler runs
