@@ -79,7 +79,8 @@ def skip_grace_ms() -> int:
     """How long after a turn's deadline its skip is due (the runtime's default setting)."""
     from shared.runtime.settings import Settings
 
-    return round(1000 * Settings.model_fields["skip_grace_seconds"].default)
+    seconds: float = Settings.model_fields["skip_grace_seconds"].default
+    return round(1000 * seconds)
 
 
 # ------------------------------------------------------------------------------ server side

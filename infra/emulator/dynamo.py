@@ -66,8 +66,9 @@ class ItemRollback:
         """Patch moto's backend class and the ``copy`` module its models module uses."""
         import copy
 
-        import moto.dynamodb.models as models
+        from moto.dynamodb.models.table import Table
 
+        models: Any = importlib.import_module("moto.dynamodb.models")
         if self._installed is not None:
             return
         original = models.DynamoDBBackend.transact_write_items
@@ -82,7 +83,7 @@ class ItemRollback:
 
             @staticmethod
             def deepcopy(x: Any, memo: Any = None) -> Any:
-                if rollback._active and isinstance(x, models.Table):
+                if rollback._active and isinstance(x, Table):
                     return x
                 return copy.deepcopy(x, memo)
 
@@ -99,8 +100,8 @@ class ItemRollback:
                 rollback._active = False
 
         self._installed = (models, original, models.copy)
-        models.copy = _Copy()  # type: ignore[assignment]
-        models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
+        models.copy = _Copy()
+        models.DynamoDBBackend.transact_write_items = transact_write_items
 
     def uninstall(self) -> None:
         """Undo :meth:`install`."""

@@ -55,7 +55,8 @@ def _body(request: AWSPreparedRequest) -> bytes:
         return body.encode("utf-8")
     if isinstance(body, bytes | bytearray):
         return bytes(body)
-    return bytes(body.read())  # a file-like body
+    data: bytes | str = body.read()  # a file-like body
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
 class ConnectionsTransport:
@@ -101,8 +102,8 @@ class DynamoTransport:
     def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
         if not request.url.startswith(self.prefix):
             return None
-        from moto.core.exceptions import HTTPException
         from moto.core.request import normalize_request
+        from werkzeug.exceptions import HTTPException  # what moto's errors derive from
 
         with self.lock:
             normalized = normalize_request(request)

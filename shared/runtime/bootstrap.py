@@ -89,7 +89,7 @@ def build(
     runtime passes one with its in-process transports registered (``infra.emulator.inprocess``)."""
     sessions: list[Any] = [] if session is None else [session]
 
-    def session() -> Any:
+    def boto_session() -> Any:
         if not sessions:
             import boto3
 
@@ -102,13 +102,13 @@ def build(
         clock = StepFunctionsClock(
             None,
             settings.state_machine_arn or "",
-            client_factory=lambda: client("stepfunctions", settings, session=session()),
+            client_factory=lambda: client("stepfunctions", settings, session=boto_session()),
         )
     if store is None:
         from shared.adapters.dynamo.store import DynamoStore
 
         store = DynamoStore(
-            client("dynamodb", settings, settings.dynamodb_endpoint, session=session()),
+            client("dynamodb", settings, settings.dynamodb_endpoint, session=boto_session()),
             settings.table_name,
             clock.now_ms,
         )
@@ -116,7 +116,9 @@ def build(
         from shared.adapters.notifier import ApiGatewayNotifier
 
         notifier = ApiGatewayNotifier(
-            client("apigatewaymanagementapi", settings, settings.callback_url, session=session()),
+            client(
+                "apigatewaymanagementapi", settings, settings.callback_url, session=boto_session()
+            ),
             metrics=metrics,
         )
     if lexicon is None:
