@@ -14,6 +14,15 @@ with the LocalClock) -> handlers imported -> gateway serving -> clock firing -> 
 emulator after another in one process (never two at once: the environment and moto's data are
 process-global).
 
+Transports: the handlers' boto3 clients come from one session on which, with ``in_process``
+(the default), Management API calls to this gateway and DynamoDB calls to the embedded moto
+are answered in this process (:mod:`infra.emulator.inprocess`: botocore still validates,
+serialises, signs and parses; only HTTP is skipped). An external ``dynamodb_endpoint`` is
+always called over HTTP; the HTTP ``@connections`` route and the moto server stay up for
+outside callers (:meth:`Emulator.management_client`, :meth:`Emulator.dynamodb_client`).
+Handlers run on a pool of ``max_workers`` threads, by default the cores this process may use
+(:func:`worker_count`): with every call in-process, more threads only wait for the GIL.
+
 Wiring of the real handlers: ``functions.routes.ROUTES`` (route key -> ``"module:attr"``) and
 ``functions.routes.TIMERS`` (``"clock"``: the clock function the LocalClock invokes;
 ``"watchdog"``: the sweeper, invoked every ``watchdog_seconds`` with an EventBridge "Scheduled
@@ -148,6 +157,8 @@ class Emulator:
     ``bots`` > 0 keeps ``bots`` bots in lobbies of each of ``bots_languages`` (English by
     default) and of every other language a player joins (``infra.emulator.bots.BotPools``,
     watching the gateway's ``join`` and ``party_start`` messages).
+    ``max_workers`` (default: the cores, :func:`worker_count`) sizes the handlers' pool;
+    ``in_process=False`` sends the handlers' DynamoDB and Management API calls over HTTP.
     ``create_tables=False`` skips the schema module. ``idle_timeout_seconds``,
     ``max_connection_seconds``, ``disconnect_loss``, ``half_open_seconds`` and ``gateway_seed``
     set the gateway's limits and failure modes (module docstring; defaults are AWS's).
