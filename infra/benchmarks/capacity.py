@@ -64,9 +64,9 @@ GOAL_P99_MS = 100.0
 GOAL_LATENESS_MS = 1000.0
 LEVELS_FULL = (25, 50, 100)
 LEVELS_QUICK = (2,)
-RAMP_SECONDS = 60.0
+RAMP_SECONDS = 120.0
 """Tournaments' players arrive at random times within this window from the level's start."""
-LEVEL_SECONDS = 180.0
+LEVEL_SECONDS = 240.0
 """Each level is cut off after this long (tournaments still running are cancelled)."""
 STEADY_AFTER_S = 15.0
 """The steady part starts this long after the ramp (the last joins' intros are over)."""
