@@ -47,6 +47,11 @@ def _response(url: str, status: int, headers: dict[str, str], body: bytes) -> AW
     return AWSResponse(url, status, headers, _RawBody(body))  # type: ignore[arg-type]
 
 
+def _under(url: str, prefix: str) -> bool:
+    """Whether ``url`` is ``prefix`` or below it (``http://h:80`` is not under ``http://h:8``)."""
+    return url.startswith(prefix) and url[len(prefix) : len(prefix) + 1] in ("", "/", "?")
+
+
 def _body(request: AWSPreparedRequest) -> bytes:
     body = request.body
     if body is None:
@@ -74,7 +79,7 @@ class ConnectionsTransport:
     def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
         url = request.url
         gateway = self.gateway
-        if gateway is None or not url.startswith(self.prefix):
+        if gateway is None or not _under(url, self.prefix):
             return None
         path = urlsplit(url).path
         at = path.find(CONNECTIONS_PATH)
@@ -100,7 +105,7 @@ class DynamoTransport:
         self._dispatch = DynamoHandler.dispatch
 
     def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
-        if not request.url.startswith(self.prefix):
+        if not _under(request.url, self.prefix):
             return None
         from moto.core.request import normalize_request
         from werkzeug.exceptions import HTTPException  # what moto's errors derive from

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import websockets
@@ -200,3 +200,32 @@ def test_the_emulator_sized_its_worker_pool_to_the_cores() -> None:
             assert emu.max_workers == max(2, len(os.sched_getaffinity(0)))
 
     run(scenario)
+
+
+def test_a_transport_answers_only_below_its_own_endpoint() -> None:
+    """``http://127.0.0.1:80`` is not below ``http://127.0.0.1:8``: a prefix of the text is not
+    enough; the path must follow it."""
+    from botocore.awsrequest import AWSPreparedRequest
+    from botocore.compat import HTTPHeaders
+
+    from infra.emulator.gateway import ManagementAnswer
+
+    asked: list[tuple[str, str, bytes]] = []
+
+    class Stub:
+        def manage_threadsafe(self, method: str, connection_id: str, data: bytes) -> Any:
+            asked.append((method, connection_id, data))
+            return ManagementAnswer(200, {}, b"")
+
+    transport = ConnectionsTransport(cast(LocalGateway, Stub()), "http://127.0.0.1:8")
+
+    def post(url: str) -> Any:
+        return transport(
+            AWSPreparedRequest(
+                method="POST", url=url, headers=HTTPHeaders(), body=b"x", stream_output=False
+            )
+        )
+
+    assert post("http://127.0.0.1:80/@connections/abc%3D") is None
+    assert post("http://127.0.0.1:8/@connections/abc%3D").status_code == 200
+    assert asked == [("POST", "abc=", b"x")]
