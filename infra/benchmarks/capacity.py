@@ -1,24 +1,46 @@
-"""Benchmark, figure 4: local capacity — N concurrent bot tournaments in the local runtime.
+"""Benchmark, figure 4: local capacity — N concurrent human-paced tournaments in the local runtime.
 
-The emulator (``infra.emulator.emulator.Emulator``: gateway, handlers, embedded moto DynamoDB,
-local clock) runs alone in a child process (``python -m infra.benchmarks.capacity --serve``), so
-its CPU and memory are its own (read from ``/proc``). The bots (``infra.emulator.bots.Bot``, 8 per
-tournament, all joining at once) run in this process; a ``Bot`` subclass stamps each guess when
-sent and each opponent's row when received (same process, same monotonic clock), keyed by
-(duel, row index). The latency is *guess sent -> the row received by the opponent*: the gateway,
-the guess handler (read, conditional write), the pushes through the local ``@connections`` and
-both event loops.
+The emulator (``infra.emulator.emulator.Emulator``: gateway, handlers on a worker pool sized to
+the cores, DynamoDB (embedded moto) and ``@connections`` called in-process, local clock) runs
+alone in a child process (``python -m infra.benchmarks.capacity --serve``), so its CPU and memory
+are its own (read from ``/proc``). The bots (``infra.emulator.bots.Bot``, 8 per tournament) run
+in this process.
 
-Each level is a fresh emulator with N tournaments at once. Think times are shortened (bots play
-within ``THINK_MS``) so a level takes tens of seconds, not 15 minutes: the offered load (guesses
-per second) is then far above N tournaments at human pace, and the report converts it with the
-guess rate of a human-paced tournament from figure 3.
+Human pace: each turn's think time is drawn from a lognormal distribution (median
+``THINK_MEDIAN_S``, shape ``THINK_SIGMA``: most turns take 3-12 s, a few 20 s and more), capped
+by the turn clock (the bot then sends ``bots._SAFETY_MS`` before the deadline), and a share
+``TIMEOUT_RATE`` of turns is left to time out. The turn clock and round intro are the real ones
+(30 s, 6 s). Tournaments start unsynchronised: tournament k's 8 players arrive at a random time
+within the first ``RAMP_SECONDS`` (joins one at a time, see ``_join``). A level runs for a
+bounded window (``LEVEL_SECONDS``) and is then cut off: a human-paced tournament lasts about
+12 minutes, so the window measures steady play, not whole tournaments.
+
+Measured per level (same process, same clocks as the bots):
+
+* latency *guess sent -> the row received by the opponent* (gateway, guess handler, pushes
+  through the local ``@connections``, both event loops), p50/p99, and guesses/s;
+* guesses sent before their turn's deadline but refused ``turn_over`` (judged late);
+* deadline lateness: for each skipped turn (a timeout), the time the skipped row reached the
+  duelist minus when the skip is due (the turn's ``deadline_ms`` plus the skip grace, 1 s by
+  design: ``shared.services.deadlines``); for each duel start, its arrival minus the round's
+  ``intro_deadline_ms`` — what the player sees, so delivery is included. The clock's Wait
+  wakes at the due time rounded up to the whole second (``shared.adapters.step_functions
+  .wait_timestamp``, as on AWS), so the runtime's own lateness is the arrival minus that wake
+  (``Level.lateness_ms``, the goal's measure); the lateness from the due time itself is kept
+  beside it (``Level.due_lateness_ms``);
+* CPU (user + system) and memory of the emulator, CPU of the bots.
+
+The machine is shared: figures are noisy (other processes take CPU), and the bots share the
+benchmark's own cores with the emulator.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
+import math
 import os
 import statistics
 import subprocess
@@ -29,20 +51,43 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-THINK_MS = (200, 800)
+THINK_MEDIAN_S = 6.0
+"""Median think time per turn (seconds)."""
+THINK_SIGMA = 0.6
+"""Lognormal shape: p90 = median x 2.2 (13 s), p99 = median x 4 (24 s, near the 30 s clock)."""
+TIMEOUT_RATE = 0.02
+"""Share of turns a player lets run out (the clock skips them)."""
 TURN_SECONDS = 30.0
-INTRO_SECONDS = 0.5
+INTRO_SECONDS = 6.0
 GOAL_TOURNAMENTS = 100
 GOAL_P99_MS = 100.0
-LEVELS_FULL = (1, 10, 25)
-LEVELS_QUICK = (1,)
-LEVEL_SECONDS = 60.0
+GOAL_LATENESS_MS = 1000.0
+LEVELS_FULL = (25, 50, 100)
+LEVELS_QUICK = (2,)
+RAMP_SECONDS = 120.0
+"""Tournaments' players arrive at random times within this window from the level's start."""
+LEVEL_SECONDS = 240.0
 """Each level is cut off after this long (tournaments still running are cancelled)."""
+STEADY_AFTER_S = 15.0
+"""The steady part starts this long after the ramp (the last joins' intros are over)."""
+QUICK_RAMP_SECONDS = 2.0
+QUICK_LEVEL_SECONDS = 30.0
+
+
+@functools.cache
+def skip_grace_ms() -> int:
+    """How long after a turn's deadline its skip is due (the runtime's default setting)."""
+    from shared.runtime.settings import Settings
+
+    seconds: float = Settings.model_fields["skip_grace_seconds"].default
+    return round(1000 * seconds)
 
 
 # ------------------------------------------------------------------------------ server side
-def serve(turn_seconds: float, intro_seconds: float) -> None:
-    """Child process: run the emulator, print ``READY <ws_url>``, stop when stdin closes."""
+def serve(turn_seconds: float, intro_seconds: float, *, in_process: bool = True) -> None:
+    """Child process: run the emulator, print ``READY <ws_url>``, stop when stdin closes.
+    ``in_process=False`` sends the handlers' DynamoDB and ``@connections`` calls over HTTP (the
+    runtime before the in-process transports, for comparison)."""
     import logging
 
     from infra.emulator.emulator import Emulator
@@ -58,6 +103,7 @@ def serve(turn_seconds: float, intro_seconds: float) -> None:
             intro_seconds=intro_seconds,
             watchdog_seconds=None,
             log_level="ERROR",
+            in_process=in_process,
         ) as emu:
             print(f"READY {emu.ws_url}", flush=True)
             loop = asyncio.get_running_loop()
@@ -94,11 +140,27 @@ def proc_sample(pid: int) -> ProcSample:
 class Level:
     tournaments: int
     seconds: float = 0.0
+    started: int = 0
+    """Tournaments that started (a ``lobby`` ``started`` reached one of their bots)."""
     finished: int = 0
     guesses: int = 0
     """Guesses whose row reached the opponent (the latency samples)."""
     latencies_ms: list[float] = field(default_factory=list)
+    sent_in_time: int = 0
+    """Guesses sent before their turn's deadline (by the bot's estimate of the server clock)."""
+    judged_late: int = 0
+    """Of those, refused ``turn_over``: the goal is none."""
+    lateness_ms: list[float] = field(default_factory=list)
+    """Per skipped turn and duel start: arrival at the player minus the clock's wake for it
+    (the due time rounded up to the whole second, as the Step Functions Wait does), in ms: the
+    local runtime's own lateness. The goal: none above 1 s."""
+    due_lateness_ms: list[float] = field(default_factory=list)
+    """The same arrivals minus the due time itself (0-999 ms more: the Wait's rounding)."""
     server_cpu_s: float = 0.0
+    steady_seconds: float = 0.0
+    """The steady part of the level: from ``STEADY_AFTER_S`` past the ramp to the end."""
+    steady_guesses: int = 0
+    steady_server_cpu_s: float = 0.0
     server_rss_mb: float = 0.0
     server_peak_mb: float = 0.0
     bots_cpu_s: float = 0.0
@@ -108,11 +170,11 @@ class Level:
     server_errors: dict[str, int] = field(default_factory=dict)
     """Handler failures the emulator logged, by exception name (e.g. TryAgainError)."""
 
-    def pct(self, q: float) -> float:
-        if not self.latencies_ms:
+    def pct(self, q: float, data: list[float] | None = None) -> float:
+        values = sorted(self.latencies_ms if data is None else data)
+        if not values:
             return float("nan")
-        data = sorted(self.latencies_ms)
-        return data[min(len(data) - 1, round(q / 100 * (len(data) - 1)))]
+        return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))]
 
     @property
     def p50(self) -> float:
@@ -121,6 +183,10 @@ class Level:
     @property
     def p99(self) -> float:
         return self.pct(99)
+
+    @property
+    def max_lateness_ms(self) -> float:
+        return max(self.lateness_ms) if self.lateness_ms else float("nan")
 
     @property
     def guesses_per_s(self) -> float:
@@ -132,28 +198,64 @@ class Level:
         return 1000 * self.server_cpu_s / self.guesses if self.guesses else float("nan")
 
     @property
+    def steady_cpu_ms_per_guess(self) -> float:
+        """Server CPU per delivered guess in the steady part (play, clock, pings; no joins)."""
+        if not self.steady_guesses:
+            return float("nan")
+        return 1000 * self.steady_server_cpu_s / self.steady_guesses
+
+    @property
+    def steady_cpu_pct(self) -> float:
+        """Server CPU as % of one core in the steady part."""
+        return 100 * self.steady_server_cpu_s / self.steady_seconds if self.steady_seconds else 0.0
+
+    @property
     def server_cpu_pct(self) -> float:
         """Server CPU as % of one core over the level."""
         return 100 * self.server_cpu_s / self.seconds if self.seconds else 0.0
+
+    @property
+    def meets(self) -> bool:
+        """p99 below the goal, no guess judged late, no deadline more than 1 s late."""
+        lateness_ok = not self.lateness_ms or self.max_lateness_ms <= GOAL_LATENESS_MS
+        return (
+            bool(self.latencies_ms)
+            and self.p99 < GOAL_P99_MS
+            and self.judged_late == 0
+            and lateness_ok
+            and not self.error
+        )
+
+
+def _late(level: Level, arrived_ms: float, due_ms: int) -> None:
+    wake_ms = -(-due_ms // 1000) * 1000  # the Wait state's timestamp: due rounded up to 1 s
+    level.lateness_ms.append(arrived_ms - wake_ms)
+    level.due_lateness_ms.append(arrived_ms - due_ms)
 
 
 def _timed_bot_class() -> Any:
     from infra.emulator.bots import Bot
 
     class TimedBot(Bot):
-        """A bot that stamps its guesses and its opponents' rows (see the module docstring)."""
+        """A human-paced bot that stamps its guesses and its opponents' rows, counts its
+        guesses judged late and the lateness of the deadlines it sees (module docstring)."""
 
         sent: dict[tuple[str, int, str], float]
-        latencies: list[float]
+        level: Level
         joining: asyncio.Semaphore
         """One join at a time across all bots (see ``_join``)."""
         _holds: bool = False
+        _turn_deadline_ms: int | None = None
+        _intro_deadline_ms: int | None = None
+
+        def think_ms(self) -> float:
+            return 1000 * self.rng.lognormvariate(math.log(THINK_MEDIAN_S), THINK_SIGMA)
 
         async def _join(self) -> None:
             # Simultaneous joins can each find no waiting lobby and each create one (8 bots
             # split over lobbies that never fill) or exhaust the lobby's optimistic retries
-            # (try_again). Real players trickle in; the benchmark serialises the joins so every
-            # 8 bots fill one lobby, releasing at the bot's first lobby event (or 5 s).
+            # (try_again). The benchmark serialises the joins so every 8 bots fill one lobby,
+            # releasing at the bot's first lobby event (or 5 s).
             await self.joining.acquire()
             self._holds = True
             asyncio.get_running_loop().call_later(5.0, self._release)
@@ -172,80 +274,143 @@ def _timed_bot_class() -> Any:
             self._release()
             await super()._on_error(m)
 
+        async def _on_round(self, m: dict[str, Any]) -> None:
+            self._intro_deadline_ms = m.get("intro_deadline_ms")
+            await super()._on_round(m)
+
+        async def _on_duel_start(self, m: dict[str, Any]) -> None:
+            if self.player_id in m.get("players", ()):
+                if self._intro_deadline_ms is not None:
+                    _late(self.level, self.server_now_ms(), self._intro_deadline_ms)
+                    self._intro_deadline_ms = None
+                self._turn_deadline_ms = m.get("deadline_ms")
+            await super()._on_duel_start(m)
+
         async def _guess(self, duel_id: str, word: str, deadline_ms: int) -> dict[str, Any] | None:
             index = len(self._duel.rows) if self._duel is not None else -1
             self.sent[(duel_id, index, self.player_id or "")] = time.perf_counter()
-            return await super()._guess(duel_id, word, deadline_ms)
+            in_time = self.server_now_ms() < deadline_ms
+            if in_time:
+                self.level.sent_in_time += 1
+            # A played guess's turn event cancels this task here; a refusal returns the error.
+            reply = await super()._guess(duel_id, word, deadline_ms)
+            if in_time and reply is not None and reply.get("code") == "turn_over":
+                self.level.judged_late += 1
+            return reply
 
         async def _on_turn(self, m: dict[str, Any]) -> None:
             row = m.get("row") or {}
-            if (
-                self._duel is not None
-                and m.get("duel_id") == self._duel.duel_id
-                and row.get("player") != self.player_id
-                and not row.get("skipped")
-            ):
-                key = (m["duel_id"], len(self._duel.rows), row.get("player", ""))
-                at = self.sent.pop(key, None)
-                if at is not None:
-                    self.latencies.append((time.perf_counter() - at) * 1000)
+            if self._duel is not None and m.get("duel_id") == self._duel.duel_id:
+                if row.get("skipped") and self._turn_deadline_ms is not None:
+                    due = self._turn_deadline_ms + skip_grace_ms()
+                    _late(self.level, self.server_now_ms(), due)
+                elif row.get("player") != self.player_id:
+                    key = (m["duel_id"], len(self._duel.rows), row.get("player", ""))
+                    at = self.sent.pop(key, None)
+                    if at is not None:
+                        self.level.latencies_ms.append((time.perf_counter() - at) * 1000)
+                self._turn_deadline_ms = m.get("deadline_ms")
             await super()._on_turn(m)
 
     return TimedBot
 
 
-async def _play(url: str, tournaments: int, level: Level) -> None:
+async def _steady(pid: int, level: Level, after_s: float) -> None:
+    """At ``after_s``, note the server's CPU and the guesses so far; at cancellation (the
+    level's end) fill in the steady part's figures."""
+    await asyncio.sleep(after_s)
+    start, cpu, guesses = time.perf_counter(), proc_sample(pid).cpu_s, len(level.latencies_ms)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        level.steady_seconds = time.perf_counter() - start
+        level.steady_server_cpu_s = proc_sample(pid).cpu_s - cpu
+        level.steady_guesses = len(level.latencies_ms) - guesses
+
+
+async def _play(
+    url: str, tournaments: int, level: Level, ramp_s: float, pid: int | None = None
+) -> None:
     import random
 
     from infra.emulator.bots import BotConfig
 
     timed = _timed_bot_class()
     timed.sent = {}
-    timed.latencies = level.latencies_ms
+    timed.level = level
     timed.joining = asyncio.Semaphore(1)
     rng = random.Random(tournaments)
-    config = BotConfig(think_ms=THINK_MS)
-    bots = [
-        timed(url, "en", config, name=f"t{i // 8}b{i % 8}", seed=rng.randrange(2**32))
-        for i in range(8 * tournaments)
-    ]
-
-    results = await asyncio.gather(*(b.run(1) for b in bots), return_exceptions=True)
+    config = BotConfig(timeout_rate=TIMEOUT_RATE)
+    arrivals = sorted(rng.uniform(0, ramp_s) for _ in range(tournaments))
+    started: set[str] = set()
     finished: set[str] = set()
-    for r in results:
-        if isinstance(r, BaseException):
-            level.error = level.error or repr(r)
-            continue
-        for res in r:
-            if res.tournament_end is not None and res.tournament_id:
-                finished.add(res.tournament_id)
-    level.finished = len(finished)
+
+    async def player(i: int) -> None:
+        # the 8 players of one tournament arrive within a second of each other
+        await asyncio.sleep(arrivals[i // 8] + rng.uniform(0, 1))
+        bot = timed(url, "en", config, name=f"t{i // 8}b{i % 8}", seed=rng.randrange(2**32))
+        try:
+            for res in await bot.run(1):
+                if res.tournament_id:
+                    started.add(res.tournament_id)
+                if res.tournament_end is not None and res.tournament_id:
+                    finished.add(res.tournament_id)
+        finally:
+            if bot.current is not None and bot.current.tournament_id:
+                started.add(bot.current.tournament_id)
+
+    steady = asyncio.create_task(_steady(pid, level, ramp_s + STEADY_AFTER_S)) if pid else None
+    try:
+        results = await asyncio.gather(
+            *(player(i) for i in range(8 * tournaments)), return_exceptions=True
+        )
+        for r in results:
+            if isinstance(r, BaseException):
+                level.error = level.error or repr(r)
+    finally:
+        if steady is not None:
+            steady.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await steady
+        level.started = len(started)
+        level.finished = len(finished)
 
 
-def run_level(tournaments: int, seconds: float = LEVEL_SECONDS) -> Level:
+def run_level(
+    tournaments: int,
+    seconds: float = LEVEL_SECONDS,
+    ramp_s: float = RAMP_SECONDS,
+    *,
+    in_process: bool = True,
+) -> Level:
     """One level on a fresh emulator; the emulator's log is scanned for handler failures."""
     import tempfile
 
     with tempfile.TemporaryFile(mode="w+") as log:
-        return _run_level(tournaments, seconds, log)
+        return _run_level(tournaments, seconds, ramp_s, in_process, log)
 
 
-def _run_level(tournaments: int, seconds: float, log: Any) -> Level:
+def _run_level(
+    tournaments: int, seconds: float, ramp_s: float, in_process: bool, log: Any
+) -> Level:
     import collections
     import re
 
     level = Level(tournaments)
+    command = [
+        sys.executable,
+        "-m",
+        "infra.benchmarks.capacity",
+        "--serve",
+        "--turn-seconds",
+        str(TURN_SECONDS),
+        "--intro-seconds",
+        str(INTRO_SECONDS),
+    ]
+    if not in_process:
+        command.append("--wire")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "infra.benchmarks.capacity",
-            "--serve",
-            "--turn-seconds",
-            str(TURN_SECONDS),
-            "--intro-seconds",
-            str(INTRO_SECONDS),
-        ],
+        command,
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -263,7 +428,7 @@ def _run_level(tournaments: int, seconds: float, log: Any) -> Level:
         own_before = os.times()
         start = time.perf_counter()
         try:
-            asyncio.run(asyncio.wait_for(_play(url, tournaments, level), seconds))
+            asyncio.run(asyncio.wait_for(_play(url, tournaments, level, ramp_s, proc.pid), seconds))
         except TimeoutError:
             level.cut_off = True
         level.seconds = time.perf_counter() - start
@@ -293,17 +458,44 @@ def _run_level(tournaments: int, seconds: float, log: Any) -> Level:
 @dataclass
 class CapacityResult:
     levels: list[Level]
-    think_ms: tuple[int, int] = THINK_MS
+    think_median_s: float = THINK_MEDIAN_S
+    think_sigma: float = THINK_SIGMA
+    timeout_rate: float = TIMEOUT_RATE
     turn_seconds: float = TURN_SECONDS
     intro_seconds: float = INTRO_SECONDS
+    ramp_seconds: float = RAMP_SECONDS
+    level_seconds: float = LEVEL_SECONDS
 
 
 def measure(quick: bool = False) -> CapacityResult:
     import logging
 
     logging.getLogger("bots").setLevel(logging.ERROR)
-    levels = LEVELS_QUICK if quick else LEVELS_FULL
-    return CapacityResult([run_level(n, 40.0 if quick else LEVEL_SECONDS) for n in levels])
+    if quick:
+        levels = [run_level(n, QUICK_LEVEL_SECONDS, QUICK_RAMP_SECONDS) for n in LEVELS_QUICK]
+        return CapacityResult(
+            levels, ramp_seconds=QUICK_RAMP_SECONDS, level_seconds=QUICK_LEVEL_SECONDS
+        )
+    return CapacityResult([run_level(n) for n in LEVELS_FULL])
+
+
+def describe(lv: Level) -> str:
+    """One line per level, as the command prints it."""
+    return (
+        f"{lv.tournaments} tournaments ({lv.started} started, {lv.finished} finished) in "
+        f"{lv.seconds:.0f} s: {lv.guesses} guesses ({lv.guesses_per_s:.1f}/s), guess -> "
+        f"opponent's row p50 {lv.p50:.1f} ms p99 {lv.p99:.1f} ms; judged late "
+        f"{lv.judged_late} of {lv.sent_in_time} sent in time; deadline lateness after the "
+        f"clock's wake max {lv.max_lateness_ms:.0f} ms p99 {lv.pct(99, lv.lateness_ms):.0f} ms "
+        f"(after the due time: max {max(lv.due_lateness_ms, default=float('nan')):.0f} ms; "
+        f"n={len(lv.lateness_ms)}); steady part: {lv.steady_guesses} guesses in "
+        f"{lv.steady_seconds:.0f} s, server CPU {lv.steady_cpu_pct:.0f}% "
+        f"({lv.steady_cpu_ms_per_guess:.1f} ms/guess); whole level: server CPU "
+        f"{lv.server_cpu_pct:.0f}% ({lv.server_cpu_ms_per_guess:.1f} ms/guess), RSS "
+        f"{lv.server_rss_mb:.0f} MB (peak {lv.server_peak_mb:.0f}), bots CPU "
+        f"{lv.bots_cpu_s:.1f} s{' cut off' if lv.cut_off else ''} {lv.error} "
+        f"{lv.server_errors or ''}".rstrip()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -311,20 +503,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve", action="store_true", help="run the emulator (child process)")
     parser.add_argument("--turn-seconds", type=float, default=TURN_SECONDS)
     parser.add_argument("--intro-seconds", type=float, default=INTRO_SECONDS)
+    parser.add_argument(
+        "--wire", action="store_true", help="DynamoDB and @connections over HTTP (comparison)"
+    )
     parser.add_argument("--levels", default="1", help="comma-separated tournament counts")
+    parser.add_argument("--seconds", type=float, default=LEVEL_SECONDS, help="window per level")
+    parser.add_argument("--ramp", type=float, default=RAMP_SECONDS, help="arrival window, s")
     args = parser.parse_args(argv)
     if args.serve:
-        serve(args.turn_seconds, args.intro_seconds)
+        serve(args.turn_seconds, args.intro_seconds, in_process=not args.wire)
         return 0
+    import logging
+
+    logging.getLogger("bots").setLevel(logging.ERROR)
     for n in (int(x) for x in args.levels.split(",")):
-        lv = run_level(n)
-        print(
-            f"{n} tournaments: {lv.finished} finished in {lv.seconds:.1f} s, "
-            f"{lv.guesses} guesses ({lv.guesses_per_s:.1f}/s), latency p50 {lv.p50:.1f} ms "
-            f"p99 {lv.p99:.1f} ms (n={len(lv.latencies_ms)}), server CPU {lv.server_cpu_pct:.0f}% "
-            f"RSS {lv.server_rss_mb:.0f} MB (peak {lv.server_peak_mb:.0f}), bots CPU "
-            f"{lv.bots_cpu_s:.1f} s {'cut off ' if lv.cut_off else ''}{lv.error}"
-        )
+        print(describe(run_level(n, args.seconds, args.ramp, in_process=not args.wire)))
     return 0
 
 

@@ -578,7 +578,7 @@ class Bot:
         if rng.random() < cfg.timeout_rate:
             log.info("%s %s: letting the turn time out", self.name, self.nickname)
             return
-        think = rng.uniform(*cfg.think_ms)
+        think = self.think_ms()
         budget = deadline_ms - self.server_now_ms() - _SAFETY_MS
         await asyncio.sleep(max(0.0, min(think, budget)) / 1000)
         if rng.random() < cfg.invalid_rate and self._solver is not None:
@@ -593,6 +593,11 @@ class Bot:
             if reply is None or reply.get("code") not in INVALID_GUESS_CODES:
                 return
             solver.rejected.add(tiles)  # our list and the server's differ: try another
+
+    def think_ms(self) -> float:
+        """This turn's think time in ms (before the deadline caps it): uniform over
+        ``config.think_ms``; a subclass may draw it from another distribution."""
+        return self.rng.uniform(*self.config.think_ms)
 
     async def _guess(self, duel_id: str, word: str, deadline_ms: int) -> dict[str, Any] | None:
         """Send a guess; the error reply if refused, None if played (or no reply in time)."""

@@ -42,6 +42,115 @@ class SerialisedApp:
                     close()
 
 
+class ItemRollback:
+    """moto's ``TransactWriteItems`` with the rollback of the items it touches, not the tables.
+
+    moto backs up every table a transaction names with ``copy.deepcopy`` before applying it
+    (``DynamoDBBackend.transact_write_items``), so each transaction costs time in proportion to
+    the whole table: with a hundred tournaments' players, connections and lobbies in the one
+    table of the single-table design, a join's transaction took tens of ms. Installed
+    (:meth:`install`), the backend's transaction backs up only the items its operations name
+    (by key, their attributes as they were or their absence) and, when moto raises (a failed
+    condition: ``TransactionCanceledException``; a validation error), puts those back —
+    the same outcome, since moto applies a transaction's operations only to those items. The
+    table copy is skipped by handing moto the live table as its "backup" for the duration of the
+    call (its restore is then a no-op). Requests must be serialised (they are: the
+    :class:`SerialisedApp` / in-process lock), as moto itself requires.
+    """
+
+    def __init__(self) -> None:
+        self._installed: Any = None
+        self._active = False
+
+    def install(self) -> None:
+        """Patch moto's backend class and the ``copy`` module its models module uses."""
+        import copy
+
+        from moto.dynamodb.models.table import Table
+
+        models: Any = importlib.import_module("moto.dynamodb.models")
+        if self._installed is not None:
+            return
+        original = models.DynamoDBBackend.transact_write_items
+        rollback = self
+
+        class _Copy:
+            """``copy`` for moto's models module: a table's deepcopy is the table itself while
+            an item-rolled-back transaction runs (and a real deepcopy otherwise)."""
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(copy, name)
+
+            @staticmethod
+            def deepcopy(x: Any, memo: Any = None) -> Any:
+                if rollback._active and isinstance(x, Table):
+                    return x
+                return copy.deepcopy(x, memo)
+
+        def transact_write_items(backend: Any, transact_items: list[dict[str, Any]]) -> None:
+            saved = rollback._save(backend, transact_items)
+            rollback._active = True
+            try:
+                original(backend, transact_items)
+            except Exception:
+                rollback._active = False
+                rollback._restore(backend, saved)
+                raise
+            finally:
+                rollback._active = False
+
+        self._installed = (models, original, models.copy)
+        models.copy = _Copy()
+        models.DynamoDBBackend.transact_write_items = transact_write_items
+
+    def uninstall(self) -> None:
+        """Undo :meth:`install`."""
+        if self._installed is None:
+            return
+        models, original, copy_module = self._installed
+        models.DynamoDBBackend.transact_write_items = original
+        models.copy = copy_module
+        self._installed = None
+
+    @staticmethod
+    def _save(
+        backend: Any, transact_items: list[dict[str, Any]]
+    ) -> list[tuple[str, dict[str, Any], dict[str, Any] | None]]:
+        """(table, key, attributes before or None) for each item a write operation names."""
+        import copy
+
+        saved = []
+        for entry in transact_items:
+            for op_type, op in entry.items():
+                if op_type == "ConditionCheck" or op.get("TableName") not in backend.tables:
+                    continue
+                table = backend.tables[op["TableName"]]
+                if op_type == "Put":
+                    attrs = op.get("Item") or {}
+                    names = [table.hash_key_attr, table.range_key_attr]
+                    key = {n: attrs[n] for n in names if n is not None and n in attrs}
+                else:
+                    key = op.get("Key") or {}
+                try:
+                    item = backend.get_item(op["TableName"], key)
+                except Exception:  # a malformed key: moto refuses the transaction itself
+                    continue
+                before = copy.deepcopy(item.to_json()["Attributes"]) if item else None
+                saved.append((op["TableName"], key, before))
+        return saved
+
+    @staticmethod
+    def _restore(
+        backend: Any, saved: list[tuple[str, dict[str, Any], dict[str, Any] | None]]
+    ) -> None:
+        for table_name, key, before in reversed(saved):
+            if before is None:
+                if backend.get_item(table_name, key) is not None:
+                    backend.delete_item(table_name, key)
+            else:
+                backend.put_item(table_name, before)
+
+
 def _reset_moto_dynamodb() -> None:
     """Forget every table in moto's in-process DynamoDB (it is global to the process)."""
     from moto.backends import get_backend
@@ -62,6 +171,7 @@ class EmbeddedDynamo:
         self._server: Any = None
         self.lock = threading.Lock()
         """Held while moto handles a request; tests may hold it to freeze the database."""
+        self._rollback = ItemRollback()
 
     def start(self) -> EmbeddedDynamo:
         """Start serving (blocks until the socket is bound); returns self."""
@@ -96,6 +206,7 @@ class EmbeddedDynamo:
                 self._server.serve_forever()
 
         _reset_moto_dynamodb()
+        self._rollback.install()
         self._server = _SerialisedMotoServer(ip_address=self._host, port=self._port, verbose=False)
         self._server.start()
         log.info("embedded DynamoDB (moto) on %s", self.endpoint)
@@ -110,6 +221,7 @@ class EmbeddedDynamo:
         if inner is not None:
             inner.server_close()  # ThreadedMotoServer.stop leaves the listening socket open
         self._server = None
+        self._rollback.uninstall()
         _reset_moto_dynamodb()
 
     def __enter__(self) -> EmbeddedDynamo:

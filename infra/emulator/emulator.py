@@ -14,6 +14,15 @@ with the LocalClock) -> handlers imported -> gateway serving -> clock firing -> 
 emulator after another in one process (never two at once: the environment and moto's data are
 process-global).
 
+Transports: the handlers' boto3 clients come from one session on which, with ``in_process``
+(the default), Management API calls to this gateway and DynamoDB calls to the embedded moto
+are answered in this process (:mod:`infra.emulator.inprocess`: botocore still validates,
+serialises, signs and parses; only HTTP is skipped). An external ``dynamodb_endpoint`` is
+always called over HTTP; the HTTP ``@connections`` route and the moto server stay up for
+outside callers (:meth:`Emulator.management_client`, :meth:`Emulator.dynamodb_client`).
+Handlers run on a pool of ``max_workers`` threads, by default the cores this process may use
+(:func:`worker_count`): with every call in-process, more threads only wait for the GIL.
+
 Wiring of the real handlers: ``functions.routes.ROUTES`` (route key -> ``"module:attr"``) and
 ``functions.routes.TIMERS`` (``"clock"``: the clock function the LocalClock invokes;
 ``"watchdog"``: the sweeper, invoked every ``watchdog_seconds`` with an EventBridge "Scheduled
@@ -52,6 +61,7 @@ from typing import Any, ClassVar
 
 from infra.emulator.dynamo import EmbeddedDynamo, create_tables
 from infra.emulator.gateway import Handler, LocalGateway
+from infra.emulator.inprocess import ConnectionsTransport, DynamoTransport, register
 from infra.emulator.lambda_context import (
     ACCOUNT_ID,
     DEFAULT_REGION,
@@ -111,6 +121,15 @@ def scheduled_event(region: str, rule: str = "wordle-tournament-watchdog") -> di
     }
 
 
+def worker_count() -> int:
+    """The handlers' worker pool size: the cores this process may run on (at least 2)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(2, cores)
+
+
 def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -138,6 +157,8 @@ class Emulator:
     ``bots`` > 0 keeps ``bots`` bots in lobbies of each of ``bots_languages`` (English by
     default) and of every other language a player joins (``infra.emulator.bots.BotPools``,
     watching the gateway's ``join`` and ``party_start`` messages).
+    ``max_workers`` (default: the cores, :func:`worker_count`) sizes the handlers' pool;
+    ``in_process=False`` sends the handlers' DynamoDB and Management API calls over HTTP.
     ``create_tables=False`` skips the schema module. ``idle_timeout_seconds``,
     ``max_connection_seconds``, ``disconnect_loss``, ``half_open_seconds`` and ``gateway_seed``
     set the gateway's limits and failure modes (module docstring; defaults are AWS's).
@@ -169,7 +190,8 @@ class Emulator:
         bots: int = 0,
         bots_languages: tuple[str, ...] = ("en",),
         stage: str = "local",
-        max_workers: int = 64,
+        max_workers: int | None = None,
+        in_process: bool = True,
         log_level: str | None = None,
         idle_timeout_seconds: float = IDLE_TIMEOUT_SECONDS,
         max_connection_seconds: float = MAX_CONNECTION_SECONDS,
@@ -194,7 +216,8 @@ class Emulator:
         self.bots = bots
         self.bots_languages = bots_languages
         self.stage = stage
-        self.max_workers = max_workers
+        self.max_workers = max_workers or worker_count()
+        self.in_process = in_process
         self.log_level = log_level
         self.idle_timeout_seconds = idle_timeout_seconds
         self.max_connection_seconds = max_connection_seconds
@@ -216,6 +239,7 @@ class Emulator:
         self._watchdog_task: asyncio.Task[None] | None = None
         self._watchdog: Handler | None = None
         self._cleanups: list[Callable[[], Any]] = []
+        self._connections_transport: ConnectionsTransport | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -274,7 +298,7 @@ class Emulator:
             from shared.runtime.bootstrap import build
             from shared.runtime.settings import Settings
 
-            self.deps = build(Settings.from_env(), clock=self._clock)
+            self.deps = build(Settings.from_env(), clock=self._clock, session=self._session())
         clock_handler = (
             resolve(self.clock_handler_override)
             if self.clock_handler_override is not None
@@ -302,6 +326,8 @@ class Emulator:
             seed=self.gateway_seed,
         )
         await self._gateway.start()
+        if self._connections_transport is not None:
+            self._connections_transport.gateway = self._gateway
         self._clock.start()
         self._watchdog = (
             resolve(self.watchdog_handler_override)
@@ -353,6 +379,25 @@ class Emulator:
     async def serve_forever(self) -> None:
         """Run until cancelled (the CLI cancels on Ctrl-C)."""
         await asyncio.Event().wait()
+
+    def _session(self) -> Any:
+        """The boto3 session the handlers' clients come from: with ``in_process``, Management
+        API calls to this gateway and DynamoDB calls to the embedded moto skip the wire
+        (:mod:`infra.emulator.inprocess`); an external ``dynamodb_endpoint`` is called over
+        HTTP."""
+        import boto3
+
+        session = boto3.session.Session()
+        if not self.in_process:
+            return session
+        self._connections_transport = ConnectionsTransport(None, self.env["CALLBACK_URL"])
+        dynamo = (
+            DynamoTransport(self._dynamo.endpoint, self._dynamo.lock)
+            if self._dynamo is not None
+            else None
+        )
+        register(session, connections=self._connections_transport, dynamo=dynamo)
+        return session
 
     # -- environment -----------------------------------------------------------------------
 

@@ -274,7 +274,8 @@ class Connection:
     last_active_ms: int
     opened_at: float = 0.0
     active_at: float = 0.0
-    inbox: asyncio.Queue[tuple[str | None, bool] | None] = field(default_factory=asyncio.Queue)
+    inbox: asyncio.Queue[tuple[str | None, bool, int] | None] = field(default_factory=asyncio.Queue)
+    """Messages waiting for their handler: (body, is base64, UTC ms received)."""
     postable: bool = False
     close_code: int | None = None
     close_reason: str = ""
@@ -502,9 +503,14 @@ class LocalGateway:
     # -- WebSocket API ---------------------------------------------------------------------
 
     def _request_context(
-        self, conn: Connection, route_key: str, event_type: str, **extra: Any
+        self,
+        conn: Connection,
+        route_key: str,
+        event_type: str,
+        received_ms: int | None = None,
+        **extra: Any,
     ) -> dict[str, Any]:
-        now = _now_ms()
+        now = _now_ms() if received_ms is None else received_ms
         request_id = new_id()
         ctx: dict[str, Any] = {"routeKey": route_key}
         ctx.update(extra)
@@ -555,10 +561,18 @@ class LocalGateway:
         return event
 
     def message_event(
-        self, conn: Connection, route_key: str, body: str | None, is_base64: bool
+        self,
+        conn: Connection,
+        route_key: str,
+        body: str | None,
+        is_base64: bool,
+        received_ms: int | None = None,
     ) -> dict[str, Any]:
-        """A message event for ``route_key`` carrying ``body`` as received."""
-        context = self._request_context(conn, route_key, "MESSAGE", messageId=new_id())
+        """A message event for ``route_key`` carrying ``body`` as received. ``requestTimeEpoch``
+        is ``received_ms`` (UTC ms; default now): when the message reached the gateway, not
+        when its handler runs (a connection's messages wait for the one before; a guess counts
+        by the time API Gateway received it: shared/protocol/README.md)."""
+        context = self._request_context(conn, route_key, "MESSAGE", received_ms, messageId=new_id())
         return {"requestContext": context, "body": body, "isBase64Encoded": is_base64}
 
     def disconnect_event(self, conn: Connection) -> dict[str, Any]:
@@ -756,9 +770,9 @@ class LocalGateway:
                 if conn.dropped:  # read before the drop: a vanished peer's last bytes are lost
                     continue
                 if msg.type is WSMsgType.TEXT:
-                    conn.inbox.put_nowait((msg.data, False))
+                    conn.inbox.put_nowait((msg.data, False, _now_ms()))
                 else:
-                    conn.inbox.put_nowait((base64.b64encode(msg.data).decode(), True))
+                    conn.inbox.put_nowait((base64.b64encode(msg.data).decode(), True, _now_ms()))
             elif msg.type is WSMsgType.CLOSE:
                 if conn.close_code is None:
                     conn.close_code = int(msg.data) if msg.data else 1005
@@ -789,11 +803,11 @@ class LocalGateway:
         """Handle one connection's messages in order, then its ``$disconnect``."""
         try:
             while (item := await conn.inbox.get()) is not None:
-                body, is_base64 = item
+                body, is_base64, received_ms = item
                 route = select_route(
                     None if is_base64 else body, self.routes.keys() | self.mock_routes.keys()
                 )
-                await self._dispatch(conn, route, body, is_base64)
+                await self._dispatch(conn, route, body, is_base64, received_ms)
             if "$disconnect" in self.routes and self._rng.random() < self.disconnect_loss:
                 log.info("$disconnect of %s lost (disconnect_loss)", conn.id)
             elif "$disconnect" in self.routes:
@@ -804,13 +818,15 @@ class LocalGateway:
         finally:
             self._all.discard(conn)
 
-    async def _dispatch(self, conn: Connection, route: str, body: str | None, b64: bool) -> None:
+    async def _dispatch(
+        self, conn: Connection, route: str, body: str | None, b64: bool, received_ms: int
+    ) -> None:
         for observe in self.observers:
             try:
                 observe(route, None if b64 else body)
             except Exception:  # an observer never breaks the connection
                 log.exception("message observer failed for route %s", route)
-        event = self.message_event(conn, route, body, b64)
+        event = self.message_event(conn, route, body, b64, received_ms)
         request_id = event["requestContext"]["requestId"]
         mock = self.mock_routes.get(route)
         if mock is not None:  # MOCK integration + route response: no handler runs
@@ -862,23 +878,40 @@ class LocalGateway:
     # -- Management API --------------------------------------------------------------------
 
     @staticmethod
-    def _error(status: int, error_type: str, message: str | None = None) -> web.Response:
+    def _error(status: int, error_type: str, message: str | None = None) -> ManagementAnswer:
         """An error as API Gateway's Management API sends it (boto3 reads the header)."""
-        return web.json_response(
-            {"message": message},
-            status=status,
-            headers={"x-amzn-ErrorType": error_type, "x-amzn-RequestId": str(uuid.uuid4())},
+        return ManagementAnswer(
+            status,
+            {
+                "Content-Type": "application/json",
+                "x-amzn-ErrorType": error_type,
+                "x-amzn-RequestId": str(uuid.uuid4()),
+            },
+            json.dumps({"message": message}).encode(),
         )
 
     async def _management(self, request: web.Request) -> web.StreamResponse:
-        connection_id = request.match_info["connection_id"]
-        method = request.method
+        """The HTTP ``@connections`` route: :meth:`manage` on the wire."""
+        data = await request.read() if request.method == "POST" else b""
+        answer = await self.manage(request.method, request.match_info["connection_id"], data)
+        return web.Response(status=answer.status, headers=answer.headers, body=answer.body)
+
+    async def manage(self, method: str, connection_id: str, data: bytes = b"") -> ManagementAnswer:
+        """One Management API call: ``POST`` (PostToConnection, ``data`` sent as one message),
+        ``GET`` (GetConnection) or ``DELETE`` (DeleteConnection) on ``connection_id``.
+
+        Returns what API Gateway answers on the wire: 200 (POST), 200 with the JSON
+        ``connectedAt``/``identity``/``lastActiveAt`` (GET), 204 (DELETE); errors with their
+        ``x-amzn-ErrorType``: 410 ``GoneException`` (unknown, closed or not yet connected),
+        413 ``PayloadTooLargeException`` (``data`` over ``max_message_bytes``), 403
+        ``ForbiddenException`` (another method). Both the HTTP route and the in-process
+        transport (:mod:`infra.emulator.inprocess`) answer through here. Runs on the gateway's
+        event loop.
+        """
         if method not in ("POST", "GET", "DELETE"):
             return self._error(403, "ForbiddenException", "Forbidden")
-        if method == "POST":
-            data = await request.read()
-            if len(data) > self.max_message_bytes:
-                return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
+        if method == "POST" and len(data) > self.max_message_bytes:
+            return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
         conn = self._connections.get(connection_id)
         if conn is None or not conn.postable:
             return self._error(410, "GoneException")
@@ -886,14 +919,45 @@ class LocalGateway:
         if method == "POST":
             if not await self._send(conn, data):
                 return self._error(410, "GoneException")
-            return web.Response(status=200, headers=ok_headers)
+            return ManagementAnswer(200, ok_headers, b"")
         if method == "GET":
             info = {
                 "connectedAt": _iso(conn.connected_at_ms),
                 "identity": {"sourceIp": conn.source_ip, "userAgent": conn.user_agent},
                 "lastActiveAt": _iso(conn.last_active_ms),
             }
-            return web.json_response(info, headers=ok_headers)
+            headers = ok_headers | {"Content-Type": "application/json"}
+            return ManagementAnswer(200, headers, json.dumps(info).encode())
         with contextlib.suppress(ConnectionError):
             await self._close(conn, WSCloseCode.OK, _CLOSE_REASONS[1000])
-        return web.Response(status=204, headers=ok_headers)
+        return ManagementAnswer(204, ok_headers, b"")
+
+    def manage_threadsafe(
+        self, method: str, connection_id: str, data: bytes = b""
+    ) -> ManagementAnswer:
+        """:meth:`manage` from another thread (a handler in the worker pool): blocks until the
+        gateway's event loop has answered. Raises ``RuntimeError`` before :meth:`start` or on
+        the event loop's own thread (it would wait for itself)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            raise RuntimeError("the gateway is not running")
+        if _running_loop() is loop:
+            raise RuntimeError("manage_threadsafe called on the gateway's event loop")
+        future = asyncio.run_coroutine_threadsafe(self.manage(method, connection_id, data), loop)
+        return future.result()
+
+
+@dataclass(frozen=True)
+class ManagementAnswer:
+    """A Management API answer: HTTP ``status``, ``headers``, ``body`` (bytes; JSON or empty)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

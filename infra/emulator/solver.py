@@ -134,6 +134,15 @@ def opening(language: str, length: int) -> Tiles:
     return _frequency_rank(pool, pool)
 
 
+@functools.lru_cache(maxsize=1024)
+def _first_row(language: str, length: int, row: tuple[Tiles, Marks]) -> tuple[Tiles, ...]:
+    """The words of the whole list consistent with one row (cached: the first row filters the
+    whole list, and both duelists — and every duel opening with the same word against a secret
+    giving the same marks — ask for the same one)."""
+    tiles, marks = row
+    return tuple(w for w in vocabulary(language, length).allowed if pattern(tiles, w) == marks)
+
+
 @dataclass
 class DuelSolver:
     """Candidate tracking for one duel; feed it every row of the shared board, then ``choose``."""
@@ -154,9 +163,13 @@ class DuelSolver:
         row = (tuple(tiles), tuple(str(m) for m in marks))
         if len(row[0]) != self.length or len(row[1]) != self.length:
             return  # not this duel's shape: ignore rather than empty the candidates
+        first = not self.rows
         self.rows.append(row)
         self.guessed.add(row[0])
-        narrowed = [w for w in self.candidates if pattern(row[0], w) == row[1]]
+        if first and len(self.candidates) == len(self.vocab.allowed):
+            narrowed = list(_first_row(self.language, self.length, row))
+        else:
+            narrowed = [w for w in self.candidates if pattern(row[0], w) == row[1]]
         if narrowed:
             self.candidates = narrowed
         else:

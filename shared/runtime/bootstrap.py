@@ -79,16 +79,19 @@ def build(
     sleep: Callable[[float], None] | None = None,
     metrics: Callable[[str, float], None] = powertools_metric,
     limiter: Limiter | None = None,
+    session: Any = None,
 ) -> Deps:
     """The dependencies for ``settings``: the given ports, else the adapters — DynamoStore,
     ApiGatewayNotifier, StepFunctionsClock (boto3 imported lazily so that a cold start pays for
     it only when it builds a client; the DynamoDB client is built here, the Management API and
     Step Functions clients on their first call: ``$connect`` never pushes, most invocations
-    schedule nothing) and the word lists; the rate limiter
-    from the settings. Immutable once built."""
-    sessions: list[Any] = []
+    schedule nothing) and the word lists; the rate limiter from the settings. Immutable once
+    built. ``session``: the ``boto3.session.Session`` the clients are made from (default: a new
+    one, made when the first client is); the local runtime passes one with its in-process
+    transports registered (``infra.emulator.inprocess``)."""
+    sessions: list[Any] = [] if session is None else [session]
 
-    def session() -> Any:
+    def boto_session() -> Any:
         if not sessions:
             import boto3
 
@@ -101,13 +104,13 @@ def build(
         clock = StepFunctionsClock(
             None,
             settings.state_machine_arn or "",
-            client_factory=lambda: client("stepfunctions", settings, session=session()),
+            client_factory=lambda: client("stepfunctions", settings, session=boto_session()),
         )
     if store is None:
         from shared.adapters.dynamo.store import DynamoStore
 
         store = DynamoStore(
-            client("dynamodb", settings, settings.dynamodb_endpoint, session=session()),
+            client("dynamodb", settings, settings.dynamodb_endpoint, session=boto_session()),
             settings.table_name,
             clock.now_ms,
         )
@@ -118,7 +121,7 @@ def build(
             None,
             metrics=metrics,
             client_factory=lambda: client(
-                "apigatewaymanagementapi", settings, settings.callback_url, session=session()
+                "apigatewaymanagementapi", settings, settings.callback_url, session=boto_session()
             ),
         )
     if lexicon is None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from infra.emulator.dynamo import EmbeddedDynamo, SerialisedApp, create_tables
+from infra.emulator.inprocess import DynamoTransport, register
 
 from .echo import session
 
@@ -168,3 +169,104 @@ def test_create_tables_uses_the_schema_module_when_present(dynamo: EmbeddedDynam
         pytest.skip("shared.adapters.dynamo.schema.create_tables not written yet")
     assert "schema-table" in ddb.list_tables()["TableNames"]
     assert create_tables(ddb, "schema-table")  # an existing table is not an error
+
+
+def in_process_client(dynamo: EmbeddedDynamo) -> Any:
+    """A client whose calls reach moto in-process (the handlers' path in the emulator)."""
+    s = session()
+    register(s, dynamo=DynamoTransport(dynamo.endpoint, dynamo.lock))
+    return s.client("dynamodb", endpoint_url=dynamo.endpoint)
+
+
+@pytest.mark.parametrize("path", ["http", "in-process"])
+def test_a_cancelled_transaction_leaves_every_item_as_it_was(
+    dynamo: EmbeddedDynamo, path: str
+) -> None:
+    """A transaction whose last condition fails changes nothing: the new item is not created,
+    the updated one keeps its value, the deleted one is still there (moto applies the earlier
+    operations before it meets the failing one; the item rollback undoes them)."""
+    ddb = client(dynamo.endpoint) if path == "http" else in_process_client(dynamo)
+    make_table(ddb)
+    ddb.put_item(TableName=TABLE, Item={"pk": {"S": "kept"}, "n": {"N": "1"}})
+    ddb.put_item(TableName=TABLE, Item={"pk": {"S": "doomed"}, "n": {"N": "2"}})
+    ddb.put_item(TableName=TABLE, Item={"pk": {"S": "guard"}, "n": {"N": "3"}})
+
+    with pytest.raises(ddb.exceptions.TransactionCanceledException) as raised:
+        ddb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": TABLE, "Item": {"pk": {"S": "new"}, "n": {"N": "9"}}}},
+                {
+                    "Update": {
+                        "TableName": TABLE,
+                        "Key": {"pk": {"S": "kept"}},
+                        "UpdateExpression": "ADD n :one",
+                        "ExpressionAttributeValues": {":one": {"N": "1"}},
+                    }
+                },
+                {"Delete": {"TableName": TABLE, "Key": {"pk": {"S": "doomed"}}}},
+                {
+                    "ConditionCheck": {
+                        "TableName": TABLE,
+                        "Key": {"pk": {"S": "guard"}},
+                        "ConditionExpression": "n = :four",
+                        "ExpressionAttributeValues": {":four": {"N": "4"}},
+                    }
+                },
+            ]
+        )
+
+    reasons = [r["Code"] for r in raised.value.response["CancellationReasons"]]
+    assert reasons == ["None", "None", "None", "ConditionalCheckFailed"]
+    items = {
+        i["pk"]["S"]: i["n"]["N"] for i in ddb.scan(TableName=TABLE, ConsistentRead=True)["Items"]
+    }
+    assert items == {"kept": "1", "doomed": "2", "guard": "3"}
+
+
+def test_a_transaction_that_passes_applies_every_operation(dynamo: EmbeddedDynamo) -> None:
+    ddb = in_process_client(dynamo)
+    make_table(ddb)
+    ddb.put_item(TableName=TABLE, Item={"pk": {"S": "old"}, "n": {"N": "1"}})
+
+    ddb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": TABLE, "Item": {"pk": {"S": "new"}, "n": {"N": "9"}}}},
+            {"Delete": {"TableName": TABLE, "Key": {"pk": {"S": "old"}}}},
+        ]
+    )
+
+    items = {i["pk"]["S"] for i in ddb.scan(TableName=TABLE, ConsistentRead=True)["Items"]}
+    assert items == {"new"}
+
+
+def test_the_in_process_path_and_http_see_one_database(dynamo: EmbeddedDynamo) -> None:
+    over_http, in_process = client(dynamo.endpoint), in_process_client(dynamo)
+    make_table(over_http)
+    in_process.put_item(TableName=TABLE, Item={"pk": {"S": "a"}, "v": {"N": "1"}})
+
+    item = over_http.get_item(TableName=TABLE, Key={"pk": {"S": "a"}}, ConsistentRead=True)
+    assert item["Item"]["v"] == {"N": "1"}
+    with pytest.raises(in_process.exceptions.ConditionalCheckFailedException):
+        in_process.put_item(
+            TableName=TABLE,
+            Item={"pk": {"S": "a"}, "v": {"N": "2"}},
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+
+
+def test_the_in_process_path_waits_for_the_lock(dynamo: EmbeddedDynamo) -> None:
+    """Held lock (a frozen database): an in-process call waits, as an HTTP one does."""
+    ddb = in_process_client(dynamo)
+    make_table(ddb)
+    done = threading.Event()
+
+    def read() -> None:
+        ddb.get_item(TableName=TABLE, Key={"pk": {"S": "a"}}, ConsistentRead=True)
+        done.set()
+
+    with dynamo.lock:
+        worker = threading.Thread(target=read)
+        worker.start()
+        assert not done.wait(0.3)
+    worker.join(10)
+    assert done.is_set()

@@ -1,0 +1,140 @@
+"""Local runtime: in-process transports for the handlers' boto3 clients.
+
+The handlers keep their real adapters (``ApiGatewayNotifier`` over a boto3
+``apigatewaymanagementapi`` client, ``DynamoStore`` over a boto3 ``dynamodb`` client): botocore
+still validates the parameters, serialises the request, signs it, and parses the answer into
+results and exceptions (``GoneException``, ``ConditionalCheckFailedException``, ...). Only the
+wire is replaced: a ``before-send`` handler on the client's event system (botocore, "Events":
+returning a response from ``before-send`` skips the HTTP send,
+https://botocore.amazonaws.com/v1/documentation/api/latest/topics/events.html; moto's own
+``mock_aws`` works this way) hands the prepared request to
+
+* the local gateway's Management API (:meth:`infra.emulator.gateway.LocalGateway.manage`, the
+  code behind its HTTP ``@connections`` route, so both answer alike), on the gateway's event
+  loop;
+* moto's DynamoDB request handler, in this process, under the lock that serialises the embedded
+  moto server's HTTP requests (:class:`infra.emulator.dynamo.EmbeddedDynamo`): one request at a
+  time, whichever way it comes.
+
+Each transport answers only requests for its own endpoint (the URL prefix); anything else goes
+out over HTTP as usual. Register both on a boto3 session before building clients from it
+(:func:`register`): clients copy their session's event handlers when they are created.
+"""
+
+from __future__ import annotations
+
+import threading
+from io import BytesIO
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+
+from infra.emulator.gateway import LocalGateway
+
+CONNECTIONS_PATH = "/@connections/"
+
+
+class _RawBody(BytesIO):
+    """The raw body botocore reads from an ``AWSResponse`` (``read`` and ``stream``)."""
+
+    def stream(self, **_: Any) -> Any:
+        while chunk := self.read(65536):
+            yield chunk
+
+
+def _response(url: str, status: int, headers: dict[str, str], body: bytes) -> AWSResponse:
+    return AWSResponse(url, status, headers, _RawBody(body))  # type: ignore[arg-type]
+
+
+def _under(url: str, prefix: str) -> bool:
+    """Whether ``url`` is ``prefix`` or below it (``http://h:80`` is not under ``http://h:8``)."""
+    return url.startswith(prefix) and url[len(prefix) : len(prefix) + 1] in ("", "/", "?")
+
+
+def _body(request: AWSPreparedRequest) -> bytes:
+    body = request.body
+    if body is None:
+        return b""
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, bytes | bytearray):
+        return bytes(body)
+    data: bytes | str = body.read()  # a file-like body
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
+
+
+class ConnectionsTransport:
+    """``before-send`` handler: Management API calls to ``callback_url`` answered by
+    ``gateway.manage`` in-process (PostToConnection, GetConnection, DeleteConnection), with the
+    status, headers and body the HTTP route sends (410 ``GoneException``, 413
+    ``PayloadTooLargeException``, ...). Called on a worker thread; on the gateway's own event
+    loop thread (where it would wait for itself), or while ``gateway`` is None (not yet built),
+    the request goes over HTTP instead."""
+
+    def __init__(self, gateway: LocalGateway | None, callback_url: str) -> None:
+        self.gateway = gateway
+        self.prefix = callback_url.rstrip("/")
+
+    def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
+        url = request.url
+        gateway = self.gateway
+        if gateway is None or not _under(url, self.prefix):
+            return None
+        path = urlsplit(url).path
+        at = path.find(CONNECTIONS_PATH)
+        if at < 0:
+            return None
+        connection_id = unquote(path[at + len(CONNECTIONS_PATH) :])
+        try:
+            answer = gateway.manage_threadsafe(request.method, connection_id, _body(request))
+        except RuntimeError:  # the gateway's own thread, or not running: use the wire
+            return None
+        return _response(url, answer.status, answer.headers, answer.body)
+
+
+class DynamoTransport:
+    """``before-send`` handler: DynamoDB calls to ``endpoint`` answered by moto's DynamoDB
+    request handler in this process, one at a time under ``lock`` (the embedded server's)."""
+
+    def __init__(self, endpoint: str, lock: threading.Lock) -> None:
+        from moto.dynamodb.responses import DynamoHandler
+
+        self.prefix = endpoint.rstrip("/")
+        self.lock = lock
+        self._dispatch = DynamoHandler.dispatch
+
+    def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
+        if not _under(request.url, self.prefix):
+            return None
+        from moto.core.request import normalize_request
+        from werkzeug.exceptions import HTTPException  # what moto's errors derive from
+
+        with self.lock:
+            normalized = normalize_request(request)
+            try:
+                status, headers, body = self._dispatch(
+                    normalized, normalized.raw_url, normalized.headers
+                )
+            except HTTPException as exc:
+                status, headers, body = exc.code, exc.get_headers(), exc.get_body()
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        return _response(
+            request.url, int(status), {k: str(v) for k, v in dict(headers).items()}, body
+        )
+
+
+def register(
+    session: Any,
+    *,
+    connections: ConnectionsTransport | None = None,
+    dynamo: DynamoTransport | None = None,
+) -> None:
+    """Register the transports on ``session`` (a ``boto3.session.Session``): clients created
+    from it afterwards send Management API / DynamoDB calls in-process."""
+    events = session.events
+    if connections is not None:
+        events.register("before-send.apigatewaymanagementapi", connections)
+    if dynamo is not None:
+        events.register("before-send.dynamodb", dynamo)
