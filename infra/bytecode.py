@@ -38,7 +38,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from infra.runtime_version import LAMBDA_PYTHON_VERSION, runtime_python
@@ -132,6 +132,24 @@ def build_code_asset(
             )
         ).encode()
     ).hexdigest()[:16]
+
+    def fill(staging: Path) -> None:
+        FileSystem.copy_directory(
+            str(code_root),
+            str(staging),
+            CopyOptions(exclude=list(exclude), ignore_mode=IgnoreMode.GIT),
+        )
+        compile_tree(staging, CODE_PREFIX, python)
+
+    return build_once(build_root, key, fill)
+
+
+def build_once(build_root: Path, key: str, fill: Callable[[Path], None]) -> Path:
+    """``build_root / key``, made once: ``fill`` builds it in a private staging folder that is
+    then renamed into place, and a ``<key>.complete`` marker makes later calls return at once.
+    A concurrent builder's result is kept; a build that died before its marker is replaced.
+    Shared by the code asset and the layer (``infra.layer.build_layer``). Raises what ``fill``
+    raises, leaving nothing behind."""
     target = build_root / key
     done = build_root / f"{key}.complete"
     if done.exists():
@@ -140,12 +158,7 @@ def build_code_asset(
     staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=build_root))
     staging.chmod(0o755)  # mkdtemp makes it 0700; Lambda's user must read the code
     try:
-        FileSystem.copy_directory(
-            str(code_root),
-            str(staging),
-            CopyOptions(exclude=list(exclude), ignore_mode=IgnoreMode.GIT),
-        )
-        compile_tree(staging, CODE_PREFIX, python)
+        fill(staging)
         if done.exists():  # another process built the same asset meanwhile: keep theirs
             return target
         shutil.rmtree(target, ignore_errors=True)  # a build that died before ``done``

@@ -36,10 +36,9 @@ import platform as _platform
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from infra.bytecode import LAYER_PREFIX, compile_tree
+from infra.bytecode import LAYER_PREFIX, build_once, compile_tree
 from infra.lock import LOCK_FILE
 from infra.runtime_version import LAMBDA_PYTHON_VERSION, PLATFORM
 
@@ -119,14 +118,8 @@ def build_layer(
     ``infra.bytecode.NoRuntimePythonError`` without the runtime's Python.
     """
     lock_text = lock.read_bytes()
-    target = build_root / cache_key(lock_text, platform)
-    done = build_root / f"{target.name}.complete"
-    if done.exists():
-        return target
-    build_root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=build_root))
-    staging.chmod(0o755)  # mkdtemp makes it 0700; Lambda's user must read the layer
-    try:
+
+    def fill(staging: Path) -> None:
         (staging / "python").mkdir()
         subprocess.run(pip_command(lock, staging / "python", platform), check=True)
         # Console scripts are of no use in a layer.
@@ -135,11 +128,5 @@ def build_layer(
         # stale once zipped); the runtime's Python compiles them hash-based instead.
         compile_tree(staging / "python", LAYER_PREFIX)
         (staging / "requirements.lock").write_bytes(lock_text)
-        if done.exists():  # another process built the same layer meanwhile: keep theirs
-            return target
-        shutil.rmtree(target, ignore_errors=True)  # a build that died before ``done``
-        staging.rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    done.touch()
-    return target
+
+    return build_once(build_root, cache_key(lock_text, platform), fill)
