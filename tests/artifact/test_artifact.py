@@ -59,11 +59,16 @@ print(json.dumps(failures))
 
 def compile_failures(python: Path, files: list[Path]) -> list[list[str]]:
     """``[path, error type, message]`` for each file ``python`` (run ``-I -S``) cannot compile."""
+    return _json_of(python, _COMPILE, files, timeout=120)
+
+
+def _json_of(python: Path, script: str, args: list[Path], *, timeout: float) -> list[list[str]]:
+    """What ``script`` prints as JSON, run by ``python -I -S`` with ``args``."""
     out = subprocess.run(
-        [str(python), "-I", "-S", "-c", _COMPILE, *map(str, files)],
+        [str(python), "-I", "-S", "-c", script, *map(str, args)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=True,
     )
     failures: list[list[str]] = json.loads(out.stdout)
@@ -120,15 +125,7 @@ def stale_cache_files(python: Path, roots: list[Path]) -> list[list[str]]:
     """``[source, reason]`` for each ``.py`` under ``roots`` that ``python`` (run ``-I -S``)
     would compile on import: no cache file for its version, or one that is not an
     ``unchecked-hash`` file (PEP 552: flags 0b01) of these very source bytes."""
-    out = subprocess.run(
-        [str(python), "-I", "-S", "-c", _CACHE_CHECK, *map(str, roots)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    failures: list[list[str]] = json.loads(out.stdout)
-    return failures
+    return _json_of(python, _CACHE_CHECK, roots, timeout=300)
 
 
 def test_the_assets_ship_up_to_date_unchecked_hash_bytecode(
