@@ -523,6 +523,51 @@ def test_a_stale_streak_does_not_open_lanes_early(backend):
     assert _lobby_sizes(backend) == {first: 4}
 
 
+class _CountingListings(_ConflictsFirst):
+    """``_ConflictsFirst`` that also counts the waiting-lobby index reads."""
+
+    listings = 0
+
+    def waiting_lobbies(self, language, rating):
+        self.listings += 1
+        return self._inner.waiting_lobbies(language, rating)
+
+
+def test_a_retry_re_reads_the_lobbies_it_listed_not_the_index(backend):
+    """Issue 17: a retry after a conflict re-reads (GetItem) the lobbies its join listed;
+    the index, whose partitions every join of a language shares, is read once."""
+    _, first = _seat(backend, 2)
+    x = backend.player("x")
+    deps = dataclasses.replace(backend.deps, rng=_LeastPreferredFirst)
+    store = _CountingListings(backend.store, iter(range(2)))
+    matchmaking.join(dataclasses.replace(deps, store=store), Request(x.connection_id), x.id, "en")
+    assert backend.store.get_player(x.id).lobby_id == first
+    assert store.listings == 1
+
+
+def test_a_retry_lists_again_once_the_lobbies_it_knew_are_taken(backend):
+    """When every lobby a join listed stopped admitting the joiner (here: it started), the
+    retry reads the index again and finds the lobby opened since."""
+    _, first = _seat(backend, 7)
+    x, y, z = backend.player("x"), backend.player("y"), backend.player("z")
+    deps = dataclasses.replace(backend.deps, rng=_LeastPreferredFirst)
+
+    class FillsFirst(_CountingListings):
+        def commit(self, writes):
+            if self.listings == 1 and next(self._tries, None) is not None:
+                y.join("en")  # y takes the last seat: the tournament starts
+                z.join("en")  # and z opens the next lobby
+                raise ConflictError("conditional write failed (scripted)")
+            self._inner.commit(writes)
+
+    store = FillsFirst(backend.store, iter(range(1)))
+    matchmaking.join(dataclasses.replace(deps, store=store), Request(x.connection_id), x.id, "en")
+    assert backend.store.get_lobby(first).lobby.status is LobbyStatus.STARTED
+    px = backend.store.get_player(x.id)
+    assert px.lobby_id == backend.store.get_player(z.id).lobby_id != first
+    assert store.listings == 2
+
+
 def test_two_players_opening_at_once_meet_across_a_bucket_boundary(backend):
     """Rating 1199 (bucket 5) and 1201 (bucket 6) find no lobby at the same moment: each
     opening checks the neighbouring bucket's opener unchanged, so one commit conflicts and its
