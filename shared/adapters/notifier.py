@@ -27,10 +27,12 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from shared.adapters.lazy_client import LazyClient
+
 logger = logging.getLogger(__name__)
 
 
-class ApiGatewayNotifier:
+class ApiGatewayNotifier(LazyClient):
     """Args: client — a boto3 ``apigatewaymanagementapi`` client for the stage's callback URL,
     or None with ``client_factory``, which builds it on the first post, close or read (the
     ``$connect`` function never pushes, so its cold start does not build the client); metrics —
@@ -43,19 +45,8 @@ class ApiGatewayNotifier:
         *,
         client_factory: Callable[[], Any] | None = None,
     ) -> None:
-        if client is None and client_factory is None:
-            raise ValueError("ApiGatewayNotifier needs a client or a client_factory")
-        self._client = client
-        self._factory = client_factory
+        self._hold(client, client_factory)
         self._metrics = metrics or _no_metric
-
-    @property
-    def client(self) -> Any:
-        """The ``apigatewaymanagementapi`` client, built by ``client_factory`` on first use."""
-        if self._client is None:
-            assert self._factory is not None
-            self._client = self._factory()
-        return self._client
 
     def _failed(self, operation: str, connection_id: str, reason: str) -> None:
         self._metrics("PostFailed", 1)

@@ -57,6 +57,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from shared.adapters.lazy_client import LazyClient
 from shared.services.ports import Timer
 
 logger = logging.getLogger(__name__)
@@ -236,7 +237,7 @@ def wait_timestamp(ms: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(_wake_ms(ms) // 1000))
 
 
-class StepFunctionsClock:
+class StepFunctionsClock(LazyClient):
     """The Clock port on Step Functions. Args: client — boto3 ``stepfunctions`` (or the local
     interpreter, which has the same ``start_execution``), or None with ``client_factory``, which
     builds it on the first ``schedule`` (most invocations schedule nothing — a guess that passes
@@ -252,21 +253,10 @@ class StepFunctionsClock:
         *,
         client_factory: Callable[[], Any] | None = None,
     ) -> None:
-        if client is None and client_factory is None:
-            raise ValueError("StepFunctionsClock needs a client or a client_factory")
-        self._client = client
-        self._factory = client_factory
+        self._hold(client, client_factory)
         self._arn = state_machine_arn
         if now_ms is not None:
             self.now_ms = now_ms  # type: ignore[method-assign]
-
-    @property
-    def client(self) -> Any:
-        """The ``stepfunctions`` client, built by ``client_factory`` on first use."""
-        if self._client is None:
-            assert self._factory is not None
-            self._client = self._factory()
-        return self._client
 
     def now_ms(self) -> int:
         return time.time_ns() // 1_000_000
