@@ -11,8 +11,10 @@ module CDK uses — when it exists (:func:`create_tables`).
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -151,6 +153,246 @@ class ItemRollback:
                 backend.put_item(table_name, before)
 
 
+class IndexedQuery:
+    """moto's ``Query`` answered from the queried partition, not from the whole table.
+
+    moto 5.2.5 answers every Query, on the table or on an index, by walking
+    ``Table.all_items()``: every item of the table, sorted (``DynamoType`` comparisons), then
+    kept if its key attributes match. With the single-table design that is every player,
+    connection, lobby and tournament for each join's index reads: at 100 tournaments a join cost
+    about 100 ms of CPU, held under the one lock every request takes. Installed
+    (:meth:`install`), a Query hands moto only the items of the partition it names: for the
+    table, the items under its partition key (``Table.items[hash]``); for an index, those whose
+    index partition key attributes equal the query's, from a per-table map kept up to date with
+    the keys every write names (``Table.put_item``, ``Table.delete_item``,
+    ``DynamoDBBackend.update_item``: transactions, batches, PartiQL and rollbacks all go through
+    them), re-filed lazily at the next Query. moto's own Query then runs unchanged on that
+    subset (hash and range conditions, sort, paging, projection, filter), so the answer is the
+    same as without it (``tests/emulator/test_emulator_dynamo.py`` compares both on random
+    writes). A Query the map cannot serve (an unknown index, conditions that are not the index's
+    partition key) goes to moto's full walk. Requests must be serialised, as for
+    :class:`ItemRollback`.
+
+    DynamoDB itself reads one partition per Query ("Query operations in DynamoDB",
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.html), so this makes
+    the twin's cost per Query scale as AWS's does.
+    """
+
+    def __init__(self) -> None:
+        self._installed: Any = None
+        self._maps: weakref.WeakKeyDictionary[Any, _PartitionMap] = weakref.WeakKeyDictionary()
+        self._local = threading.local()
+        self.enabled = True
+        """False: every Query walks the whole table, as moto does (for comparisons)."""
+
+    def install(self) -> None:
+        """Patch moto's ``Table`` and backend classes (idempotent)."""
+        from moto.dynamodb.models.table import Table
+
+        if self._installed is not None:
+            return
+        models: Any = importlib.import_module("moto.dynamodb.models")
+        backend = models.DynamoDBBackend
+        originals = {
+            "put_item": Table.put_item,
+            "delete_item": Table.delete_item,
+            "query": Table.query,
+            "all_items": Table.all_items,
+            "update_item": backend.update_item,
+        }
+        maps = self._maps
+        local = self._local
+        me = self
+
+        def touched(table: Any, hash_value: Any, range_value: Any) -> None:
+            partition_map = maps.get(table)
+            if partition_map is not None:
+                partition_map.dirty.add((hash_value, range_value))
+
+        def put_item(table: Any, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+            try:
+                return originals["put_item"](table, item_attrs, *args, **kwargs)
+            finally:
+                key = _key_of(table, item_attrs)
+                if key is not None:
+                    touched(table, *key)
+
+        def delete_item(table: Any, hash_key: Any, range_key: Any) -> Any:
+            try:
+                return originals["delete_item"](table, hash_key, range_key)
+            finally:
+                touched(table, hash_key, range_key)
+
+        def update_item(backend: Any, table_name: str, key: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return originals["update_item"](backend, table_name, key, *args, **kwargs)
+            finally:
+                table = backend.tables.get(table_name)
+                parsed = _key_of(table, key) if table is not None else None
+                if parsed is not None:
+                    touched(table, *parsed)
+
+        def all_items(table: Any) -> Any:
+            override = getattr(local, "candidates", None)
+            if override is not None and override[0] is table:
+                return override[1]
+            return originals["all_items"](table)
+
+        signature = inspect.signature(originals["query"])
+
+        def query(table: Any, *args: Any, **kwargs: Any) -> Any:
+            candidates = None
+            if me.enabled:
+                bound = signature.bind(table, *args, **kwargs).arguments
+                candidates = me._candidates(
+                    table,
+                    bound.get("hash_key"),
+                    bound.get("index_name"),
+                    bound.get("hash_key_conditions"),
+                )
+            if candidates is None:
+                return originals["query"](table, *args, **kwargs)
+            local.candidates = (table, candidates)
+            try:
+                return originals["query"](table, *args, **kwargs)
+            finally:
+                local.candidates = None
+
+        patched: Any = Table  # moto's class, patched in place
+        patched.put_item = put_item
+        patched.delete_item = delete_item
+        patched.all_items = all_items
+        patched.query = query
+        backend.update_item = update_item
+        self._installed = (Table, backend, originals)
+
+    def uninstall(self) -> None:
+        """Undo :meth:`install` and forget the maps."""
+        if self._installed is None:
+            return
+        table_class, backend, originals = self._installed
+        for name in ("put_item", "delete_item", "query", "all_items"):
+            setattr(table_class, name, originals[name])
+        backend.update_item = originals["update_item"]
+        self._installed = None
+        self._maps.clear()
+
+    def _candidates(
+        self, table: Any, hash_key: Any, index_name: str | None, hash_key_conditions: Any
+    ) -> list[Any] | None:
+        """The items a Query can match (a superset moto then filters), or None: walk all."""
+        if not index_name:
+            if hash_key is None:
+                return None
+            partition = table.items.get(hash_key)  # .get: items is a defaultdict
+            if partition is None:
+                return []
+            return list(partition.values()) if table.range_key_attr else [partition]
+        conditions = dict(hash_key_conditions or [])
+        partition_map = self._maps.get(table)
+        if partition_map is None or partition_map.schema != _index_schema(table):
+            partition_map = _PartitionMap(table)
+            self._maps[table] = partition_map
+        names = partition_map.schema.get(index_name)
+        if names is None or set(names) != set(conditions) or not partition_map.usable:
+            return None
+        partition_map.refresh(table)
+        if not partition_map.usable:
+            return None
+        try:
+            wanted = tuple(_plain(conditions[name]) for name in names)
+        except TypeError:
+            return None
+        items = []
+        for hash_value, range_value in partition_map.parts[index_name].get(wanted, ()):
+            item = _lookup(table, hash_value, range_value)
+            if item is not None:
+                items.append(item)
+        return items
+
+
+def _plain(value: Any) -> tuple[str, Any]:
+    """A key attribute's value as a hashable ``(type, value)`` pair (``TypeError``: not a
+    scalar, so not a key DynamoDB would index)."""
+    pair = (value.type, value.cast_value)
+    hash(pair)
+    return pair
+
+
+def _key_of(table: Any, attrs: Any) -> tuple[Any, Any] | None:
+    """(hash, range) ``DynamoType`` of an item's or a key's attributes; None if malformed."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    try:
+        hash_value = DynamoType(attrs[table.hash_key_attr])
+        range_attr = table.range_key_attr
+        range_value = DynamoType(attrs[range_attr]) if range_attr is not None else None
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return None
+    return hash_value, range_value
+
+
+def _lookup(table: Any, hash_value: Any, range_value: Any) -> Any:
+    partition = table.items.get(hash_value)
+    if partition is None:
+        return None
+    return partition.get(range_value) if table.range_key_attr else partition
+
+
+def _index_schema(table: Any) -> dict[str, tuple[str, ...]]:
+    """Index name -> its partition key attribute names, in schema order."""
+    return {
+        index.name: tuple(k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH")
+        for index in table.all_indexes()
+    }
+
+
+class _PartitionMap:
+    """Per index: partition key values -> the primary keys of the items filed under them."""
+
+    def __init__(self, table: Any) -> None:
+        self.schema = _index_schema(table)
+        self.parts: dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], None]]] = {
+            name: {} for name in self.schema
+        }
+        self.filed: dict[tuple[Any, Any], dict[str, tuple[Any, ...]]] = {}
+        self.dirty: set[tuple[Any, Any]] = set()
+        self.usable = True
+        for partition in table.items.values():
+            for item in partition.values() if table.range_key_attr else (partition,):
+                self._file((item.hash_key, item.range_key), item)
+
+    def refresh(self, table: Any) -> None:
+        """Re-file the items written since the last Query."""
+        dirty, self.dirty = self.dirty, set()
+        for key in dirty:
+            for name, values in self.filed.pop(key, {}).items():
+                bucket = self.parts[name].get(values)
+                if bucket is not None:
+                    bucket.pop(key, None)
+                    if not bucket:
+                        del self.parts[name][values]
+            item = _lookup(table, *key)
+            if item is not None:
+                self._file(key, item)
+
+    def _file(self, key: tuple[Any, Any], item: Any) -> None:
+        filed: dict[str, tuple[Any, ...]] = {}
+        for name, names in self.schema.items():
+            values = [item.attrs.get(n) for n in names]
+            if not all(values):  # moto's rule: an item without the key attributes is not indexed
+                continue
+            try:
+                plain = tuple(_plain(v) for v in values)
+            except TypeError:
+                self.usable = False
+                return
+            self.parts[name].setdefault(plain, {})[key] = None
+            filed[name] = plain
+        if filed:
+            self.filed[key] = filed
+
+
 def _reset_moto_dynamodb() -> None:
     """Forget every table in moto's in-process DynamoDB (it is global to the process)."""
     from moto.backends import get_backend
@@ -172,6 +414,8 @@ class EmbeddedDynamo:
         self.lock = threading.Lock()
         """Held while moto handles a request; tests may hold it to freeze the database."""
         self._rollback = ItemRollback()
+        self.indexed_query = IndexedQuery()
+        """Query from the queried partition (:class:`IndexedQuery`), installed while running."""
 
     def start(self) -> EmbeddedDynamo:
         """Start serving (blocks until the socket is bound); returns self."""
@@ -207,6 +451,7 @@ class EmbeddedDynamo:
 
         _reset_moto_dynamodb()
         self._rollback.install()
+        self.indexed_query.install()
         self._server = _SerialisedMotoServer(ip_address=self._host, port=self._port, verbose=False)
         self._server.start()
         log.info("embedded DynamoDB (moto) on %s", self.endpoint)
@@ -222,6 +467,7 @@ class EmbeddedDynamo:
             inner.server_close()  # ThreadedMotoServer.stop leaves the listening socket open
         self._server = None
         self._rollback.uninstall()
+        self.indexed_query.uninstall()
         _reset_moto_dynamodb()
 
     def __enter__(self) -> EmbeddedDynamo:

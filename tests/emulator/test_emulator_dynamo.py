@@ -9,6 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from infra.emulator.dynamo import EmbeddedDynamo, SerialisedApp, create_tables
 from infra.emulator.inprocess import DynamoTransport, register
@@ -270,3 +272,263 @@ def test_the_in_process_path_waits_for_the_lock(dynamo: EmbeddedDynamo) -> None:
         assert not done.wait(0.3)
     worker.join(10)
     assert done.is_set()
+
+
+# --- Query from the queried partition (IndexedQuery) -------------------------------------------
+
+INDEXED = "emulator-indexed"
+_PKS = ("p1", "p2", "p3")
+_SKS = ("s1", "s2")
+_SHARDS = ("g0", "g1")
+
+
+def make_indexed_table(ddb: Any) -> None:
+    """A table shaped like ours: pk + sk, one index by a partition key alone (sort key: the
+    table's), one with a sort key, one keyed on two partition attributes."""
+    ddb.create_table(
+        TableName=INDEXED,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": n, "AttributeType": t}
+            for n, t in (("pk", "S"), ("sk", "S"), ("g", "S"), ("r", "N"), ("h", "S"))
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by_g",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            },
+            {
+                "IndexName": "by_g_r",
+                "KeySchema": [
+                    {"AttributeName": "g", "KeyType": "HASH"},
+                    {"AttributeName": "r", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
+            {
+                "IndexName": "by_h",
+                "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["v"]},
+            },
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+def _attrs(g: str | None, r: int | None, h: str | None, v: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"v": {"N": str(v)}}
+    if g is not None:
+        out["g"] = {"S": g}
+    if r is not None:
+        out["r"] = {"N": str(r)}
+    if h is not None:
+        out["h"] = {"S": h}
+    return out
+
+
+_key = st.fixed_dictionaries(
+    {
+        "pk": st.sampled_from(_PKS).map(lambda s: {"S": s}),
+        "sk": st.sampled_from(_SKS).map(lambda s: {"S": s}),
+    }
+)
+_maybe_g = st.one_of(st.none(), st.sampled_from(_SHARDS))
+_maybe_r = st.one_of(st.none(), st.integers(0, 3))
+_maybe_h = st.one_of(st.none(), st.sampled_from(("h0", "h1")))
+_put = st.builds(
+    lambda key, g, r, h, v: ("put", key, _attrs(g, r, h, v)),
+    _key,
+    _maybe_g,
+    _maybe_r,
+    _maybe_h,
+    st.integers(0, 9),
+)
+_update = st.builds(lambda key, g, r: ("update", key, g, r), _key, _maybe_g, _maybe_r)
+_delete = st.builds(lambda key: ("delete", key), _key)
+_transact = st.builds(
+    lambda put, update, delete, fails: ("transact", put, update, delete, fails),
+    _put,
+    _update,
+    _delete,
+    st.booleans(),
+)
+_operations = st.lists(st.one_of(_put, _update, _delete, _transact), max_size=12)
+
+
+def _update_params(key: dict[str, Any], g: str | None, r: int | None) -> dict[str, Any]:
+    sets, removes, values = [], [], {}
+    for name, value in (
+        ("g", None if g is None else {"S": g}),
+        ("r", None if r is None else {"N": str(r)}),
+    ):
+        if value is None:
+            removes.append(name)
+        else:
+            sets.append(f"{name} = :{name}")
+            values[f":{name}"] = value
+    expression = (("SET " + ", ".join(sets)) if sets else "") + (
+        (" REMOVE " + ", ".join(removes)) if removes else ""
+    )
+    params: dict[str, Any] = {
+        "TableName": INDEXED,
+        "Key": key,
+        "UpdateExpression": expression.strip(),
+    }
+    if values:
+        params["ExpressionAttributeValues"] = values
+    return params
+
+
+def _apply(ddb: Any, operation: tuple[Any, ...]) -> None:
+    kind = operation[0]
+    if kind == "put":
+        ddb.put_item(TableName=INDEXED, Item={**operation[1], **operation[2]})
+    elif kind == "update":
+        ddb.update_item(**_update_params(*operation[1:]))
+    elif kind == "delete":
+        ddb.delete_item(TableName=INDEXED, Key=operation[1])
+    else:
+        _, put, update, delete, fails = operation
+        keys = {(k["pk"]["S"], k["sk"]["S"]) for k in (put[1], update[1], delete[1])}
+        if len(keys) < 3:  # one item named twice: moto refuses the whole transaction
+            return
+        items: list[dict[str, Any]] = [
+            {"Put": {"TableName": INDEXED, "Item": {**put[1], **put[2]}}},
+            {"Update": _update_params(*update[1:])},
+            {"Delete": {"TableName": INDEXED, "Key": delete[1]}},
+        ]
+        if fails:  # a condition no item meets: everything rolls back
+            items[-1]["Delete"]["ConditionExpression"] = "v = :never"
+            items[-1]["Delete"]["ExpressionAttributeValues"] = {":never": {"N": "-1"}}
+        try:
+            ddb.transact_write_items(TransactItems=items)
+        except ddb.exceptions.TransactionCanceledException:
+            assert fails
+
+
+def _queries() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for pk in _PKS:
+        out.append(
+            {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": pk}}}
+        )
+    for g in _SHARDS:
+        values = {":g": {"S": g}}
+        out.append(
+            {
+                "IndexName": "by_g",
+                "KeyConditionExpression": "g = :g",
+                "ExpressionAttributeValues": values,
+            }
+        )
+        out.append(
+            {
+                "IndexName": "by_g_r",
+                "KeyConditionExpression": "g = :g AND r >= :r",
+                "ExpressionAttributeValues": {**values, ":r": {"N": "1"}},
+                "ScanIndexForward": False,
+            }
+        )
+        out.append(
+            {
+                "IndexName": "by_g",
+                "KeyConditionExpression": "g = :g",
+                "ExpressionAttributeValues": values,
+                "Limit": 2,
+            }
+        )
+    for h in ("h0", "h1"):
+        out.append(
+            {
+                "IndexName": "by_h",
+                "KeyConditionExpression": "h = :h",
+                "ExpressionAttributeValues": {":h": {"S": h}},
+            }
+        )
+    return out
+
+
+def _all_pages(ddb: Any, query: dict[str, Any]) -> list[dict[str, Any]]:
+    pages, start = [], None
+    while True:
+        params = {"TableName": INDEXED, **query, **({"ExclusiveStartKey": start} if start else {})}
+        answer = ddb.query(**params)
+        pages.append({k: answer.get(k) for k in ("Items", "Count", "LastEvaluatedKey")})
+        start = answer.get("LastEvaluatedKey")
+        if not start:
+            return pages
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(operations=_operations)
+def test_a_query_from_the_partition_answers_as_moto_walking_the_table(
+    dynamo: EmbeddedDynamo, operations: list[tuple[Any, ...]]
+) -> None:
+    """Random puts, updates (index keys set and removed), deletes and transactions (some
+    cancelled and rolled back); after each, every Query (table, three indexes, paged, reversed)
+    answers the same items, pages and keys from the partition map as from moto's whole walk."""
+    ddb = in_process_client(dynamo)
+    make_indexed_table(ddb)
+    patch = dynamo.indexed_query
+    try:
+        for operation in operations:
+            _apply(ddb, operation)
+            for query in _queries():
+                patch.enabled = False
+                walked = _all_pages(ddb, query)
+                patch.enabled = True
+                assert _all_pages(ddb, query) == walked, (operation, query)
+    finally:
+        patch.enabled = True
+        ddb.delete_table(TableName=INDEXED)
+
+
+def test_an_index_query_does_not_walk_the_table(dynamo: EmbeddedDynamo) -> None:
+    """With the map installed, a Query on the table or an index hands moto only its partition's
+    items (``Table.all_items``, which moto walks, returns 1 of 30); switched off, all 30."""
+    from moto.dynamodb.models.table import Table
+
+    ddb = in_process_client(dynamo)
+    make_indexed_table(ddb)
+    for n in range(30):
+        shard = "g0" if n == 7 else "g1"
+        ddb.put_item(
+            TableName=INDEXED,
+            Item={"pk": {"S": f"p{n}"}, "sk": {"S": "s"}, **_attrs(shard, n, None, n)},
+        )
+    walked: list[int] = []
+    walk = Table.all_items
+
+    def counting(table: Any) -> Any:
+        items = walk(table)
+        walked.append(len(items))
+        return items
+
+    Table.all_items = counting  # type: ignore[method-assign]
+    by_g0 = {
+        "TableName": INDEXED,
+        "IndexName": "by_g",
+        "KeyConditionExpression": "g = :g",
+        "ExpressionAttributeValues": {":g": {"S": "g0"}},
+    }
+    by_pk = {
+        "TableName": INDEXED,
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": {":p": {"S": "p3"}},
+    }
+    try:
+        assert [i["pk"]["S"] for i in ddb.query(**by_g0)["Items"]] == ["p7"]
+        assert [i["pk"]["S"] for i in ddb.query(**by_pk)["Items"]] == ["p3"]
+        assert walked == [1, 1]
+        dynamo.indexed_query.enabled = False
+        assert [i["pk"]["S"] for i in ddb.query(**by_g0)["Items"]] == ["p7"]
+        assert walked == [1, 1, 30]
+    finally:
+        Table.all_items = walk  # type: ignore[method-assign]
+        dynamo.indexed_query.enabled = True
