@@ -510,7 +510,7 @@ def test_an_index_query_does_not_walk_the_table(dynamo: EmbeddedDynamo) -> None:
         walked.append(len(items))
         return items
 
-    Table.all_items = counting  # type: ignore[method-assign]
+    Table.all_items = counting  # type: ignore[method-assign,assignment]
     by_g0 = {
         "TableName": INDEXED,
         "IndexName": "by_g",
