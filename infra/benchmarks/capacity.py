@@ -164,6 +164,12 @@ class Level:
     server_rss_mb: float = 0.0
     server_peak_mb: float = 0.0
     bots_cpu_s: float = 0.0
+    bots_lag_ms: list[float] = field(default_factory=list)
+    """The load generator's own event-loop lag: how late a 20 ms sleep in the bots' process
+    wakes (solver moves, 8 bots per tournament on one loop), in ms. A row's arrival is noted
+    when the bots' loop gets to it, so this much of a latency sample can be the bots'."""
+    steady_latencies_ms: list[float] = field(default_factory=list)
+    """The latency samples of the steady part (no joins): a subset of ``latencies_ms``."""
     error: str = ""
     cut_off: bool = False
     """The level's time ran out before every tournament ended (the samples still count)."""
@@ -183,6 +189,14 @@ class Level:
     @property
     def p99(self) -> float:
         return self.pct(99)
+
+    @property
+    def steady_p99(self) -> float:
+        return self.pct(99, self.steady_latencies_ms)
+
+    @property
+    def bots_lag_p99(self) -> float:
+        return self.pct(99, self.bots_lag_ms)
 
     @property
     def max_lateness_ms(self) -> float:
@@ -308,7 +322,10 @@ def _timed_bot_class() -> Any:
                     key = (m["duel_id"], len(self._duel.rows), row.get("player", ""))
                     at = self.sent.pop(key, None)
                     if at is not None:
-                        self.level.latencies_ms.append((time.perf_counter() - at) * 1000)
+                        sample = (time.perf_counter() - at) * 1000
+                        self.level.latencies_ms.append(sample)
+                        if self.level.steady_seconds < 0:  # the steady part is running
+                            self.level.steady_latencies_ms.append(sample)
                 self._turn_deadline_ms = m.get("deadline_ms")
             await super()._on_turn(m)
 
@@ -320,12 +337,21 @@ async def _steady(pid: int, level: Level, after_s: float) -> None:
     level's end) fill in the steady part's figures."""
     await asyncio.sleep(after_s)
     start, cpu, guesses = time.perf_counter(), proc_sample(pid).cpu_s, len(level.latencies_ms)
+    level.steady_seconds = -1.0  # marks the steady part as running (set at its end)
     try:
         await asyncio.Event().wait()
     finally:
         level.steady_seconds = time.perf_counter() - start
         level.steady_server_cpu_s = proc_sample(pid).cpu_s - cpu
         level.steady_guesses = len(level.latencies_ms) - guesses
+
+
+async def _loop_lag(level: Level, every_s: float = 0.02) -> None:
+    """Sample the bots' event-loop lag (``Level.bots_lag_ms``) until cancelled."""
+    while True:
+        before = time.perf_counter()
+        await asyncio.sleep(every_s)
+        level.bots_lag_ms.append(max(0.0, (time.perf_counter() - before - every_s) * 1000))
 
 
 async def _play(
@@ -360,6 +386,7 @@ async def _play(
                 started.add(bot.current.tournament_id)
 
     steady = asyncio.create_task(_steady(pid, level, ramp_s + STEADY_AFTER_S)) if pid else None
+    lag = asyncio.create_task(_loop_lag(level))
     try:
         results = await asyncio.gather(
             *(player(i) for i in range(8 * tournaments)), return_exceptions=True
@@ -368,6 +395,9 @@ async def _play(
             if isinstance(r, BaseException):
                 level.error = level.error or repr(r)
     finally:
+        lag.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await lag
         if steady is not None:
             steady.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -489,11 +519,13 @@ def describe(lv: Level) -> str:
         f"clock's wake max {lv.max_lateness_ms:.0f} ms p99 {lv.pct(99, lv.lateness_ms):.0f} ms "
         f"(after the due time: max {max(lv.due_lateness_ms, default=float('nan')):.0f} ms; "
         f"n={len(lv.lateness_ms)}); steady part: {lv.steady_guesses} guesses in "
-        f"{lv.steady_seconds:.0f} s, server CPU {lv.steady_cpu_pct:.0f}% "
+        f"{lv.steady_seconds:.0f} s, p99 {lv.steady_p99:.1f} ms, server CPU {lv.steady_cpu_pct:.0f}% "
         f"({lv.steady_cpu_ms_per_guess:.1f} ms/guess); whole level: server CPU "
         f"{lv.server_cpu_pct:.0f}% ({lv.server_cpu_ms_per_guess:.1f} ms/guess), RSS "
         f"{lv.server_rss_mb:.0f} MB (peak {lv.server_peak_mb:.0f}), bots CPU "
-        f"{lv.bots_cpu_s:.1f} s{' cut off' if lv.cut_off else ''} {lv.error} "
+        f"{lv.bots_cpu_s:.1f} s, bots' loop lag p99 {lv.bots_lag_p99:.0f} ms max "
+        f"{max(lv.bots_lag_ms, default=float('nan')):.0f} ms"
+        f"{' cut off' if lv.cut_off else ''} {lv.error} "
         f"{lv.server_errors or ''}".rstrip()
     )
 

@@ -29,8 +29,10 @@ CORRECT = "correct"
 PRESENT = "present"
 ABSENT = "absent"
 
-_EXACT_LIMIT = 120
-"""Candidates at or below this count are ranked by expected remaining candidates (O(n²))."""
+_EXACT_LIMIT = 50
+"""Candidates at or below this count are ranked by expected remaining candidates (O(n²): 50
+answer words take about 9 ms, 120 about 37 ms, time the bots' shared event loop waits through);
+more are ranked by letter frequency."""
 
 
 def pattern(guess: Sequence[str], answer: Sequence[str]) -> Marks:
@@ -134,13 +136,54 @@ def opening(language: str, length: int) -> Tiles:
     return _frequency_rank(pool, pool)
 
 
+@functools.cache
+def _tile_index(
+    language: str, length: int
+) -> tuple[dict[tuple[int, str], frozenset[int]], dict[str, frozenset[int]]]:
+    """Positions of the whole list's words (indexes into ``allowed``) by (position, tile) and
+    by tile anywhere: the sets a row's marks narrow the list with before it is scored."""
+    at: dict[tuple[int, str], set[int]] = {}
+    has: dict[str, set[int]] = {}
+    for k, word in enumerate(vocabulary(language, length).allowed):
+        for i, tile in enumerate(word):
+            at.setdefault((i, tile), set()).add(k)
+            has.setdefault(tile, set()).add(k)
+    return (
+        {key: frozenset(v) for key, v in at.items()},
+        {key: frozenset(v) for key, v in has.items()},
+    )
+
+
 @functools.lru_cache(maxsize=1024)
 def _first_row(language: str, length: int, row: tuple[Tiles, Marks]) -> tuple[Tiles, ...]:
-    """The words of the whole list consistent with one row (cached: the first row filters the
-    whole list, and both duelists — and every duel opening with the same word against a secret
-    giving the same marks — ask for the same one)."""
+    """The words of the whole list consistent with one row, in list order (cached: the first
+    row filters the whole list, and both duelists — and every duel opening with the same word
+    against a secret giving the same marks — ask for the same one).
+
+    The row's marks first narrow the list through :func:`_tile_index` (a ``correct`` tile is
+    at its position, a ``present`` one elsewhere in the word, an ``absent`` one that is not
+    also marked in the row is nowhere): a superset of the answer, which :func:`pattern` then
+    checks word by word. The whole list is scored only for a row that narrows nothing."""
     tiles, marks = row
-    return tuple(w for w in vocabulary(language, length).allowed if pattern(tiles, w) == marks)
+    allowed = vocabulary(language, length).allowed
+    at, has = _tile_index(language, length)
+    empty: frozenset[int] = frozenset()
+    narrowing: list[frozenset[int]] = []
+    marked = {t for t, m in zip(tiles, marks, strict=True) if m != ABSENT}
+    excluded: set[int] = set()
+    for i, (tile, mark) in enumerate(zip(tiles, marks, strict=True)):
+        if mark == CORRECT:
+            narrowing.append(at.get((i, tile), empty))
+        elif mark == PRESENT:
+            narrowing.append(has.get(tile, empty) - at.get((i, tile), empty))
+        elif tile not in marked:
+            excluded |= has.get(tile, empty)
+    if narrowing:
+        pool = set(min(narrowing, key=len)).intersection(*narrowing)
+    else:
+        pool = set(range(len(allowed)))
+    pool -= excluded
+    return tuple(allowed[k] for k in sorted(pool) if pattern(tiles, allowed[k]) == marks)
 
 
 @dataclass

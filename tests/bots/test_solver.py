@@ -122,3 +122,20 @@ def test_rows_of_another_length_are_ignored():
 def test_opening_is_a_real_answer_word():
     for length in (4, 5, 6):
         assert opening("en", length) in vocabulary("en", length).answers
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "uz", "de"])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_first_row_filter_keeps_exactly_the_words_the_row_allows(language, seed):
+    """The indexed first-row filter (``_first_row``: tile sets, then scoring) returns the same
+    words, in list order, as scoring the whole list against the row, repeated tiles included."""
+    from infra.emulator.solver import _first_row
+
+    vocab = vocabulary(language, 5)
+    rng = random.Random(seed)
+    for _ in range(25):
+        guess, secret = rng.choice(vocab.allowed), rng.choice(vocab.allowed)
+        row = (guess, pattern(guess, secret))
+        scored = tuple(w for w in vocab.allowed if pattern(guess, w) == row[1])
+        assert _first_row.__wrapped__(language, 5, row) == scored
+        assert secret in scored
