@@ -179,7 +179,8 @@ def _first_row(language: str, length: int, row: tuple[Tiles, Marks]) -> tuple[Ti
         elif tile not in marked:
             excluded |= has.get(tile, empty)
     if narrowing:
-        pool = set(min(narrowing, key=len)).intersection(*narrowing)
+        narrowing.sort(key=len)
+        pool = set(narrowing[0]).intersection(*narrowing[1:])
     else:
         pool = set(range(len(allowed)))
     pool -= excluded
