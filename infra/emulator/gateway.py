@@ -290,6 +290,8 @@ class Connection:
     closing: bool = False
     """The limits task is closing the socket (it must not be cancelled half way)."""
     limits: asyncio.Task[None] | None = None
+    sending: asyncio.Future[bool] | None = None
+    """The last accepted post still being written (posts go out in the order accepted)."""
 
 
 class LocalGateway:
@@ -885,7 +887,7 @@ class LocalGateway:
             {
                 "Content-Type": "application/json",
                 "x-amzn-ErrorType": error_type,
-                "x-amzn-RequestId": str(uuid.uuid4()),
+                "x-amzn-RequestId": _request_id(),
             },
             json.dumps({"message": message}).encode(),
         )
@@ -915,9 +917,11 @@ class LocalGateway:
         conn = self._connections.get(connection_id)
         if conn is None or not conn.postable:
             return self._error(410, "GoneException")
-        ok_headers = {"x-amzn-RequestId": str(uuid.uuid4())}
+        ok_headers = {"x-amzn-RequestId": _request_id()}
         if method == "POST":
-            if not await self._send(conn, data):
+            self._post_accepted(conn, data)  # in order with the in-process posts
+            assert conn.sending is not None
+            if not await asyncio.shield(conn.sending):
                 return self._error(410, "GoneException")
             return ManagementAnswer(200, ok_headers, b"")
         if method == "GET":
@@ -935,16 +939,49 @@ class LocalGateway:
     def manage_threadsafe(
         self, method: str, connection_id: str, data: bytes = b""
     ) -> ManagementAnswer:
-        """:meth:`manage` from another thread (a handler in the worker pool): blocks until the
-        gateway's event loop has answered. Raises ``RuntimeError`` before :meth:`start` or on
-        the event loop's own thread (it would wait for itself)."""
+        """:meth:`manage` from another thread (a handler in the worker pool). Raises
+        ``RuntimeError`` before :meth:`start` or on the event loop's own thread.
+
+        A ``POST`` (PostToConnection) is answered here, as API Gateway answers once it has
+        accepted the message: 413 ``PayloadTooLargeException`` over the limit, 410
+        ``GoneException`` for a connection that is unknown, not yet connected or closed, else
+        200 — and the message is handed to the event loop to be written, after every message
+        accepted before it for that connection (:meth:`_post_accepted`). The handler does not
+        wait for the write, so a post costs the worker no round trip through the loop (on AWS
+        a connection that closes after the 200 loses the message the same way). ``GET`` and
+        ``DELETE`` block until the loop has answered."""
         loop = self._loop
         if loop is None or loop.is_closed():
             raise RuntimeError("the gateway is not running")
         if _running_loop() is loop:
             raise RuntimeError("manage_threadsafe called on the gateway's event loop")
+        if method == "POST":
+            if len(data) > self.max_message_bytes:
+                return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
+            conn = self._connections.get(connection_id)
+            if conn is None or not conn.postable or (not conn.dropped and conn.ws.closed):
+                return self._error(410, "GoneException")
+            loop.call_soon_threadsafe(self._post_accepted, conn, data)
+            return ManagementAnswer(200, {"x-amzn-RequestId": _request_id()}, b"")
         future = asyncio.run_coroutine_threadsafe(self.manage(method, connection_id, data), loop)
         return future.result()
+
+    def _post_accepted(self, conn: Connection, data: bytes) -> None:
+        """On the loop: write ``data`` to ``conn`` once the posts accepted before it are out."""
+        previous = conn.sending
+
+        async def send() -> bool:
+            if previous is not None and not previous.done():
+                with contextlib.suppress(Exception):
+                    await previous
+            return await self._send(conn, data)
+
+        conn.sending = asyncio.ensure_future(send())
+
+
+def _request_id() -> str:
+    """An ``x-amzn-RequestId`` (a random UUID; ``random``, not ``os.urandom``: no system call)."""
+    return str(uuid.UUID(int=random.getrandbits(128), version=4))
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,45 @@ def test_post_get_delete_and_gone_answer_alike(path: str) -> None:
     run(scenario)
 
 
+def test_an_in_process_post_is_accepted_without_the_loop_and_sent_in_order() -> None:
+    """PostToConnection answers 200 once the gateway has accepted the message (as API Gateway
+    does), not after the loop has written it: with the gateway's event loop blocked, a worker
+    thread's 20 posts all return; released, the loop sends them in the order accepted. A post
+    to a connection that has closed answers 410 at once."""
+    app = EchoApp()
+
+    async def scenario() -> None:
+        async with gateway(app.routes()) as gw:
+            client = client_for(gw, "in-process")
+            async with websockets.connect(gw.ws_url) as ws:
+                connection_id = await my_connection_id(ws)
+                statuses: list[int] = []
+
+                def post_all() -> None:
+                    for n in range(20):
+                        answer = client.post_to_connection(
+                            ConnectionId=connection_id, Data=str(n).encode()
+                        )
+                        statuses.append(answer["ResponseMetadata"]["HTTPStatusCode"])
+
+                worker = threading.Thread(target=post_all)
+                worker.start()
+                worker.join(30)  # blocks this event loop, the gateway's, on purpose
+                assert statuses == [200] * 20
+                received = [await asyncio.wait_for(ws.recv(), 10) for _ in range(20)]
+                assert received == [str(n) for n in range(20)]
+            for _ in range(100):  # until the gateway has seen the close
+                if connection_id not in gw.connection_ids():
+                    break
+                await asyncio.sleep(0.05)
+            with pytest.raises(client.exceptions.GoneException):
+                await asyncio.to_thread(
+                    client.post_to_connection, ConnectionId=connection_id, Data=b"late"
+                )
+
+    run(scenario)
+
+
 def test_the_in_process_transport_understands_a_stage_prefixed_endpoint() -> None:
     app = EchoApp()
 
