@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections.abc import Iterator
@@ -468,11 +469,12 @@ def _all_pages(ddb: Any, query: dict[str, Any]) -> list[dict[str, Any]]:
 )
 @given(operations=_operations)
 def test_a_query_from_the_partition_answers_as_moto_walking_the_table(
-    dynamo: EmbeddedDynamo, operations: list[tuple[Any, ...]]
+    dynamo: EmbeddedDynamo, both_writers: list[str], operations: list[tuple[Any, ...]]
 ) -> None:
     """Random puts, updates (index keys set and removed), deletes and transactions (some
     cancelled and rolled back); after each, every Query (table, three indexes, paged, reversed)
-    answers the same items, pages and keys from the partition map as from moto's whole walk."""
+    answers the same items, pages and keys from the partition map as from moto's whole walk
+    (and every answer is written alike by ``json.dumps`` and by moto's serializer)."""
     ddb = in_process_client(dynamo)
     make_indexed_table(ddb)
     patch = dynamo.indexed_query
@@ -532,3 +534,104 @@ def test_an_index_query_does_not_walk_the_table(dynamo: EmbeddedDynamo) -> None:
     finally:
         Table.all_items = walk  # type: ignore[method-assign]
         dynamo.indexed_query.enabled = True
+
+
+# --- DynamoDB answers written with json.dumps (FastResponses) ----------------------------------
+
+
+@pytest.fixture
+def both_writers(dynamo: EmbeddedDynamo) -> Iterator[list[str]]:
+    """Every DynamoDB answer written twice, by ``json.dumps`` and by moto's serializer; the
+    test fails if they differ once parsed. Yields the operations compared."""
+    from moto.core.responses import ActionResult
+
+    fast = ActionResult.execute_result
+    compared: list[str] = []
+
+    def compare(result: Any, context: Any) -> Any:
+        answer = fast(result, context)
+        dynamo.fast_responses.enabled = False
+        try:
+            reference = fast(result, context)
+        finally:
+            dynamo.fast_responses.enabled = True
+        assert answer[0] == reference[0]
+        assert answer[1].items() >= {"Content-Type": "application/x-amz-json-1.0"}.items()
+        assert json.loads(answer[2]) == json.loads(reference[2]), context.operation_model.name
+        compared.append(context.operation_model.name)
+        return answer
+
+    ActionResult.execute_result = compare  # type: ignore[method-assign]
+    try:
+        yield compared
+    finally:
+        ActionResult.execute_result = fast  # type: ignore[method-assign]
+
+
+def test_json_answers_match_motos_serializer_on_every_operation_the_store_uses(
+    dynamo: EmbeddedDynamo, both_writers: list[str]
+) -> None:
+    ddb = in_process_client(dynamo)
+    make_indexed_table(ddb)
+    key = {"pk": {"S": "a"}, "sk": {"S": "b"}}
+    item = {
+        **key,
+        "state": {"B": bytes(range(256))},
+        "n": {"N": "1.50"},
+        "big": {"N": "12345678901234567890"},
+        "l": {"L": [{"S": "x"}, {"NULL": True}, {"BOOL": False}]},
+        "m": {"M": {"q": {"SS": ["u", "v"]}, "bs": {"BS": [b"\x00", b"\x01"]}}},
+        "g": {"S": "g0"},
+        "r": {"N": "3"},
+    }
+    ddb.put_item(TableName=INDEXED, Item=item, ReturnConsumedCapacity="TOTAL")
+    got = ddb.get_item(TableName=INDEXED, Key=key, ConsistentRead=True)["Item"]
+    assert got["state"] == {"B": bytes(range(256))}
+    assert got["m"]["M"]["bs"] == {"BS": [b"\x00", b"\x01"]}
+    ddb.get_item(TableName=INDEXED, Key={"pk": {"S": "none"}, "sk": {"S": "b"}})
+    ddb.update_item(
+        TableName=INDEXED,
+        Key=key,
+        UpdateExpression="SET n = n + :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+        ReturnValues="ALL_NEW",
+        ReturnConsumedCapacity="INDEXES",
+    )
+    ddb.query(
+        TableName=INDEXED,
+        IndexName="by_g_r",
+        KeyConditionExpression="g = :g AND r > :r",
+        ExpressionAttributeValues={":g": {"S": "g0"}, ":r": {"N": "1"}},
+        Limit=1,
+        ReturnConsumedCapacity="TOTAL",
+    )
+    ddb.query(
+        TableName=INDEXED,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": "a"}},
+        ProjectionExpression="n, l",
+    )
+    ddb.batch_get_item(RequestItems={INDEXED: {"Keys": [key], "ConsistentRead": True}})
+    ddb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": INDEXED, "Item": {**key, "sk": {"S": "c"}}}},
+            {"Delete": {"TableName": INDEXED, "Key": key}},
+        ],
+        ReturnConsumedCapacity="TOTAL",
+    )
+    ddb.delete_item(TableName=INDEXED, Key={**key, "sk": {"S": "c"}}, ReturnValues="ALL_OLD")
+    ddb.scan(TableName=INDEXED)
+    ddb.describe_table(TableName=INDEXED)
+    with pytest.raises(ddb.exceptions.ConditionalCheckFailedException):
+        ddb.put_item(TableName=INDEXED, Item=key, ConditionExpression="attribute_exists(pk)")
+    assert set(both_writers) >= {
+        "PutItem",
+        "GetItem",
+        "UpdateItem",
+        "Query",
+        "BatchGetItem",
+        "TransactWriteItems",
+        "DeleteItem",
+        "Scan",
+        "DescribeTable",
+    }
