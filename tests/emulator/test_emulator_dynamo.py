@@ -561,7 +561,7 @@ def both_writers(dynamo: EmbeddedDynamo) -> Iterator[list[str]]:
         compared.append(context.operation_model.name)
         return answer
 
-    ActionResult.execute_result = compare  # type: ignore[method-assign]
+    ActionResult.execute_result = compare  # type: ignore[method-assign,assignment]
     try:
         yield compared
     finally:
