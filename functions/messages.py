@@ -23,8 +23,10 @@ imports and its data classes 50 ms; the event's shape is API Gateway's, "WebSock
 context",
 https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-mapping-template-reference.html);
 the body, the only part a client writes, is parsed and validated by the protocol's models.
-The use case modules are imported by the first message that calls one (``lazy_module``): every
-message function shares this module, and each needs only its own.
+The use case modules are imported by the first message that calls one (``shared.lazy``): every
+message function shares this module, and each needs only its own; the outbound events and the
+outbox come with the first reply, so a cold start (import and ``container_deps()``) runs no
+domain rule, codec or event model.
 
 Every refusal becomes an ``error`` message with a stable code sent to the caller only (one
 registry: the ``code`` attribute of domain/service errors and ``ProtocolError``); unexpected
