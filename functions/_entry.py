@@ -15,12 +15,9 @@ https://docs.aws.amazon.com/lambda/latest/dg/python-handler.html).
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import threading
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 # pydantic looks for plugins when it builds its first validator (the ``Settings`` model, built
@@ -68,28 +65,6 @@ class SocketEvent:
     def request_id(self) -> str:
         """``requestId``: API Gateway's id of this request (for the logs)."""
         return str(self._context["requestId"])
-
-
-def lazy_module(name: str) -> ModuleType:
-    """Module ``name``, executed on its first attribute access rather than now (the standard
-    library's ``importlib.util.LazyLoader``): a route group's use cases are imported by the
-    first message that needs them, so a function does not pay at its cold start for the use
-    cases of the other functions sharing its module. Python, "importlib.util.LazyLoader":
-    https://docs.python.org/3/library/importlib.html#importlib.util.LazyLoader"""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        raise ModuleNotFoundError(name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    parent, _, child = name.rpartition(".")
-    if parent:
-        setattr(sys.modules[parent], child, module)
-    return module
 
 
 _lock = threading.Lock()

@@ -23,8 +23,10 @@ imports and its data classes 50 ms; the event's shape is API Gateway's, "WebSock
 context",
 https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-mapping-template-reference.html);
 the body, the only part a client writes, is parsed and validated by the protocol's models.
-The use case modules are imported by the first message that calls one (``lazy_module``): every
-message function shares this module, and each needs only its own.
+The use case modules are imported by the first message that calls one (``shared.lazy``): every
+message function shares this module, and each needs only its own; the outbound events and the
+outbox come with the first reply, so a cold start (import and ``container_deps()``) runs no
+domain rule, codec or event model.
 
 Every refusal becomes an ``error`` message with a stable code sent to the caller only (one
 registry: the ``code`` attribute of domain/service errors and ``ProtocolError``); unexpected
@@ -49,22 +51,24 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from functions._entry import Entrypoint, Event, SocketEvent, lazy_module
+from functions._entry import Entrypoint, Event, SocketEvent
 from functions.routes import MESSAGE_FUNCTIONS, MOCK_ROUTES
 from shared.domain.errors import DomainError
+from shared.lazy import lazy_module
 from shared.protocol import inbound as msg
 from shared.protocol.errors import ErrorCode, ProtocolError
-from shared.protocol.outbound import error_event
 from shared.runtime.observability import logger
 from shared.services.deps import Deps
-from shared.services.outbox import Outbox, Request
 
 if TYPE_CHECKING:
-    from shared.services import duels, matchmaking, parties, presence, sessions
+    from shared.protocol import outbound
+    from shared.services import duels, matchmaking, outbox, parties, presence, sessions
+    from shared.services.outbox import Request
 else:
-    duels, matchmaking, parties, presence, sessions = (
+    outbound = lazy_module("shared.protocol.outbound")
+    duels, matchmaking, outbox, parties, presence, sessions = (
         lazy_module(f"shared.services.{name}")
-        for name in ("duels", "matchmaking", "parties", "presence", "sessions")
+        for name in ("duels", "matchmaking", "outbox", "parties", "presence", "sessions")
     )
 
 OK = {"statusCode": 200}
@@ -150,7 +154,7 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
                 )
             action = ACTIONS[message.action]
             assert isinstance(message, action.model)
-            action.call(deps, Request(connection_id, request_id, received), message)
+            action.call(deps, outbox.Request(connection_id, request_id, received), message)
         except ProtocolError as err:
             deps.metrics("BadInput", 1)
             logger.info("bad input", extra={"code": err.code})
@@ -217,10 +221,10 @@ def _reply_error(
     if request_id is not None and not _encodable(request_id):
         request_id = None
     try:
-        event = error_event(code, message, request_id)
+        event = outbound.error_event(code, message, request_id)
     except ValueError:
-        event = error_event(ErrorCode.INTERNAL_ERROR, None, request_id)
-    box = Outbox()
+        event = outbound.error_event(ErrorCode.INTERNAL_ERROR, None, request_id)
+    box = outbox.Outbox()
     box.add([connection_id], event)
     presence.drop(deps, box.flush(deps.clock, deps.notifier))
 

@@ -4,15 +4,24 @@ services' ``Lexicon`` port. Lists load lazily, once per process and language."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from shared.domain.languages import Language, get_language
-from wordlists import load_word_list
+from shared.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import wordlists
+    from shared.domain import languages
+    from shared.domain.languages import Language
+else:
+    # the language table and the list loader: imported by the first word a message needs
+    languages = lazy_module("shared.domain.languages")
+    wordlists = lazy_module("wordlists")
 
 
 class _Secrets:
     def __init__(self, language: Language) -> None:
         self._language = language
-        self._lists = load_word_list(language.code)
+        self._lists = wordlists.load_word_list(language.code)
 
     def answers(self, length: int) -> Sequence[str]:
         return self._lists.answers.get(length, ())
@@ -23,13 +32,13 @@ class _Secrets:
 
 class WordListLexicon:
     def language(self, code: str) -> Language:
-        return get_language(code)
+        return languages.get_language(code)
 
     def secrets(self, code: str) -> _Secrets:
-        return _Secrets(get_language(code))
+        return _Secrets(languages.get_language(code))
 
     def allowed(self, code: str, length: int) -> frozenset[str]:
-        return load_word_list(code).allowed.get(length, frozenset())
+        return wordlists.load_word_list(code).allowed.get(length, frozenset())
 
     def display(self, code: str, word: str) -> str | None:
-        return load_word_list(code).display.get(word)
+        return wordlists.load_word_list(code).display.get(word)

@@ -10,10 +10,13 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from shared.domain.tournament import Dealer
 from shared.protocol.limits import MAX_FRAME_BYTES
 from shared.services.ports import Clock, Lexicon, Limiter, Notifier, Store
+
+if TYPE_CHECKING:
+    from shared.domain.tournament import Dealer
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,8 @@ class Deps:
 
     def dealer(self, language: str) -> Dealer:
         """The domain's source of chance and durations for one decision in ``language``."""
+        from shared.domain.tournament import Dealer  # the rules, imported by the first decision
+
         return Dealer(
             rng=self.rng(),
             words=self.lexicon.secrets(language),

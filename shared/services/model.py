@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from shared.domain.matchmaking import Lobby
-from shared.domain.party import Party
-from shared.domain.tournament import Tournament
+if TYPE_CHECKING:
+    from shared.domain.matchmaking import Lobby
+    from shared.domain.party import Party
+    from shared.domain.tournament import Tournament
 
 
 class PlayerStatus(StrEnum):

@@ -72,31 +72,37 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
-from shared.adapters.dynamo import codec, schema
-from shared.domain.matchmaking import WaitingLobby
+from shared.adapters.dynamo import schema
+from shared.lazy import lazy_module
 from shared.services.errors import BusyError, ConflictError, ContentionError
-from shared.services.model import (
-    Connection,
-    InviteCreated,
-    InviteDeleted,
-    LobbyOpener,
-    LobbyRecord,
-    OpenerUnchanged,
-    PartyRecord,
-    Player,
-    RatingApplied,
-    TournamentRecord,
-    Write,
-)
+
+if TYPE_CHECKING:
+    from shared.adapters.dynamo import codec
+    from shared.domain.matchmaking import WaitingLobby
+    from shared.services import model
+    from shared.services.model import (
+        Connection,
+        LobbyOpener,
+        LobbyRecord,
+        PartyRecord,
+        Player,
+        RatingApplied,
+        TournamentRecord,
+        Write,
+    )
+else:
+    # The records, their codec and the domain behind them: imported by the first read or write
+    # (a cold start builds the store before its first message needs them).
+    codec = lazy_module("shared.adapters.dynamo.codec")
+    model = lazy_module("shared.services.model")
 
 logger = logging.getLogger(__name__)
 
-_VERSIONED_RECORDS = (Player, Connection, LobbyRecord, LobbyOpener, TournamentRecord, PartyRecord)
 _ser = TypeSerializer()
 _de = TypeDeserializer()
 
@@ -465,8 +471,16 @@ class DynamoStore:
                 self.client.transact_write_items(TransactItems=ops)
         except (ClientError, BotoCoreError) as err:
             self._failed(ops, err)  # returns only when the write turns out to have landed
+        versioned = (  # the records saved under a version condition
+            model.Player,
+            model.Connection,
+            model.LobbyRecord,
+            model.LobbyOpener,
+            model.TournamentRecord,
+            model.PartyRecord,
+        )
         for w in writes:
-            if isinstance(w, _VERSIONED_RECORDS):
+            if isinstance(w, versioned):
                 w.version += 1
 
     def _failed(self, ops: Sequence[dict[str, Any]], err: ClientError | BotoCoreError) -> None:
@@ -535,24 +549,24 @@ class DynamoStore:
         return {"Put": put}
 
     def _ops(self, w: Write | TokenCreated, now: int) -> list[dict[str, Any]]:
-        if isinstance(w, RatingApplied):
+        if isinstance(w, model.RatingApplied):
             return self._rating_ops(w)
         return [self._op(w, now)]
 
     def _op(self, w: Write | TokenCreated, now: int) -> dict[str, Any]:
-        if isinstance(w, Player):
+        if isinstance(w, model.Player):
             return self._versioned_put(codec.player_to_item(w), w.version)
-        if isinstance(w, Connection):
+        if isinstance(w, model.Connection):
             return self._versioned_put(codec.connection_to_item(w), w.version)
-        if isinstance(w, LobbyRecord):
+        if isinstance(w, model.LobbyRecord):
             return self._versioned_put(codec.lobby_to_item(w, now), w.version)
-        if isinstance(w, TournamentRecord):
+        if isinstance(w, model.TournamentRecord):
             return self._versioned_put(codec.tournament_to_item(w, now), w.version)
-        if isinstance(w, LobbyOpener):
+        if isinstance(w, model.LobbyOpener):
             return self._versioned_put(codec.opener_to_item(w), w.version)
-        if isinstance(w, PartyRecord):
+        if isinstance(w, model.PartyRecord):
             return self._versioned_put(codec.party_to_item(w), w.version)
-        if isinstance(w, OpenerUnchanged):
+        if isinstance(w, model.OpenerUnchanged):
             check: dict[str, Any] = {
                 "TableName": self._table,
                 "Key": to_av(schema.opener_key(w.language, w.bucket, w.lane)),
@@ -569,12 +583,12 @@ class DynamoStore:
             return {
                 "Put": {"TableName": self._table, "Item": to_av(item), "ConditionExpression": _NEW}
             }
-        if isinstance(w, InviteCreated):
+        if isinstance(w, model.InviteCreated):
             item = {**schema.invite_key(w.invite), "kind": "invite", "party_id": w.party_id}
             return {
                 "Put": {"TableName": self._table, "Item": to_av(item), "ConditionExpression": _NEW}
             }
-        if isinstance(w, InviteDeleted):
+        if isinstance(w, model.InviteDeleted):
             # unconditional: only ever committed with the party's versioned save in one
             # transaction (parties.leave), which is its guard; the invite may already be gone
             return {"Delete": {"TableName": self._table, "Key": to_av(schema.invite_key(w.invite))}}

@@ -1,0 +1,36 @@
+"""Modules imported on first use: ``lazy_module(name)`` is the module, executed on its first
+attribute access rather than now (the standard library's ``importlib.util.LazyLoader``).
+
+A cold start pays for what it imports before its first reply: the entrypoints import a use case
+with the first message that calls it, and the store its codec (with the domain behind it) with
+its first read or write. Standard library only, so any layer may use it. Python,
+"importlib.util.LazyLoader": https://docs.python.org/3/library/importlib.html#importlib.util.LazyLoader
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from types import ModuleType
+
+
+def lazy_module(name: str) -> ModuleType:
+    """Module ``name`` (already imported: that module; else registered in ``sys.modules`` and on
+    its parent package now, executed on its first attribute access — ``from name import x`` and
+    ``import name`` elsewhere then find it as usual). Raises ``ModuleNotFoundError`` when
+    ``name`` does not exist (found now, not on first use); an error raised by the module's code
+    comes on first use."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+    return module
