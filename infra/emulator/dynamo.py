@@ -6,6 +6,12 @@ concurrent conditional writes can both pass their condition, an outcome AWS neve
 handles one request at a time (the whole request, body included). Handlers reach it through
 ``DYNAMODB_ENDPOINT``. Tables come from ``shared.adapters.dynamo.schema.create_tables`` — the
 module CDK uses — when it exists (:func:`create_tables`).
+
+While it runs, three patches of moto 5.2.5's DynamoDB keep its cost per request independent of
+the table's size and its answers unchanged (each compared with moto's own path by
+``tests/emulator/test_emulator_dynamo.py``): transactions roll back the items they name, not a
+copy of every table (:class:`ItemRollback`); a Query reads its partition, not the whole table
+(:class:`IndexedQuery`); item answers are written with ``json.dumps`` (:class:`FastResponses`).
 """
 
 from __future__ import annotations

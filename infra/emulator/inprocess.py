@@ -11,7 +11,8 @@ https://botocore.amazonaws.com/v1/documentation/api/latest/topics/events.html; m
 
 * the local gateway's Management API (:meth:`infra.emulator.gateway.LocalGateway.manage`, the
   code behind its HTTP ``@connections`` route, so both answer alike), on the gateway's event
-  loop;
+  loop; a PostToConnection is answered as soon as the gateway has accepted it and written by
+  the loop afterwards, in order (:meth:`~infra.emulator.gateway.LocalGateway.manage_threadsafe`);
 * moto's DynamoDB request handler, in this process, under the lock that serialises the embedded
   moto server's HTTP requests (:class:`infra.emulator.dynamo.EmbeddedDynamo`): one request at a
   time, whichever way it comes.
