@@ -162,6 +162,22 @@ class ItemRollback:
                 backend.put_item(table_name, before)
 
 
+PATCHED_MOTO = ("5.2.",)
+"""moto releases whose internals :class:`IndexedQuery` and :class:`FastResponses` were written
+and checked against (version prefixes); with another, the emulator runs moto unpatched (slower,
+same answers) and logs a warning, and their tests fail until they are checked again."""
+
+
+def patched_moto() -> bool:
+    """Whether the installed moto is one the query and response patches know."""
+    from moto import __version__
+
+    if __version__.startswith(PATCHED_MOTO):
+        return True
+    log.warning("moto %s is not one of %s: its DynamoDB runs unpatched", __version__, PATCHED_MOTO)
+    return False
+
+
 class IndexedQuery:
     """moto's ``Query`` answered from the queried partition, not from the whole table.
 
@@ -195,10 +211,11 @@ class IndexedQuery:
         """False: every Query walks the whole table, as moto does (for comparisons)."""
 
     def install(self) -> None:
-        """Patch moto's ``Table`` and backend classes (idempotent)."""
+        """Patch moto's ``Table`` and backend classes (idempotent; a moto outside
+        ``PATCHED_MOTO`` is left as it is)."""
         from moto.dynamodb.models.table import Table
 
-        if self._installed is not None:
+        if self._installed is not None or not patched_moto():
             return
         models: Any = importlib.import_module("moto.dynamodb.models")
         backend = models.DynamoDBBackend
@@ -361,8 +378,9 @@ class FastResponses:
         """False: every answer goes through moto's serializer (for comparisons)."""
 
     def install(self) -> None:
-        """Patch moto's ``ActionResult`` and the method lookup (idempotent)."""
-        if self._installed is not None:
+        """Patch moto's ``ActionResult`` and the method lookup (idempotent; a moto outside
+        ``PATCHED_MOTO`` is left as it is)."""
+        if self._installed is not None or not patched_moto():
             return
         responses: Any = importlib.import_module("moto.core.responses")
         action_result = responses.ActionResult
