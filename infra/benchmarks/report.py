@@ -339,6 +339,8 @@ def capacity_table(c: Any) -> str:
                 f"{lv.guesses} ({lv.guesses_per_s:.1f}/s)",
                 f"{lv.p50:.0f}",
                 f"{lv.p99:.0f}",
+                fmt_nan(lv.steady_p99),
+                f"{fmt_nan(lv.bots_lag_p99)} / {fmt_nan(max(lv.bots_lag_ms, default=math.nan))}",
                 f"{lv.judged_late} / {lv.sent_in_time}",
                 f"{fmt_nan(lv.max_lateness_ms)} "
                 f"({fmt_nan(max(lv.due_lateness_ms, default=math.nan))})",
@@ -362,6 +364,8 @@ def capacity_table(c: Any) -> str:
             "guesses",
             "p50 ms",
             "p99 ms",
+            "p99 ms steady",
+            "bots' loop lag p99 / max ms",
             "judged late / sent in time",
             "max deadline lateness ms after the wake (after due)",
             "server CPU steady (ms / guess)",
@@ -701,7 +705,10 @@ def render(res: Results) -> str:
             "refused `turn_over`. Deadline lateness: a skipped turn's row or a duel start "
             "reaching the player, minus the clock's wake (the due time rounded up to the "
             "second, as the Step Functions Wait does); in brackets, minus the due time. CPU "
-            "from /proc (user + system); steady: from 15 s after the last arrival. The "
+            "from /proc (user + system); steady: from 15 s after the last arrival (no joins). "
+            "Bots' loop lag: how late a 20 ms sleep wakes in the bots' process (8 bots per "
+            "tournament on one event loop); a row's arrival is noted when that loop gets to "
+            "it, so up to this much of a latency sample is the load generator's own. The "
             "machine is shared: figures are noisy.",
             "",
             capacity_table(c),
