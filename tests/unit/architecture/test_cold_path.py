@@ -20,18 +20,10 @@ from typing import Any
 
 import pytest
 
+from infra.benchmarks.cold import ENV  # a deployed function's environment, fake credentials
 from shared.lazy import lazy_module
 
 ROOT = Path(__file__).resolve().parents[3]
-ENV = {
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_ACCESS_KEY_ID": "cold-start",
-    "AWS_SECRET_ACCESS_KEY": "cold-start",
-    "TABLE_NAME": "wordle-tournament",
-    "CALLBACK_URL": "https://abc.execute-api.us-east-1.amazonaws.com/prod",
-    "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:clock",
-}
-"""A deployed function's environment, with fake credentials: building a client sends nothing."""
 
 FIRST_MESSAGE = (
     "shared.domain.tournament",
