@@ -912,18 +912,18 @@ class LocalGateway:
         """
         if method not in ("POST", "GET", "DELETE"):
             return self._error(403, "ForbiddenException", "Forbidden")
-        if method == "POST" and len(data) > self.max_message_bytes:
-            return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
+        if method == "POST":
+            accepted = self._accept_post(connection_id, data)
+            if isinstance(accepted, ManagementAnswer):
+                return accepted
+            assert accepted.sending is not None
+            if not await asyncio.shield(accepted.sending):  # the HTTP route waits for the write
+                return self._error(410, "GoneException")
+            return ManagementAnswer(200, {"x-amzn-RequestId": _request_id()}, b"")
         conn = self._connections.get(connection_id)
         if conn is None or not conn.postable:
             return self._error(410, "GoneException")
         ok_headers = {"x-amzn-RequestId": _request_id()}
-        if method == "POST":
-            self._post_accepted(conn, data)  # in order with the in-process posts
-            assert conn.sending is not None
-            if not await asyncio.shield(conn.sending):
-                return self._error(410, "GoneException")
-            return ManagementAnswer(200, ok_headers, b"")
         if method == "GET":
             info = {
                 "connectedAt": _iso(conn.connected_at_ms),
@@ -956,15 +956,34 @@ class LocalGateway:
         if _running_loop() is loop:
             raise RuntimeError("manage_threadsafe called on the gateway's event loop")
         if method == "POST":
-            if len(data) > self.max_message_bytes:
-                return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
-            conn = self._connections.get(connection_id)
-            if conn is None or not conn.postable or (not conn.dropped and conn.ws.closed):
-                return self._error(410, "GoneException")
-            loop.call_soon_threadsafe(self._post_accepted, conn, data)
+            accepted = self._accept_post(connection_id, data, loop)
+            if isinstance(accepted, ManagementAnswer):
+                return accepted
             return ManagementAnswer(200, {"x-amzn-RequestId": _request_id()}, b"")
         future = asyncio.run_coroutine_threadsafe(self.manage(method, connection_id, data), loop)
         return future.result()
+
+    def _accept_post(
+        self,
+        connection_id: str,
+        data: bytes,
+        from_thread: asyncio.AbstractEventLoop | None = None,
+    ) -> Connection | ManagementAnswer:
+        """A PostToConnection's checks, as API Gateway makes them before it answers: 413
+        ``PayloadTooLargeException`` over ``max_message_bytes``; 410 ``GoneException`` for a
+        connection unknown, not yet connected or closed (a half-open one accepts). Accepted:
+        the message is queued behind the connection's earlier ones (:meth:`_post_accepted`; on
+        ``from_thread``'s loop when called from another thread) and the connection returned."""
+        if len(data) > self.max_message_bytes:
+            return self._error(413, "PayloadTooLargeException", "Request Entity Too Large")
+        conn = self._connections.get(connection_id)
+        if conn is None or not conn.postable or (not conn.dropped and conn.ws.closed):
+            return self._error(410, "GoneException")
+        if from_thread is None:
+            self._post_accepted(conn, data)
+        else:
+            from_thread.call_soon_threadsafe(self._post_accepted, conn, data)
+        return conn
 
     def _post_accepted(self, conn: Connection, data: bytes) -> None:
         """On the loop: write ``data`` to ``conn`` once the posts accepted before it are out."""
