@@ -170,6 +170,8 @@ class Level:
     when the bots' loop gets to it, so this much of a latency sample can be the bots'."""
     steady_latencies_ms: list[float] = field(default_factory=list)
     """The latency samples of the steady part (no joins): a subset of ``latencies_ms``."""
+    steady_running: bool = False
+    """The steady part has begun and the level is not over (its samples are kept apart)."""
     error: str = ""
     cut_off: bool = False
     """The level's time ran out before every tournament ended (the samples still count)."""
@@ -324,7 +326,7 @@ def _timed_bot_class() -> Any:
                     if at is not None:
                         sample = (time.perf_counter() - at) * 1000
                         self.level.latencies_ms.append(sample)
-                        if self.level.steady_seconds < 0:  # the steady part is running
+                        if self.level.steady_running:
                             self.level.steady_latencies_ms.append(sample)
                 self._turn_deadline_ms = m.get("deadline_ms")
             await super()._on_turn(m)
@@ -337,10 +339,11 @@ async def _steady(pid: int, level: Level, after_s: float) -> None:
     level's end) fill in the steady part's figures."""
     await asyncio.sleep(after_s)
     start, cpu, guesses = time.perf_counter(), proc_sample(pid).cpu_s, len(level.latencies_ms)
-    level.steady_seconds = -1.0  # marks the steady part as running (set at its end)
+    level.steady_running = True
     try:
         await asyncio.Event().wait()
     finally:
+        level.steady_running = False
         level.steady_seconds = time.perf_counter() - start
         level.steady_server_cpu_s = proc_sample(pid).cpu_s - cpu
         level.steady_guesses = len(level.latencies_ms) - guesses

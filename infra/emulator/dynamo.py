@@ -547,9 +547,9 @@ class EmbeddedDynamo:
         """Held while moto handles a request; tests may hold it to freeze the database."""
         self._rollback = ItemRollback()
         self.indexed_query = IndexedQuery()
+        """Query from the queried partition (:class:`IndexedQuery`), installed while running."""
         self.fast_responses = FastResponses()
         """DynamoDB answers written with ``json.dumps`` (:class:`FastResponses`), while running."""
-        """Query from the queried partition (:class:`IndexedQuery`), installed while running."""
 
     def start(self) -> EmbeddedDynamo:
         """Start serving (blocks until the socket is bound); returns self."""
