@@ -7,11 +7,12 @@ handles one request at a time (the whole request, body included). Handlers reach
 ``DYNAMODB_ENDPOINT``. Tables come from ``shared.adapters.dynamo.schema.create_tables`` — the
 module CDK uses — when it exists (:func:`create_tables`).
 
-While it runs, three patches of moto 5.2.5's DynamoDB keep its cost per request independent of
-the table's size and its answers unchanged (each compared with moto's own path by
-``tests/emulator/test_emulator_dynamo.py``): transactions roll back the items they name, not a
+While it runs, four patches of moto 5.2.5's DynamoDB keep its cost per request independent of
+the table's size and its history, and its answers unchanged (each compared with moto's own path
+by ``tests/emulator/test_emulator_dynamo.py``): transactions roll back the items they name, not a
 copy of every table (:class:`ItemRollback`); a Query reads its partition, not the whole table
-(:class:`IndexedQuery`); item answers are written with ``json.dumps`` (:class:`FastResponses`).
+(:class:`IndexedQuery`); item answers are written with ``json.dumps`` (:class:`FastResponses`);
+moto forgets the items it replaced (:class:`WeakInstanceTracking`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import json
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -421,6 +422,92 @@ class FastResponses:
         self._installed = None
 
 
+class _WeakInstances:
+    """A moto model class's ``instances_tracked``, by weak reference: ``append`` adds (moto's
+    ``Item`` defines ``__eq__``, so it is unhashable and a ``WeakSet`` cannot hold it);
+    iteration and ``len`` see the instances still alive. Dead references are dropped once they
+    outnumber the live ones, so the list stays proportional to what is alive."""
+
+    def __init__(self, instances: Iterable[Any] = ()) -> None:
+        self._refs: list[weakref.ref[Any]] = []
+        self._dead = 0
+        for instance in instances:
+            self.append(instance)
+
+    def _gone(self, _: weakref.ref[Any]) -> None:
+        self._dead += 1
+
+    def append(self, instance: Any) -> None:
+        self._refs.append(weakref.ref(instance, self._gone))
+        if self._dead > 64 and 2 * self._dead > len(self._refs):
+            self._refs = [ref for ref in self._refs if ref() is not None]
+            self._dead = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([obj for ref in self._refs if (obj := ref()) is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for ref in self._refs if ref() is not None)
+
+
+class WeakInstanceTracking:
+    """moto's record of every DynamoDB model instance, kept by weak reference.
+
+    moto 5.2.5 appends every instance of a ``BaseModel`` subclass to its class's
+    ``instances_tracked`` list when it is created (``moto.core.common_models.BaseModel.__new__``,
+    for the moto server's dashboard) and empties those lists only on a reset. DynamoDB's
+    ``Item`` is such a class, and moto builds a new ``Item`` for every write, every old image it
+    returns and every transaction's check, so a long-running local runtime kept every version of
+    every item it ever wrote: at 100 tournaments, three dead ``Item`` objects (with their
+    attribute values) per live one after 150 s, a heap that grows without end, and full garbage
+    collections that grow with it (each one stops every thread). Installed, the DynamoDB model
+    classes track their instances by weak reference (:class:`_WeakInstances`): the dashboard
+    still lists every live instance, and a replaced item is freed as soon as nothing else holds
+    it, as in moto's own tables. Other services' models are left as they are.
+    """
+
+    def __init__(self) -> None:
+        self._installed: Any = None
+
+    def install(self) -> None:
+        """Patch ``BaseModel.__new__`` for ``moto.dynamodb`` classes (idempotent; a moto
+        outside ``PATCHED_MOTO`` is left as it is)."""
+        if self._installed is not None or not patched_moto():
+            return
+        from moto.core.common_models import BaseModel
+
+        original = BaseModel.__dict__["__new__"]
+
+        def new(cls: Any, *args: Any, **kwargs: Any) -> Any:
+            if not cls.__module__.startswith("moto.dynamodb."):
+                return original(cls, *args, **kwargs)
+            tracked = cls.__dict__.get("instances_tracked")
+            if not isinstance(tracked, _WeakInstances):  # new, or emptied by a moto reset
+                tracked = _WeakInstances(tracked or ())
+                cls.instances_tracked = tracked
+            instance = object.__new__(cls)
+            tracked.append(instance)
+            return instance
+
+        patched: Any = BaseModel  # moto's class, patched in place
+        patched.__new__ = staticmethod(new)
+        self._installed = (BaseModel, original)
+
+    def uninstall(self) -> None:
+        """Undo :meth:`install`; the classes get plain lists of their live instances back."""
+        if self._installed is None:
+            return
+        base, original = self._installed
+        base.__new__ = original
+        from moto.core.model_instances import model_data
+
+        for cls in list(model_data.get("dynamodb", {}).values()):
+            tracked = getattr(cls, "__dict__", {}).get("instances_tracked")
+            if isinstance(tracked, _WeakInstances):
+                cls.instances_tracked = list(tracked)  # type: ignore[attr-defined]
+        self._installed = None
+
+
 @functools.cache
 def _output_members(operation_model: Any) -> frozenset[str]:
     """The members of an operation's output shape (moto's serializer writes only those)."""
@@ -550,6 +637,9 @@ class EmbeddedDynamo:
         """Query from the queried partition (:class:`IndexedQuery`), installed while running."""
         self.fast_responses = FastResponses()
         """DynamoDB answers written with ``json.dumps`` (:class:`FastResponses`), while running."""
+        self.weak_tracking = WeakInstanceTracking()
+        """moto's DynamoDB model instances tracked by weak reference
+        (:class:`WeakInstanceTracking`), while running."""
 
     def start(self) -> EmbeddedDynamo:
         """Start serving (blocks until the socket is bound); returns self."""
@@ -587,6 +677,7 @@ class EmbeddedDynamo:
         self._rollback.install()
         self.indexed_query.install()
         self.fast_responses.install()
+        self.weak_tracking.install()
         self._server = _SerialisedMotoServer(ip_address=self._host, port=self._port, verbose=False)
         self._server.start()
         log.info("embedded DynamoDB (moto) on %s", self.endpoint)
@@ -604,6 +695,7 @@ class EmbeddedDynamo:
         self._rollback.uninstall()
         self.indexed_query.uninstall()
         self.fast_responses.uninstall()
+        self.weak_tracking.uninstall()
         _reset_moto_dynamodb()
 
     def __enter__(self) -> EmbeddedDynamo:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import threading
@@ -635,3 +636,53 @@ def test_json_answers_match_motos_serializer_on_every_operation_the_store_uses(
         "Scan",
         "DescribeTable",
     }
+
+
+# --- moto's instance tracking by weak reference (WeakInstanceTracking) ------------------------
+
+
+def _live_items() -> int:
+    from moto.dynamodb.models.dynamo_type import Item
+
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is Item)
+
+
+def test_replaced_items_are_freed_and_the_dashboard_still_lists_the_live_ones(
+    dynamo: EmbeddedDynamo,
+) -> None:
+    """moto appends every ``Item`` it creates (each write, each old image, each transaction's
+    check) to ``Item.instances_tracked``. Installed, the tracking is weak: 200 writes and
+    conditional updates of one item leave about one ``Item`` alive, and the tracked instances
+    are the live ones. Uninstalled, moto's own list keeps every version."""
+    from moto.dynamodb.models.dynamo_type import Item
+
+    ddb = in_process_client(dynamo)
+    make_table(ddb)
+    before = _live_items()
+
+    def churn(n: int) -> None:
+        for v in range(n):
+            ddb.put_item(TableName=TABLE, Item={"pk": {"S": "a"}, "v": {"N": str(v)}})
+            ddb.update_item(
+                TableName=TABLE,
+                Key={"pk": {"S": "a"}},
+                UpdateExpression="SET w = :w",
+                ConditionExpression="v = :v",
+                ExpressionAttributeValues={":w": {"S": "x" * 50}, ":v": {"N": str(v)}},
+                ReturnValues="ALL_OLD",
+            )
+
+    churn(100)
+    assert _live_items() - before <= 3
+    tracked = list(Item.instances_tracked)  # type: ignore[attr-defined]
+    assert any(i.attrs.get("pk") is not None and i.attrs["pk"].value == "a" for i in tracked)
+    assert len(tracked) <= before + 3
+
+    dynamo.weak_tracking.uninstall()
+    try:
+        start = _live_items()
+        churn(100)
+        assert _live_items() - start >= 200  # moto alone keeps every version
+    finally:
+        dynamo.weak_tracking.install()
