@@ -54,7 +54,7 @@ def _applies_here(pin: Pin) -> bool:
 def _hashed_names(lock: Path) -> list[str]:
     """Normalised names of the pins in ``lock`` followed by at least one sha256 hash line."""
     hashed = re.findall(
-        r"^([A-Za-z0-9][A-Za-z0-9._-]*)==\S+(?: ; [^\\\n]+)? \\\n"
+        r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==\S+(?: ; [^\\\n]+)? \\\n"
         r"(?:    --hash=sha256:[0-9a-f]{64}(?: \\)?\n)+",
         lock.read_text(encoding="utf-8"),
         flags=re.MULTILINE,
