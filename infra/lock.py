@@ -41,6 +41,7 @@ then ``bash .ci/setup`` installs the new pins. Source: uv's ``uv pip compile`` r
 pip's "Secure installs" (hash-checking mode),
 https://pip.pypa.io/en/stable/topics/secure-installs/.
 """
+
 from __future__ import annotations
 
 import argparse
