@@ -49,6 +49,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -156,6 +157,16 @@ def compile_command(
     return argv + _upgrade_args(upgrade, upgrade_packages)
 
 
+def minimum_python(pyproject: Path = PYPROJECT) -> str:
+    """``"MAJOR.MINOR"`` from ``pyproject``'s ``requires-python`` (``">=3.11"`` -> ``"3.11"``):
+    the oldest Python the dev lock is resolved for. Raises ValueError for any other form."""
+    spec = str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["requires-python"])
+    match = re.fullmatch(r">=\s*(3\.\d+)", spec.strip())
+    if match is None:
+        raise ValueError(f"requires-python must look like '>=3.11', not {spec!r}")
+    return match.group(1)
+
+
 def dev_compile_command(
     uv: str,
     output: Path = DEV_LOCK_FILE,
@@ -165,8 +176,9 @@ def dev_compile_command(
     upgrade_packages: tuple[str, ...] = (),
 ) -> list[str]:
     """The ``uv pip compile`` argv that writes the dev lock: the runtime dependencies and the
-    ``DEV_EXTRA`` extra, ``--universal`` (every Python from ``requires-python`` up, every
-    platform, markers where they differ), constrained by the runtime lock ``constraints``.
+    ``DEV_EXTRA`` extra, ``--universal`` (every platform, every Python from
+    :func:`minimum_python` up: given explicitly, as uv would otherwise start from the interpreter
+    it finds; markers where they differ), constrained by the runtime lock ``constraints``.
 
     Without ``upgrade`` the pins already in ``output`` are kept, as for :func:`compile_command`;
     with it, the runtime lock's pins still hold (regenerate that one first).
@@ -179,6 +191,8 @@ def dev_compile_command(
         "--extra",
         DEV_EXTRA,
         "--universal",
+        "--python-version",
+        minimum_python(),
         "--quiet",
         "--generate-hashes",
         "--constraint",

@@ -30,6 +30,7 @@ from infra.lock import (
     dev_compile_command,
     locked_pins,
     locked_versions,
+    minimum_python,
     normalize,
     uv_platform,
 )
@@ -199,6 +200,7 @@ def test_the_dev_lock_command_is_universal_constrained_by_the_runtime_lock():
     assert argv[argv.index("--extra") + 1] == DEV_EXTRA
     assert {"--universal", "--generate-hashes"} <= set(argv)
     assert "--python-platform" not in argv  # every platform, not the layer's
+    assert argv[argv.index("--python-version") + 1] == "3.11"  # requires-python: the oldest
     assert argv[argv.index("--constraint") + 1] == str(LOCK_FILE)
     assert argv[argv.index("--output-file") + 1] == str(DEV_LOCK_FILE)
     assert "--upgrade" not in argv
@@ -215,6 +217,16 @@ def test_setup_installs_both_locks_with_hashes_and_reinstalls_when_one_changes()
     assert 'inputs+=("$dev_lock")' in setup
     assert '--require-hashes -r "$dev_lock"' in setup
     assert "--no-deps -e ." in setup
+
+
+def test_minimum_python_is_read_from_requires_python(tmp_path):
+    assert minimum_python() == "3.11"
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nrequires-python = ">=3.12"\n', encoding="utf-8")
+    assert minimum_python(pyproject) == "3.12"
+    pyproject.write_text('[project]\nrequires-python = "~=3.11"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="~=3.11"):
+        minimum_python(pyproject)
 
 
 def test_uv_platform_names():
