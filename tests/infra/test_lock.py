@@ -225,7 +225,7 @@ def test_minimum_python_is_read_from_requires_python(tmp_path):
     pyproject.write_text('[project]\nrequires-python = ">=3.12"\n', encoding="utf-8")
     assert minimum_python(pyproject) == "3.12"
     pyproject.write_text('[project]\nrequires-python = "~=3.11"\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="~=3.11"):
+    with pytest.raises(ValueError, match=r"~=3\.11"):
         minimum_python(pyproject)
 
 
