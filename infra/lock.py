@@ -20,8 +20,9 @@ python_full_version < '3.12'``), which pip evaluates. It is constrained by
 pydantic, ...) has the same version in both.
 
 Who installs them, with ``pip install --require-hashes``: ``.ci/setup`` installs the runtime lock,
-then the dev lock, then the project itself with ``--no-deps`` (nothing is resolved again, so a
-new release on the index changes nothing until the locks are regenerated); and
+then the dev lock, then the project itself with ``--no-deps --no-build-isolation`` (nothing is
+resolved again, and setuptools, the build backend, is a locked dev extra too: a new release on
+the index changes nothing until the locks are regenerated); and
 ``infra.layer.build_layer`` installs the runtime lock, which ships the same versions to Lambda
 (boto3 included). So what production runs is what the tests ran, the tests run with the tools
 they were last green with (moto in particular: ``infra.emulator.dynamo.PATCHED_MOTO``), and a

@@ -162,7 +162,7 @@ def test_the_dev_lock_pins_exactly_the_dev_closure_on_this_python():
     here = {pin.name for pin in locked_pins(DEV_LOCK_FILE) if _applies_here(pin)}
     closure = _installed_closure([*_runtime_requirements(), *_dev_requirements()])
     assert here == closure
-    assert {"moto", "pytest", "mypy", "ruff", "aws-cdk-lib", "uv"} <= closure
+    assert {"moto", "pytest", "mypy", "ruff", "aws-cdk-lib", "uv", "setuptools"} <= closure
 
 
 def test_every_dev_locked_package_for_this_python_is_installed_at_the_locked_version():
@@ -216,7 +216,7 @@ def test_setup_installs_both_locks_with_hashes_and_reinstalls_when_one_changes()
     assert 'inputs+=("$lock")' in setup  # the inputs of the stamp that decides a reinstall
     assert 'inputs+=("$dev_lock")' in setup
     assert '--require-hashes -r "$dev_lock"' in setup
-    assert "--no-deps -e ." in setup
+    assert "--no-deps --no-build-isolation -e ." in setup  # built with the locked setuptools
 
 
 def test_minimum_python_is_read_from_requires_python(tmp_path):
