@@ -247,15 +247,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     uv = _find_uv()
-    upgrading = {"upgrade": args.upgrade, "upgrade_packages": tuple(args.upgrade_package)}
+    upgrade, upgrade_packages = args.upgrade, tuple(args.upgrade_package)
     locks = (
         (
-            compile_command(uv, **upgrading),
+            compile_command(uv, upgrade=upgrade, upgrade_packages=upgrade_packages),
             LOCK_FILE,
             TARGET_LINE.format(python=LAMBDA_PYTHON_VERSION, platform=PLATFORM),
         ),
         (
-            dev_compile_command(uv, **upgrading),
+            dev_compile_command(uv, upgrade=upgrade, upgrade_packages=upgrade_packages),
             DEV_LOCK_FILE,
             DEV_TARGET_LINE.format(lock=LOCK_FILE.name),
         ),
