@@ -19,12 +19,14 @@ else:
 
 
 class _Secrets:
+    """A ``SecretSource``: the lists load on the first ``answers`` (only a decision that opens
+    a round or a duel deals a word; a disconnect, a leave or a skip never needs them)."""
+
     def __init__(self, language: Language) -> None:
         self._language = language
-        self._lists = wordlists.load_word_list(language.code)
 
     def answers(self, length: int) -> Sequence[str]:
-        return self._lists.answers.get(length, ())
+        return wordlists.load_word_list(self._language.code).answers.get(length, ())
 
     def tiles(self, word: str) -> tuple[str, ...]:
         return self._language.tiles(word)

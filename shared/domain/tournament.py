@@ -41,7 +41,6 @@ from shared.domain.events import (
     TournamentEnded,
     TurnPlayed,
 )
-from shared.domain.pairing import pair_round
 from shared.domain.rating import rating_change
 
 PLAYERS = 8
@@ -512,6 +511,10 @@ class Tournament:
         return t, tuple(result)
 
     def _open_round(self, at_ms: int, dealer: Dealer, events: list[Event]) -> Tournament:
+        # imported by the first round opened: most decisions (a turn, a skip, a disconnect)
+        # never pair
+        from shared.domain.pairing import pair_round
+
         alive_ids = [p.player_id for p in self.alive]
         pairing = pair_round(
             alive_ids,

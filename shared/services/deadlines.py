@@ -15,23 +15,30 @@ wake read or wrote: no extra read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from shared.domain import events as ev
-from shared.domain.tournament import Dealer, Tournament
-from shared.services.change import Change, run
+from shared.lazy import lazy_module
 from shared.services.deps import Deps
 from shared.services.errors import NotFoundError
-from shared.services.model import PlayerStatus, TournamentRecord
-from shared.services.outbox import Gone
 from shared.services.ports import Timer, TimerKind
-from shared.services.presence import disconnect, drop
-from shared.services.seating import free_seat
-from shared.services.tournament_change import (
-    Decision,
-    change_tournament,
-    leave_tournament,
-    parties_back,
-)
+
+if TYPE_CHECKING:
+    from shared.domain import events as ev
+    from shared.domain.tournament import Dealer, Tournament
+    from shared.services import change, model, presence, seating, tournament_change
+    from shared.services.change import Change
+    from shared.services.model import TournamentRecord
+    from shared.services.outbox import Gone
+    from shared.services.tournament_change import Decision
+else:
+    # The apply path — the rules, the records, the tournament's write path and what it pushes —
+    # is imported when a deadline is applied: the watchdog's usual run finds nothing overdue
+    # and needs only the due-time index query (``Store.overdue``).
+    ev = lazy_module("shared.domain.events")
+    change, model, presence, seating, tournament_change = (
+        lazy_module(f"shared.services.{name}")
+        for name in ("change", "model", "presence", "seating", "tournament_change")
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,13 +80,13 @@ def _apply(deps: Deps, tournament_id: str) -> tuple[bool, Tournament | None]:
 
     def decide(rec: TournamentRecord, now: int, dealer: Dealer) -> Decision:
         t, events = rec.tournament.expire(now, dealer)
-        return Decision(t, events)
+        return tournament_change.Decision(t, events)
 
     try:
-        committed = change_tournament(deps, tournament_id, decide)
+        committed = tournament_change.change_tournament(deps, tournament_id, decide)
     except NotFoundError:
         return False, None
-    gone = committed.gone + parties_back(deps, committed)
+    gone = committed.gone + tournament_change.parties_back(deps, committed)
     rec = committed.record
     skipped = [
         e.row.player for e in committed.events if isinstance(e, ev.TurnPlayed) and e.row.skipped
@@ -88,7 +95,7 @@ def _apply(deps: Deps, tournament_id: str) -> tuple[bool, Tournament | None]:
         # a disconnect changes no deadline of the round: the committed tournament still
         # answers the loop's next due time (a stale answer only costs an idempotent wake)
         gone += check_heard(deps, pid, rec.connections.get(pid))
-    drop(deps, gone)
+    presence.drop(deps, gone)
     return committed.changed, rec.tournament
 
 
@@ -108,7 +115,7 @@ def check_heard(deps: Deps, player_id: str, connection_id: str | None) -> Gone:
     if active is not None and now - active < heartbeat:
         return ()
     since = now if active is None else min(now, active + heartbeat)
-    gone = disconnect(deps, connection_id, at_ms=since, player_id=player_id)
+    gone = presence.disconnect(deps, connection_id, at_ms=since, player_id=player_id)
     deps.notifier.close(connection_id)
     deps.metrics("SilentConnectionsClosed", 1)
     return gone
@@ -127,23 +134,25 @@ def reconnect_deadline(deps: Deps, player_id: str, seq: int) -> int | None:
     deadline = player.reconnect_deadline_ms
     if deadline is not None and deps.clock.now_ms() < deadline:
         return deadline
-    if player.status is PlayerStatus.QUEUED:
-        drop(deps, free_seat(deps, player_id, only_if_disconnect_seq=seq).gone)
-    elif player.status is PlayerStatus.PLAYING:
-        committed = leave_tournament(deps, player, reason="timeout", only_if_disconnect_seq=seq)
+    if player.status is model.PlayerStatus.QUEUED:
+        presence.drop(deps, seating.free_seat(deps, player_id, only_if_disconnect_seq=seq).gone)
+    elif player.status is model.PlayerStatus.PLAYING:
+        committed = tournament_change.leave_tournament(
+            deps, player, reason="timeout", only_if_disconnect_seq=seq
+        )
         if committed is not None:
-            drop(deps, committed.gone + parties_back(deps, committed))
+            presence.drop(deps, committed.gone + tournament_change.parties_back(deps, committed))
     else:
-        run(deps, lambda: _forget_deadline(deps, player_id, seq))
+        change.run(deps, lambda: _forget_deadline(deps, player_id, seq))
     return None
 
 
 def _forget_deadline(deps: Deps, player_id: str, seq: int) -> Change[None]:
     p = deps.store.get_player(player_id)
     if p is None or p.connected or p.disconnect_seq != seq:
-        return Change(None)
+        return change.Change(None)
     p.reconnect_deadline_ms = None
-    return Change(None, [p])
+    return change.Change(None, [p])
 
 
 def watchdog(deps: Deps, grace_ms: int) -> int:

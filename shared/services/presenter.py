@@ -7,16 +7,19 @@ Ruling 7: spectators (out, bye, or done with their duel) get the other duels' ro
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from shared.domain import events as ev
 from shared.domain.duel import Duel, DuelId, Row
-from shared.domain.languages import Language
 from shared.domain.matchmaking import Lobby, LobbyStatus
 from shared.domain.tournament import PlayerState, Tournament
 from shared.protocol import outbound as out
 from shared.services.model import PartyRecord, Player, TournamentRecord
 from shared.services.outbox import Outbox
 from shared.services.ports import Lexicon, Timer, TimerKind
+
+if TYPE_CHECKING:
+    from shared.domain.languages import Language  # the lexicon's: run by its first lookup
 
 
 def player_view(p: Player) -> out.PlayerView:

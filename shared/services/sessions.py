@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from typing import TYPE_CHECKING
 
-from shared.domain.nicknames import generate_nickname, validate_nickname
 from shared.domain.rating import INITIAL_RATING
+from shared.lazy import lazy_module
 from shared.protocol import outbound as out
 from shared.protocol.errors import ErrorCode
 from shared.services.change import Change, push, run
@@ -36,6 +37,13 @@ from shared.services.presenter import player_view
 from shared.services.seating import lobby_connection
 from shared.services.snapshot import finished_tournament, snapshot
 from shared.services.tournament_change import set_connection
+
+if TYPE_CHECKING:
+    from shared.domain import nicknames
+else:
+    # Only a new session (a generated name) and ``nickname`` use it: ``$disconnect`` never
+    # runs its word lists and offensive-word patterns.
+    nicknames = lazy_module("shared.domain.nicknames")
 
 
 def hash_token(token: str) -> str:
@@ -72,7 +80,7 @@ def _create(deps: Deps, req: Request) -> None:
         token = deps.secrets()
         player = Player(
             player_id=deps.ids(),
-            nickname=generate_nickname(random.Random(deps.secrets())),
+            nickname=nicknames.generate_nickname(random.Random(deps.secrets())),
             rating=INITIAL_RATING,
             created_ms=now,
             connection_id=req.connection_id,
@@ -166,7 +174,7 @@ def _resume(deps: Deps, req: Request, token: str) -> None:
 def nickname(deps: Deps, req: Request, player_id: str, raw: str) -> None:
     """``nickname``: validate (``shared.domain.nicknames``) and save; the reply is ``player``.
     Raises InvalidNicknameError (nothing changes)."""
-    clean = validate_nickname(raw)
+    clean = nicknames.validate_nickname(raw)
 
     def rename() -> Change[None]:
         p = deps.store.get_player(player_id)

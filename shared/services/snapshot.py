@@ -18,9 +18,8 @@ sits down. It reads; it never writes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from shared.domain.languages import Language
 from shared.domain.tournament import PlayerState, Tournament
 from shared.protocol import outbound as out
 from shared.services.deps import Deps
@@ -33,6 +32,9 @@ from shared.services.presenter import (
     standings,
     standings_event,
 )
+
+if TYPE_CHECKING:
+    from shared.domain.languages import Language  # the lexicon's: run by its first lookup
 
 __all__ = [
     "finished_tournament",

@@ -4,8 +4,11 @@ A function's cold start imports its module and builds its ``Deps``
 (``functions._entry.container_deps()``). The message functions leave to their first message what
 only a message needs — the use cases, the domain rules, the records and their codec, the
 outbound events, the word lists — through ``shared.lazy.lazy_module``; ``$connect`` never runs
-the domain. Each check runs in a fresh interpreter, where nothing else imported them first; a
-module ``lazy_module`` registered but did not run yet is not a plain ``ModuleType``.
+the domain. The watchdog's usual run finds nothing overdue: it runs the due-time index query and
+none of the deadlines' apply path; ``$disconnect`` never runs the nickname rules (only a new
+session and ``nickname`` use them). Each check runs in a fresh interpreter, where nothing else
+imported them first; a module ``lazy_module`` registered but did not run yet is not a plain
+``ModuleType``.
 """
 
 from __future__ import annotations
@@ -38,12 +41,28 @@ FIRST_MESSAGE = (
 )
 """Run by a message function's first message, not by its cold start."""
 
+APPLY_PATH = (
+    "shared.domain.tournament",
+    "shared.domain.events",
+    "shared.services.model",
+    "shared.services.change",
+    "shared.services.presence",
+    "shared.services.seating",
+    "shared.services.tournament_change",
+    "shared.services.presenter",
+    "shared.protocol.outbound",
+)
+"""What applying a deadline runs (the rules, the records, the tournament's write path and what
+it pushes), and a watchdog that finds nothing overdue does not."""
+
+NICKNAME_RULES = ("shared.domain.nicknames", "shared.domain.offensive")
+
 MARK = "RESULT "
 
 
-def _cold(module: str, after: str = "") -> dict[str, Any]:
+def _cold(module: str, after: str = "", names: tuple[str, ...] = FIRST_MESSAGE) -> dict[str, Any]:
     """In a fresh interpreter: import ``module``, ``container_deps()``, then ``after``; what it
-    reports (``ran``: which of ``FIRST_MESSAGE`` ran)."""
+    reports (``ran``: which of ``names`` ran)."""
     code = (
         "import json, sys, types\n"
         f"import {module}\n"
@@ -54,7 +73,7 @@ def _cold(module: str, after: str = "") -> dict[str, Any]:
         "report = {'file': sys.modules['functions'].__file__, 'ran': ran()}\n"
         f"{after}\n"
         f"print({MARK!r} + json.dumps(report))\n"
-    ).replace("NAMES", repr(FIRST_MESSAGE))
+    ).replace("NAMES", repr(names))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
     env.update(ENV, POWERTOOLS_LOG_LEVEL="ERROR")
     out = subprocess.run(
@@ -101,6 +120,75 @@ def test_a_message_function_leaves_the_domain_codec_and_events_to_its_first_mess
 def test_the_connect_cold_start_runs_no_domain_rule() -> None:
     # the connection record it writes, and nothing of the domain or the codec
     assert _cold("functions.connect")["ran"] == ["shared.services.model"]
+
+
+WATCHDOG_RUNS = """
+class NothingOverdue:
+    def __init__(self, store):
+        self.store = store
+        self.asked = []
+    def overdue(self, before_ms):
+        self.asked.append(before_ms)
+        return []
+import dataclasses
+import functions.watchdog as w
+index = NothingOverdue(deps.store)
+report['nothing'] = w.handle({}, dataclasses.replace(deps, store=index))
+report['asked'] = len(index.asked)
+report['after_nothing'] = ran()
+from shared.services import matchmaking
+from shared.services.outbox import Request
+from tests.fakes import fake_deps, new_player
+fakes = fake_deps()
+for i in range(8):
+    matchmaking.join(fakes, Request(f"c{i}"), new_player(fakes, f"c{i}"), "en")
+(tid,) = [ref for kind, ref in fakes.store.items if kind == "tournament"]
+intro = fakes.store.get_tournament(tid).tournament
+fakes.clock.now = intro.intro_deadline_ms + fakes.watchdog_grace_ms + 1
+report['overdue'] = w.handle({}, fakes)
+report['phase'] = fakes.store.get_tournament(tid).tournament.phase.value
+"""
+
+
+def test_a_watchdog_that_finds_nothing_overdue_runs_none_of_the_apply_path() -> None:
+    report = _cold("functions.watchdog", WATCHDOG_RUNS, APPLY_PATH)
+    assert report["ran"] == []
+    assert report["nothing"] == {"handled": 0}
+    assert report["asked"] == 1  # the due-time index was queried
+    assert report["after_nothing"] == []
+    # an overdue intro (its timer never fired) is still applied: the round is playing
+    assert report["overdue"] == {"handled": 1}
+    assert report["phase"] == "playing"
+
+
+DISCONNECT_RUNS = """
+from shared.services import matchmaking
+from shared.services.model import Connection, Player
+from shared.services.outbox import Request
+from tests.fakes import fake_deps
+import functions.disconnect as d
+fakes = fake_deps()
+now = fakes.clock.now_ms()
+fakes.store.create_player(
+    Player("p1", "Named", 1500, now, connection_id="c1", connected=True, token_used_ms=now), "h"
+)
+fakes.store.commit([Connection("c1", now, "p1")])
+matchmaking.join(fakes, Request("c1"), "p1", "en")
+event = {'requestContext': {'connectionId': 'c1', 'routeKey': '$disconnect', 'requestId': 'r1'}}
+report['answer'] = d.handle(event, fakes)
+p1 = fakes.store.get_player("p1")
+report['player'] = [p1.status.value, p1.connected, p1.reconnect_deadline_ms - now]
+report['after'] = ran()
+"""
+
+
+def test_disconnect_never_runs_the_nickname_rules() -> None:
+    report = _cold("functions.disconnect", DISCONNECT_RUNS, NICKNAME_RULES)
+    assert report["ran"] == []
+    # a queued player's disconnect: the reconnect deadline starts (ruling 9), no nickname rule
+    assert report["answer"] == {"statusCode": 200}
+    assert report["player"] == ["queued", False, 60_000]
+    assert report["after"] == []
 
 
 def test_lazy_module_runs_the_module_on_its_first_attribute_access(

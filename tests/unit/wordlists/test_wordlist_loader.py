@@ -66,3 +66,27 @@ def test_everyday_words_are_answers() -> None:
 def test_unknown_language_is_refused() -> None:
     with pytest.raises(UnknownLanguageError):
         load_word_list("xx")
+
+
+def test_the_lexicons_secret_source_loads_the_lists_on_the_first_word_dealt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every tournament decision gets a ``Dealer``; only one that opens a round or a duel deals
+    a word. A disconnect, a leave or a skip must not load the language's ~100k words."""
+    import wordlists
+    from shared.adapters.lexicon import WordListLexicon
+
+    loads: list[str] = []
+
+    def counted(code: str) -> WordList:
+        loads.append(code)
+        return load_word_list(code)
+
+    monkeypatch.setattr(wordlists, "load_word_list", counted)
+    source = WordListLexicon().secrets("en")
+    assert source.tiles("crane") == ("c", "r", "a", "n", "e")
+    assert loads == []
+    assert source.answers(5) == load_word_list("en").answers[5]
+    assert loads == ["en"]
+    with pytest.raises(UnknownLanguageError):
+        WordListLexicon().secrets("xx")  # an unknown language still fails at once
