@@ -5,6 +5,12 @@ A cold start pays for what it imports before its first reply: the entrypoints im
 with the first message that calls it, and the store its codec (with the domain behind it) with
 its first read or write. Standard library only, so any layer may use it. Python,
 "importlib.util.LazyLoader": https://docs.python.org/3/library/importlib.html#importlib.util.LazyLoader
+
+Threads: ``LazyLoader`` holds a lock while a module's first attribute access runs it only from
+Python 3.12.3 (CPython gh-114763; the Lambda runtime is 3.13). Before that, a second thread
+could see the module half run (``AttributeError`` on a name not yet defined), and the local
+runtime calls handlers from several threads. So on older Pythons ``lazy_module`` imports at
+once, under the import system's own per-module lock (``DEFERS`` says which applies).
 """
 
 from __future__ import annotations
@@ -12,6 +18,11 @@ from __future__ import annotations
 import importlib.util
 import sys
 from types import ModuleType
+from typing import Final
+
+DEFERS: Final = sys.version_info >= (3, 12, 3)
+"""Whether ``lazy_module`` defers running a module to its first use on this Python (see the
+module docstring: ``LazyLoader`` is thread-safe from 3.12.3); False: it imports at once."""
 
 
 def lazy_module(name: str) -> ModuleType:
@@ -19,7 +30,10 @@ def lazy_module(name: str) -> ModuleType:
     its parent package now, executed on its first attribute access — ``from name import x`` and
     ``import name`` elsewhere then find it as usual). Raises ``ModuleNotFoundError`` when
     ``name`` does not exist (found now, not on first use); an error raised by the module's code
-    comes on first use."""
+    comes on first use (at once where ``DEFERS`` is False)."""
+    if not DEFERS:
+        # import_module also waits for a module another thread is still running.
+        return importlib.import_module(name)
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.find_spec(name)
