@@ -78,6 +78,10 @@ PING_EVERY_SECONDS = PING_INTERVAL_SECONDS
 """A bot pings after this long without sending anything (20 s, what clients promise: ruling 14;
 the server's heartbeat timeout is 60 s)."""
 
+SESSION_RETRIES = 5
+"""How many times a bot sends ``session`` again on one connection after ``internal_error`` or
+``try_again`` (the protocol guide: a session that was not set up is asked for again)."""
+
 
 @dataclass(frozen=True)
 class BotConfig:
@@ -186,6 +190,7 @@ class Bot:
         self._move_task: asyncio.Task[None] | None = None
         self._ping_sent: dict[str, float] = {}
         self._sent_at = 0.0
+        self._session_retries = 0
         """When this bot last sent a message (``time.monotonic``): pings fill the gaps."""
         self._finished = asyncio.Event()
         self._leave_deadline: float | None = None
@@ -308,6 +313,7 @@ class Bot:
 
     async def _on_session(self, m: dict[str, Any]) -> None:
         self._sessions += 1
+        self._session_retries = 0
         player = m["player"]
         if m.get("token"):
             self.token = m["token"]
@@ -520,7 +526,17 @@ class Bot:
         code = m.get("code")
         if code in ("already_queued", "already_playing"):
             return  # a join after a resume: we are where we wanted to be
-        if code == "try_again" and str(m.get("request_id") or "").startswith("jo-"):
+        request_id = str(m.get("request_id") or "")
+        if code in ("internal_error", "try_again") and request_id.startswith("se-"):
+            # the session was not set up: send it again, as the protocol guide tells clients
+            # to, a few times before giving up on this connection
+            self._session_retries += 1
+            if self._session_retries <= SESSION_RETRIES and self._ws is not None:
+                await asyncio.sleep(self.rng.uniform(0.1, 0.5))
+                if self._ws is not None:
+                    await self._send({"action": "session", "token": self.token})
+                return
+        if code == "try_again" and request_id.startswith("jo-"):
             # the server lost a race for a lobby seat too often: ask again, like a client would
             await asyncio.sleep(self.rng.uniform(0.05, 0.3))
             if self.state == "queued" and self._ws is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from infra.emulator.bots import Bot, BotConfig
+from infra.emulator.bots import SESSION_RETRIES, Bot, BotConfig
 from infra.emulator.solver import is_consistent, pattern, vocabulary
 
 ME, OPP, OTHER = "p-me", "p-opp", "p-other"
@@ -392,5 +392,28 @@ def test_a_join_answered_try_again_is_sent_again():
             {"type": "error", "code": "rate_limited", "message": "slow", "request_id": "jo-2"}
         )
         assert len(ws.actions("join")) == 2
+
+    run(scenario)
+
+
+def test_a_session_answered_internal_error_is_sent_again_a_few_times():
+    """A ``session`` the server failed (``internal_error``) is sent again with the same token,
+    as the protocol guide tells clients, up to ``SESSION_RETRIES`` times; then the bot stops
+    asking on that connection. A session that succeeds resets the count."""
+
+    async def scenario() -> None:
+        bot, ws = make_bot()
+        bot.token = "tok"
+        failed = {"type": "error", "code": "internal_error", "message": "x"}
+        for n in range(SESSION_RETRIES):
+            await bot._handle(failed | {"request_id": f"se-{n}"})
+        sessions = ws.actions("session")
+        assert len(sessions) == SESSION_RETRIES
+        assert {s.get("token") for s in sessions} == {"tok"}
+        await bot._handle(failed | {"request_id": "se-x"})
+        assert len(ws.actions("session")) == SESSION_RETRIES  # gave up
+        await bot._handle(SESSION)
+        await bot._handle(failed | {"request_id": "se-y"})
+        assert len(ws.actions("session")) == SESSION_RETRIES + 1  # counting again
 
     run(scenario)
