@@ -161,7 +161,10 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     "nothing was saved: send the same message again after a short pause.",
     ErrorCode.INTERNAL_ERROR: "An unexpected server failure. If the state is in doubt, resume "
     "with `session` (the snapshot tells what is true).",
-    ErrorCode.NOT_FOUND: "`guess` naming a duel whose tournament does not exist (any more).",
+    ErrorCode.NOT_FOUND: (
+        "`leave` by a player whose tournament no longer exists. (A `guess` naming a duel of no "
+        "tournament is answered `not_in_duel`, like any duel that is not the player's.)"
+    ),
 }
 """When each code is sent. Every member of ``ErrorCode`` must have an entry (the guide's error
 table raises KeyError otherwise, and a unit test builds it)."""
