@@ -21,7 +21,9 @@ serialises, signs and parses; only HTTP is skipped). An external ``dynamodb_endp
 always called over HTTP; the HTTP ``@connections`` route and the moto server stay up for
 outside callers (:meth:`Emulator.management_client`, :meth:`Emulator.dynamodb_client`).
 Handlers run on a pool of ``max_workers`` threads, by default the cores this process may use
-(:func:`worker_count`): with every call in-process, more threads only wait for the GIL.
+(:func:`worker_count`): with every call in-process, more threads only wait for the GIL. Queued
+invocations are taken by priority, as they would not queue at all on AWS: ``guess`` first, then
+the clock function, then the rest (:mod:`infra.emulator.pool`).
 
 Wiring of the real handlers: ``functions.routes.ROUTES`` (route key -> ``"module:attr"``) and
 ``functions.routes.TIMERS`` (``"clock"``: the clock function the LocalClock invokes;
@@ -55,7 +57,6 @@ import os
 import socket
 import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -68,6 +69,7 @@ from infra.emulator.lambda_context import (
     function_name_for,
     make_context,
 )
+from infra.emulator.pool import CLOCK, WorkerPool
 from infra.emulator.states import LocalClock
 from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
 from shared.services.deps import Deps
@@ -228,7 +230,7 @@ class Emulator:
         self.env: dict[str, str] = {}
         """The environment variables this emulator exported (after :meth:`start`)."""
         self._saved_env: dict[str, str | None] = {}
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: WorkerPool | None = None
         self._dynamo: EmbeddedDynamo | None = None
         self._dynamodb_endpoint: str | None = None
         self._gateway: LocalGateway | None = None
@@ -263,7 +265,7 @@ class Emulator:
 
     async def _start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._executor = ThreadPoolExecutor(self.max_workers, thread_name_prefix="lambda")
+        self._executor = WorkerPool(self.max_workers, thread_name_prefix="lambda")
 
         if self.requested_dynamodb_endpoint:
             self._dynamodb_endpoint = self.requested_dynamodb_endpoint
@@ -291,7 +293,7 @@ class Emulator:
                 self._executor, create_tables, self.dynamodb_client(), self.table_name
             )
 
-        self._clock = LocalClock(executor=self._executor, region=self.region)
+        self._clock = LocalClock(executor=self._executor.lane(CLOCK), region=self.region)
         real_wiring = self.routes_override is None
         if real_wiring:
             from functions.routes import MOCK_ROUTES, ROUTES, TIMERS

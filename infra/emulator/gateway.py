@@ -96,6 +96,7 @@ from typing import Any
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from infra.emulator.lambda_context import DEFAULT_REGION, function_name_for, make_context
+from infra.emulator.pool import WorkerPool, route_priority
 from shared.protocol.limits import (
     IDLE_TIMEOUT_SECONDS,
     MAX_CONNECTION_SECONDS,
@@ -603,6 +604,9 @@ class LocalGateway:
             region=self.region,
             timeout_seconds=self.handler_timeout_seconds,
         )
+        if isinstance(self._executor, WorkerPool):  # players' routes first (infra.emulator.pool)
+            future = self._executor.submit_at(route_priority(route_key), handler, event, context)
+            return await asyncio.wrap_future(future)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, handler, event, context)
 

@@ -1,0 +1,187 @@
+"""The local runtime's worker pool: handlers run on ``max_workers`` threads (the cores), and
+when invocations wait for a thread, the ones players are waiting on go first.
+
+On AWS no invocation waits for another: each Lambda function scales on its own, one execution
+environment per concurrent request, up to the account's concurrency ("Lambda scaling
+behavior", https://docs.aws.amazon.com/lambda/latest/dg/scaling-behavior.html; "Understanding
+Lambda function scaling", https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html).
+A guess is never queued behind a burst of joins there. The local runtime has only the
+machine's cores (and one interpreter lock), so invocations do queue; a first-in, first-out
+queue would make a guess wait behind every join and session that arrived before it, a
+slowness production does not have. :class:`WorkerPool` therefore takes queued work by
+*priority* (lower first), then in arrival order within a priority:
+
+* :data:`PLAY` — the message routes of a duel in progress (:data:`PLAY_ROUTES`: ``guess``), whose
+  answer the opponent is watching for (the latency goal: guess -> opponent's row);
+* :data:`CLOCK` — the clock function (turn skips, round intros, reconnect deadlines: due to the
+  second, checked to within 1 s);
+* :data:`OTHER` — everything else (``$connect``, ``session``, ``join``, parties, ``$disconnect``,
+  the watchdog, set-up work).
+
+Work already running is never interrupted, so a guess can still wait for the calls the threads
+are running; to bound that, :data:`OTHER` work (a join takes 35-90 ms of CPU, a guess 10-25 ms)
+holds at most ``max_workers - 1`` threads at once, keeping one free for :data:`PLAY` and
+:data:`CLOCK` (with one thread, it may hold that one). Nothing is dropped: a lower priority only
+waits while higher ones are queued (at the loads the local runtime is built for, the pool is
+busy about half the time, so it is not starved). Each call's result or exception comes back through
+its :class:`~concurrent.futures.Future`, as with :class:`~concurrent.futures.ThreadPoolExecutor`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor, Future
+from typing import Any, Final, TypeVar
+
+T = TypeVar("T")
+
+PLAY: Final = 0
+"""Priority of the routes of a duel in progress (:data:`PLAY_ROUTES`)."""
+CLOCK: Final = 1
+"""Priority of the clock function's invocations (``LocalClock``)."""
+OTHER: Final = 2
+"""Priority of everything else (the default of :meth:`WorkerPool.submit`)."""
+
+PLAY_ROUTES: Final[Mapping[str, int]] = {"guess": PLAY}
+"""Route key -> priority, for the routes that do not take :data:`OTHER`."""
+
+
+def route_priority(route_key: str) -> int:
+    """The pool priority of an invocation of ``route_key`` (:data:`PLAY` or :data:`OTHER`)."""
+    return PLAY_ROUTES.get(route_key, OTHER)
+
+
+class _Job:
+    __slots__ = ("args", "fn", "future", "kwargs")
+
+    def __init__(
+        self, future: Future[Any], fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Any
+    ) -> None:
+        self.future, self.fn, self.args, self.kwargs = future, fn, args, kwargs
+
+    def run(self) -> None:
+        if not self.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = self.fn(*self.args, **self.kwargs)
+        except BaseException as exc:
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(result)
+        finally:
+            del self.fn, self.args, self.kwargs  # free the event and its state at once
+
+
+class WorkerPool(Executor):
+    """``max_workers`` threads (named ``<thread_name_prefix>_<n>``, started as work arrives)
+    taking queued calls lowest ``priority`` first, then first in, first out; calls at
+    :data:`OTHER` or above run on at most ``max(1, max_workers - 1)`` threads at once.
+
+    :meth:`submit` queues at :data:`OTHER`; :meth:`submit_at` at a given priority;
+    :meth:`lane` is an :class:`~concurrent.futures.Executor` that submits at one priority (for
+    code that takes an executor, such as ``LocalClock``). :meth:`shutdown` as
+    ``ThreadPoolExecutor``'s: no new work (``RuntimeError``), queued work still runs unless
+    ``cancel_futures``, ``wait`` joins the threads."""
+
+    def __init__(self, max_workers: int, thread_name_prefix: str = "worker") -> None:
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+        self.max_workers = max_workers
+        self._prefix = thread_name_prefix
+        self._cond = threading.Condition()
+        self._queue: list[tuple[int, int, _Job]] = []
+        self._order = itertools.count()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._closed = False
+        self._other_limit = max(1, max_workers - 1)
+        self._other_running = 0
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Queue ``fn(*args, **kwargs)`` at :data:`OTHER`."""
+        return self.submit_at(OTHER, fn, *args, **kwargs)
+
+    def submit_at(
+        self, priority: int, fn: Callable[..., T], /, *args: Any, **kwargs: Any
+    ) -> Future[T]:
+        """Queue ``fn(*args, **kwargs)`` at ``priority`` (lower runs sooner); its future."""
+        future: Future[T] = Future()
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("cannot schedule new work after shutdown")
+            job = _Job(future, fn, args, kwargs)
+            heapq.heappush(self._queue, (priority, next(self._order), job))
+            if self._idle:
+                self._cond.notify_all()  # the first to wake may not be allowed to take it
+            elif len(self._threads) < self.max_workers:
+                thread = threading.Thread(
+                    target=self._work, name=f"{self._prefix}_{len(self._threads)}", daemon=True
+                )
+                self._threads.append(thread)
+                thread.start()
+        return future
+
+    def lane(self, priority: int) -> Executor:
+        """An executor whose ``submit`` queues on this pool at ``priority``; its ``shutdown``
+        leaves the pool running."""
+        return _Lane(self, priority)
+
+    def queued(self) -> int:
+        """How many calls wait for a thread."""
+        with self._cond:
+            return len(self._queue)
+
+    def _takeable(self) -> bool:
+        return bool(self._queue) and (
+            self._queue[0][0] < OTHER or self._other_running < self._other_limit
+        )
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._takeable():
+                    if self._closed and not self._queue:
+                        return
+                    self._idle += 1
+                    self._cond.wait()
+                    self._idle -= 1
+                priority, _, job = heapq.heappop(self._queue)
+                other = priority >= OTHER
+                if other:
+                    self._other_running += 1
+            try:
+                job.run()
+            finally:
+                del job
+                if other:
+                    with self._cond:
+                        self._other_running -= 1
+                        self._cond.notify_all()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._cond:
+            self._closed = True
+            if cancel_futures:
+                for _, _, job in self._queue:
+                    job.future.cancel()
+                self._queue.clear()
+            self._cond.notify_all()
+            threads = list(self._threads)
+        if wait:
+            for thread in threads:
+                if thread is not threading.current_thread():
+                    thread.join()
+
+
+class _Lane(Executor):
+    def __init__(self, pool: WorkerPool, priority: int) -> None:
+        self._pool, self._priority = pool, priority
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        return self._pool.submit_at(self._priority, fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """The pool's owner shuts it down; a lane has nothing of its own to stop."""

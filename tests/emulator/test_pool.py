@@ -1,0 +1,218 @@
+"""The local runtime's worker pool (``infra.emulator.pool``): queued invocations are taken by
+priority (a guess before earlier joins, the clock before the rest), first in, first out within
+one; results, errors and shutdown as ``ThreadPoolExecutor``'s. Interleavings are forced with
+events (a blocker holds the only thread while the queue is filled), never with sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from concurrent.futures import CancelledError
+from typing import Any
+
+import pytest
+import websockets
+
+from infra.emulator.pool import CLOCK, OTHER, PLAY, WorkerPool, route_priority
+
+from .echo import EchoApp, gateway, recv_json, run
+
+
+def _hold(pool: WorkerPool) -> threading.Event:
+    """Occupy every thread of ``pool`` until the returned event is set."""
+    release = threading.Event()
+    started = threading.Barrier(pool.max_workers + 1)
+
+    def block() -> None:
+        started.wait(10)
+        assert release.wait(10)
+
+    for _ in range(pool.max_workers):
+        pool.submit_at(PLAY, block)
+    started.wait(10)
+    return release
+
+
+def test_queued_work_runs_by_priority_then_in_arrival_order() -> None:
+    pool = WorkerPool(1)
+    ran: list[str] = []
+    release = _hold(pool)
+    futures = [
+        pool.submit_at(OTHER, ran.append, "join 1"),
+        pool.submit_at(CLOCK, ran.append, "clock 1"),
+        pool.submit(ran.append, "session"),  # submit: OTHER
+        pool.submit_at(PLAY, ran.append, "guess 1"),
+        pool.lane(CLOCK).submit(ran.append, "clock 2"),
+        pool.submit_at(PLAY, ran.append, "guess 2"),
+    ]
+    assert pool.queued() == 6
+    release.set()
+    for future in futures:
+        future.result(10)
+    assert ran == ["guess 1", "guess 2", "clock 1", "clock 2", "join 1", "session"]
+    pool.shutdown()
+
+
+def test_other_work_leaves_one_thread_for_guesses_and_the_clock() -> None:
+    """With 2 threads, one join running and another queued, a guess and a clock wake still get
+    the second thread; the queued join waits for the first."""
+    pool = WorkerPool(2)
+    join_running = threading.Event()
+    release = threading.Event()
+    ran: list[str] = []
+
+    def long_join() -> None:
+        join_running.set()
+        assert release.wait(10)
+        ran.append("join 1 done")
+
+    first = pool.submit(long_join)
+    assert join_running.wait(10)
+    second = pool.submit(ran.append, "join 2")
+    pool.submit_at(PLAY, ran.append, "guess").result(10)
+    pool.submit_at(CLOCK, ran.append, "clock").result(10)
+    assert ran == ["guess", "clock"]
+    assert pool.queued() == 1  # join 2 waits: OTHER holds at most one of the two threads
+    release.set()
+    first.result(10)
+    second.result(10)
+    assert ran == ["guess", "clock", "join 1 done", "join 2"]
+    pool.shutdown()
+
+
+def test_with_one_thread_other_work_may_use_it() -> None:
+    pool = WorkerPool(1)
+    assert pool.submit(lambda: "ran").result(10) == "ran"
+    pool.shutdown()
+
+
+def test_results_and_exceptions_come_back_through_the_future() -> None:
+    pool = WorkerPool(2)
+
+    def fail() -> None:
+        raise ValueError("handler failed")
+
+    assert pool.submit(lambda a, b=0: a + b, 2, b=3).result(10) == 5
+    with pytest.raises(ValueError, match="handler failed"):
+        pool.submit_at(PLAY, fail).result(10)
+    assert pool.submit(lambda: "still serving").result(10) == "still serving"
+    pool.shutdown()
+
+
+def test_never_more_threads_at_once_than_max_workers() -> None:
+    pool = WorkerPool(2, thread_name_prefix="lambda")
+    lock = threading.Lock()
+    active = 0
+    peak = 0
+    names: set[str] = set()
+
+    def work() -> None:
+        nonlocal active, peak
+        with lock:
+            active += 1
+            peak = max(peak, active)
+            names.add(threading.current_thread().name)
+        with lock:
+            active -= 1
+
+    for future in [pool.submit_at(i % 3, work) for i in range(200)]:
+        future.result(10)
+    pool.shutdown()
+    assert peak <= 2
+    assert names <= {"lambda_0", "lambda_1"}
+
+
+def test_shutdown_runs_queued_work_then_refuses_new_work() -> None:
+    pool = WorkerPool(1)
+    release = _hold(pool)
+    queued = pool.submit(lambda: "queued before shutdown")
+    release.set()
+    pool.shutdown(wait=True)
+    assert queued.result(0) == "queued before shutdown"
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        pool.submit(lambda: None)
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        pool.lane(PLAY).submit(lambda: None)
+
+
+def test_shutdown_with_cancel_futures_cancels_what_waits() -> None:
+    pool = WorkerPool(1)
+    release = _hold(pool)
+    waiting = pool.submit_at(PLAY, lambda: "never")
+    pool.shutdown(wait=False, cancel_futures=True)
+    release.set()
+    pool.shutdown(wait=True)
+    with pytest.raises(CancelledError):
+        waiting.result(0)
+
+
+def test_a_lane_shutdown_leaves_the_pool_serving() -> None:
+    pool = WorkerPool(1)
+    pool.lane(CLOCK).shutdown(wait=True)
+    assert pool.submit(lambda: 7).result(10) == 7
+    pool.shutdown()
+
+
+def test_max_workers_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        WorkerPool(0)
+
+
+def test_route_priorities() -> None:
+    assert route_priority("guess") == PLAY
+    for route in ("$connect", "session", "join", "leave", "party", "$default", "$disconnect"):
+        assert route_priority(route) == OTHER
+
+
+@pytest.mark.enable_socket
+def test_the_gateway_runs_a_queued_guess_before_earlier_queued_joins() -> None:
+    """Through real sockets: with the only thread busy, two joins then a guess arrive; the
+    guess's handler runs first (AWS would not have queued it at all)."""
+    app = EchoApp()
+    pool = WorkerPool(1)
+    busy = threading.Event()
+    release = threading.Event()
+    order: list[str] = []
+
+    def hold(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        busy.set()
+        assert release.wait(10)
+        return app.echo(event, context)
+
+    def record(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        order.append(event["requestContext"]["routeKey"])
+        return app.echo(event, context)
+
+    routes = app.routes() | {"hold": hold, "join": record, "guess": record}
+
+    async def until(condition: Any) -> None:
+        for _ in range(1000):
+            if condition():
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("condition never became true")
+
+    async def scenario() -> None:
+        async with gateway(routes, executor=pool) as gw:
+            sockets = [await websockets.connect(gw.ws_url) for _ in range(4)]
+            try:
+                holder, joiner1, joiner2, guesser = sockets
+                await holder.send(json.dumps({"action": "hold"}))
+                await until(busy.is_set)
+                await joiner1.send(json.dumps({"action": "join"}))
+                await until(lambda: pool.queued() == 1)
+                await joiner2.send(json.dumps({"action": "join"}))
+                await until(lambda: pool.queued() == 2)
+                await guesser.send(json.dumps({"action": "guess"}))
+                await until(lambda: pool.queued() == 3)
+                release.set()
+                for ws in sockets:
+                    await recv_json(ws)
+            finally:
+                for ws in sockets:
+                    await ws.close()
+
+    run(scenario)
+    pool.shutdown()
+    assert order == ["guess", "join", "join"]
