@@ -1,10 +1,10 @@
 """Benchmark, figure 4: local capacity — N concurrent human-paced tournaments in the local runtime.
 
 The emulator (``infra.emulator.emulator.Emulator``: gateway, handlers on a worker pool sized to
-the cores, DynamoDB (embedded moto) and ``@connections`` called in-process, local clock) runs
-alone in a child process (``python -m infra.benchmarks.capacity --serve``), so its CPU and memory
-are its own (read from ``/proc``). The bots (``infra.emulator.bots.Bot``, 8 per tournament) run
-in this process.
+the cores that takes queued guesses first (``infra.emulator.pool``), DynamoDB (embedded moto)
+and ``@connections`` called in-process, local clock) runs alone in a child process
+(``python -m infra.benchmarks.capacity --serve``), so its CPU and memory are its own (read from
+``/proc``). The bots (``infra.emulator.bots.Bot``, 8 per tournament) run in this process.
 
 Human pace: each turn's think time is drawn from a lognormal distribution (median
 ``THINK_MEDIAN_S``, shape ``THINK_SIGMA``: most turns take 3-12 s, a few 20 s and more), capped

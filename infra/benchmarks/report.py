@@ -440,7 +440,7 @@ def summary_rows(res: Results) -> list[list[str]]:
                 "1c. CPU per valid guess by layer",
                 f"{lr.total_ms:.2f} ms = {lr.ratio:.2f}x the botocore floor ({lr.floor_ms:.2f} ms"
                 f", {' '.join(lr.operations)} canned); our code {lr.own_ms:.2f} ms",
-                "near the floor (issue 16: 1.4x)",
+                "near the floor (about 1.4x)",
                 "measured",
             ]
         )
@@ -695,7 +695,8 @@ def render(res: Results) -> str:
             "## 4. Local capacity",
             "",
             f"Emulator alone in a child process (embedded moto DynamoDB and @connections called "
-            f"in-process, local clock, real handlers on a worker pool sized to the cores); 8 bots "
+            f"in-process, local clock, real handlers on a worker pool sized to the cores, queued "
+            f"work taken guess first, then the clock, then the rest); 8 bots "
             f"per tournament in the benchmark process, human-paced: think time lognormal "
             f"(median {c.think_median_s:g} s, sigma {c.think_sigma:g}) capped by the turn clock "
             f"({c.turn_seconds:.0f} s), {c.timeout_rate:.0%} of turns left to time out, intro "

@@ -2,8 +2,8 @@
 
     python -m infra.benchmarks [--quick] [--out PATH] [--only calls,items,layers,cold,cost,capacity]
 
-``--quick`` (the CI smoke run, < 60 s) keeps every figure but shrinks the samples: 1 round of
-cold imports, 1 local tournament. Its numbers are not results; only a full run is committed.
+``--quick`` (the CI smoke run, about a minute) keeps every figure but shrinks the samples: 1 round
+of cold imports, 1 local tournament. Its numbers are not results; only a full run is committed.
 """
 
 from __future__ import annotations
