@@ -14,7 +14,8 @@ slowness production does not have. :class:`WorkerPool` therefore takes queued wo
 * :data:`PLAY` — the message routes of a duel in progress (:data:`PLAY_ROUTES`: ``guess``), whose
   answer the opponent is watching for (the latency goal: guess -> opponent's row);
 * :data:`CLOCK` — the clock function (turn skips, round intros, reconnect deadlines: due to the
-  second, checked to within 1 s);
+  second, checked to within 1 s); a clock call that has waited :data:`CLOCK_MAX_WAIT_SECONDS`
+  goes before guesses, so no stream of guesses can make a deadline late;
 * :data:`OTHER` — everything else (``$connect``, ``session``, ``join``, parties, ``$disconnect``,
   the watchdog, set-up work).
 
@@ -23,15 +24,16 @@ are running; to bound that, :data:`OTHER` work (a join takes 35-90 ms of CPU, a 
 holds at most ``max_workers - 1`` threads at once, keeping one free for :data:`PLAY` and
 :data:`CLOCK` (with one thread, it may hold that one). Nothing is dropped: a lower priority only
 waits while higher ones are queued (at the loads the local runtime is built for, the pool is
-busy about half the time, so it is not starved). Each call's result or exception comes back through
-its :class:`~concurrent.futures.Future`, as with :class:`~concurrent.futures.ThreadPoolExecutor`.
+busy about half the time, so it is not starved). Each call's result or exception comes back
+through its :class:`~concurrent.futures.Future`, as with
+:class:`~concurrent.futures.ThreadPoolExecutor`.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
 from typing import Any, Final, TypeVar
@@ -44,6 +46,11 @@ CLOCK: Final = 1
 """Priority of the clock function's invocations (``LocalClock``)."""
 OTHER: Final = 2
 """Priority of everything else (the default of :meth:`WorkerPool.submit`)."""
+PRIORITIES: Final = (PLAY, CLOCK, OTHER)
+
+CLOCK_MAX_WAIT_SECONDS: Final = 0.1
+"""A clock call queued this long goes before guesses: a deadline is applied at most about this
+much later for the pool's sake (the goal is within 1 s), however many guesses arrive."""
 
 PLAY_ROUTES: Final[Mapping[str, int]] = {"guess": PLAY}
 """Route key -> priority, for the routes that do not take :data:`OTHER`."""
@@ -77,23 +84,32 @@ class _Job:
 
 class WorkerPool(Executor):
     """``max_workers`` threads (named ``<thread_name_prefix>_<n>``, started as work arrives)
-    taking queued calls lowest ``priority`` first, then first in, first out; calls at
-    :data:`OTHER` or above run on at most ``max(1, max_workers - 1)`` threads at once.
+    taking queued calls by priority (:data:`PLAY`, :data:`CLOCK`, :data:`OTHER`), first in,
+    first out within one, except that a :data:`CLOCK` call queued for
+    :data:`CLOCK_MAX_WAIT_SECONDS` goes before guesses (so a stream of guesses cannot make a
+    deadline late); calls at :data:`OTHER` run on at most ``max(1, max_workers - 1)`` threads
+    at once.
 
     :meth:`submit` queues at :data:`OTHER`; :meth:`submit_at` at a given priority;
     :meth:`lane` is an :class:`~concurrent.futures.Executor` that submits at one priority (for
     code that takes an executor, such as ``LocalClock``). :meth:`shutdown` as
     ``ThreadPoolExecutor``'s: no new work (``RuntimeError``), queued work still runs unless
-    ``cancel_futures``, ``wait`` joins the threads."""
+    ``cancel_futures``, ``wait`` joins the threads. ``monotonic`` (seconds) times the waits."""
 
-    def __init__(self, max_workers: int, thread_name_prefix: str = "worker") -> None:
+    def __init__(
+        self,
+        max_workers: int,
+        thread_name_prefix: str = "worker",
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         self.max_workers = max_workers
         self._prefix = thread_name_prefix
+        self._monotonic = monotonic
         self._cond = threading.Condition()
-        self._queue: list[tuple[int, int, _Job]] = []
-        self._order = itertools.count()
+        self._queues: dict[int, deque[tuple[float, _Job]]] = {p: deque() for p in PRIORITIES}
         self._threads: list[threading.Thread] = []
         self._idle = 0
         self._closed = False
@@ -107,13 +123,15 @@ class WorkerPool(Executor):
     def submit_at(
         self, priority: int, fn: Callable[..., T], /, *args: Any, **kwargs: Any
     ) -> Future[T]:
-        """Queue ``fn(*args, **kwargs)`` at ``priority`` (lower runs sooner); its future."""
+        """Queue ``fn(*args, **kwargs)`` at ``priority`` (one of :data:`PRIORITIES`); its
+        future. ``ValueError`` for another priority, ``RuntimeError`` after shutdown."""
+        if priority not in PRIORITIES:
+            raise ValueError(f"priority must be one of {PRIORITIES}, got {priority!r}")
         future: Future[T] = Future()
         with self._cond:
             if self._closed:
                 raise RuntimeError("cannot schedule new work after shutdown")
-            job = _Job(future, fn, args, kwargs)
-            heapq.heappush(self._queue, (priority, next(self._order), job))
+            self._queues[priority].append((self._monotonic(), _Job(future, fn, args, kwargs)))
             if self._idle:
                 self._cond.notify_all()  # the first to wake may not be allowed to take it
             elif len(self._threads) < self.max_workers:
@@ -132,24 +150,32 @@ class WorkerPool(Executor):
     def queued(self) -> int:
         """How many calls wait for a thread."""
         with self._cond:
-            return len(self._queue)
+            return self._queued_locked()
 
-    def _takeable(self) -> bool:
-        return bool(self._queue) and (
-            self._queue[0][0] < OTHER or self._other_running < self._other_limit
-        )
+    def _next(self) -> int | None:
+        """The priority whose oldest call a free thread takes now, or None (under the lock)."""
+        play, clock, other = self._queues[PLAY], self._queues[CLOCK], self._queues[OTHER]
+        if clock and self._monotonic() - clock[0][0] >= CLOCK_MAX_WAIT_SECONDS:
+            return CLOCK
+        if play:
+            return PLAY
+        if clock:
+            return CLOCK
+        if other and self._other_running < self._other_limit:
+            return OTHER
+        return None
 
     def _work(self) -> None:
         while True:
             with self._cond:
-                while not self._takeable():
-                    if self._closed and not self._queue:
+                while (priority := self._next()) is None:
+                    if self._closed and not self._queued_locked():
                         return
                     self._idle += 1
                     self._cond.wait()
                     self._idle -= 1
-                priority, _, job = heapq.heappop(self._queue)
-                other = priority >= OTHER
+                job = self._queues[priority].popleft()[1]
+                other = priority == OTHER
                 if other:
                     self._other_running += 1
             try:
@@ -161,13 +187,17 @@ class WorkerPool(Executor):
                         self._other_running -= 1
                         self._cond.notify_all()
 
+    def _queued_locked(self) -> int:
+        return sum(len(q) for q in self._queues.values())
+
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._cond:
             self._closed = True
             if cancel_futures:
-                for _, _, job in self._queue:
-                    job.future.cancel()
-                self._queue.clear()
+                for queue in self._queues.values():
+                    for _, job in queue:
+                        job.future.cancel()
+                    queue.clear()
             self._cond.notify_all()
             threads = list(self._threads)
         if wait:

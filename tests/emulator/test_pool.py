@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 import websockets
 
-from infra.emulator.pool import CLOCK, OTHER, PLAY, WorkerPool, route_priority
+from infra.emulator.pool import (
+    CLOCK,
+    CLOCK_MAX_WAIT_SECONDS,
+    OTHER,
+    PLAY,
+    WorkerPool,
+    route_priority,
+)
 
 from .echo import EchoApp, gateway, recv_json, run
 
@@ -51,6 +58,45 @@ def test_queued_work_runs_by_priority_then_in_arrival_order() -> None:
     for future in futures:
         future.result(10)
     assert ran == ["guess 1", "guess 2", "clock 1", "clock 2", "join 1", "session"]
+    pool.shutdown()
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    ("waited", "expected"),
+    [
+        (CLOCK_MAX_WAIT_SECONDS * 0.9, ["guess", "clock"]),
+        (CLOCK_MAX_WAIT_SECONDS, ["clock", "guess"]),
+    ],
+)
+def test_a_clock_call_that_waited_long_enough_goes_before_guesses(
+    waited: float, expected: list[str]
+) -> None:
+    clock = FakeTime()
+    pool = WorkerPool(1, monotonic=clock)
+    ran: list[str] = []
+    release = _hold(pool)
+    futures = [pool.submit_at(CLOCK, ran.append, "clock")]
+    clock.now += waited
+    futures.append(pool.submit_at(PLAY, ran.append, "guess"))
+    release.set()
+    for future in futures:
+        future.result(10)
+    assert ran == expected
+    pool.shutdown()
+
+
+def test_priorities_other_than_the_three_are_refused() -> None:
+    pool = WorkerPool(1)
+    with pytest.raises(ValueError, match="priority"):
+        pool.submit_at(7, print)
     pool.shutdown()
 
 
