@@ -241,9 +241,19 @@ def main(argv: list[str] | None = None) -> int:
     """Regenerate ``infra/requirements.lock``, then ``infra/requirements-dev.lock`` against it
     (see the module docstring). Returns uv's exit code (the first that is not 0)."""
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--upgrade", action="store_true", help="newest allowed versions")
     parser.add_argument(
-        "--upgrade-package", action="append", default=[], metavar="NAME", help="upgrade one"
+        "--upgrade",
+        action="store_true",
+        help="move every package to the newest version pyproject.toml allows (without it, "
+        "versions already locked are kept)",
+    )
+    parser.add_argument(
+        "--upgrade-package",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="move only this package (and what it needs) to its newest allowed version; "
+        "may be given more than once",
     )
     args = parser.parse_args(argv)
     uv = _find_uv()

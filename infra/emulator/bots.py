@@ -814,17 +814,60 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m infra.emulator.bots",
         description="Bot players for Wordle Tournament, over the public WebSocket protocol.",
     )
-    p.add_argument("--url", default="ws://127.0.0.1:8000/ws", help="WebSocket API URL")
+    p.add_argument(
+        "--url",
+        default="ws://127.0.0.1:8000/ws",
+        help="WebSocket API URL: the local runtime's ws://HOST:PORT/ws or a deployed stage's "
+        "wss:// URL (default ws://127.0.0.1:8000/ws)",
+    )
     p.add_argument("--players", type=int, default=8, help="number of bots (default 8)")
-    p.add_argument("--language", default="en", help="game language code (default en)")
-    p.add_argument("--strength", type=float, default=0.9, help="0..1 (default 0.9)")
-    p.add_argument("--think-ms", type=int, nargs=2, default=(300, 1500), metavar=("MIN", "MAX"))
-    p.add_argument("--timeout-rate", type=float, default=0.0, help="per turn")
-    p.add_argument("--invalid-rate", type=float, default=0.0, help="per turn")
-    p.add_argument("--leave-rate", type=float, default=0.0, help="per duel")
-    p.add_argument("--disconnect-rate", type=float, default=0.0, help="per turn")
-    p.add_argument("--games", type=int, default=1, help="tournaments per bot (0 = forever)")
-    p.add_argument("--seed", type=int, help="random seed")
+    p.add_argument(
+        "--language", default="en", help="game language code, e.g. en, nl, de (default en)"
+    )
+    p.add_argument(
+        "--strength",
+        type=float,
+        default=0.9,
+        help="0..1: the chance of playing the solver's best word each turn, else a weaker "
+        "valid one (default 0.9)",
+    )
+    p.add_argument(
+        "--think-ms",
+        type=int,
+        nargs=2,
+        default=(300, 1500),
+        metavar=("MIN", "MAX"),
+        help="think time per turn, drawn uniformly in ms and capped by the turn deadline "
+        "(default 300 1500)",
+    )
+    p.add_argument(
+        "--timeout-rate",
+        type=float,
+        default=0.0,
+        help="0..1 per turn: play nothing and let the turn clock skip it (default 0)",
+    )
+    p.add_argument(
+        "--invalid-rate",
+        type=float,
+        default=0.0,
+        help="0..1 per turn: first send a word that is not in the list (default 0)",
+    )
+    p.add_argument(
+        "--leave-rate",
+        type=float,
+        default=0.0,
+        help="0..1 per duel: leave the tournament at the duel's first turn (default 0)",
+    )
+    p.add_argument(
+        "--disconnect-rate",
+        type=float,
+        default=0.0,
+        help="0..1 per turn: drop the socket, reconnect and resume with the token (default 0)",
+    )
+    p.add_argument(
+        "--games", type=int, default=1, help="tournaments per bot (0 = forever; default 1)"
+    )
+    p.add_argument("--seed", type=int, help="random seed, for a repeatable run")
     p.add_argument("--verbose", "-v", action="store_true", help="debug logging")
     return p
 

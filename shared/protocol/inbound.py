@@ -61,7 +61,7 @@ class _Inbound(BaseModel):
 class SessionAction(_Inbound):
     """Open a session: first message on every connection. Without ``token`` a new anonymous
     player is created and its secret token returned once; with ``token`` the player is resumed
-    (DESIGN.md ruling 11: the token travels in this message, never in the URL)."""
+    (ruling 11: the token travels in this message, never in the URL)."""
 
     action: Literal["session"] = Field(description="Route: session.")
     token: str | None = Field(
@@ -70,7 +70,7 @@ class SessionAction(_Inbound):
 
 
 class JoinAction(_Inbound):
-    """Queue for a tournament in a game language (matchmaking, DESIGN.md ruling 8)."""
+    """Queue for a tournament in a game language (matchmaking, ruling 8)."""
 
     action: Literal["join"] = Field(description="Route: join.")
     language: str = Field(
