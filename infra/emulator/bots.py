@@ -190,8 +190,10 @@ class Bot:
         self._move_task: asyncio.Task[None] | None = None
         self._ping_sent: dict[str, float] = {}
         self._sent_at = 0.0
-        self._session_retries = 0
         """When this bot last sent a message (``time.monotonic``): pings fill the gaps."""
+        self._session_retries = 0
+        """``session`` messages sent again on this connection since the last one that succeeded
+        (at most ``SESSION_RETRIES``)."""
         self._finished = asyncio.Event()
         self._leave_deadline: float | None = None
         self._round: int | None = None

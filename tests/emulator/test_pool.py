@@ -147,26 +147,30 @@ def test_results_and_exceptions_come_back_through_the_future() -> None:
 
 
 def test_never_more_threads_at_once_than_max_workers() -> None:
+    """Three blocking guesses on a 2-thread pool: two run, the third waits for a thread; over
+    many calls only the two named threads ever run anything."""
     pool = WorkerPool(2, thread_name_prefix="lambda")
-    lock = threading.Lock()
-    active = 0
-    peak = 0
+    release = threading.Event()
+    two_running = threading.Barrier(3)
     names: set[str] = set()
 
-    def work() -> None:
-        nonlocal active, peak
-        with lock:
-            active += 1
-            peak = max(peak, active)
-            names.add(threading.current_thread().name)
-        with lock:
-            active -= 1
+    def block() -> None:
+        names.add(threading.current_thread().name)
+        two_running.wait(10)
+        assert release.wait(10)
 
-    for future in [pool.submit_at(i % 3, work) for i in range(200)]:
+    blocked = [pool.submit_at(PLAY, block) for _ in range(2)]
+    third = pool.submit_at(PLAY, names.add, "third ran")
+    two_running.wait(10)  # both threads are inside block()
+    assert pool.queued() == 1
+    assert not third.done()
+    release.set()
+    for future in [*blocked, third]:
+        future.result(10)
+    for future in [pool.submit_at(i % 3, lambda: None) for i in range(200)]:
         future.result(10)
     pool.shutdown()
-    assert peak <= 2
-    assert names <= {"lambda_0", "lambda_1"}
+    assert names == {"lambda_0", "lambda_1", "third ran"}
 
 
 def test_shutdown_runs_queued_work_then_refuses_new_work() -> None:
