@@ -1,10 +1,11 @@
 """Benchmark, figure 4: local capacity — N concurrent human-paced tournaments in the local runtime.
 
 The emulator (``infra.emulator.emulator.Emulator``: gateway, handlers on a worker pool sized to
-the cores that takes queued guesses first (``infra.emulator.pool``), DynamoDB (embedded moto)
-and ``@connections`` called in-process, local clock) runs alone in a child process
-(``python -m infra.benchmarks.capacity --serve``), so its CPU and memory are its own (read from
-``/proc``). The bots (``infra.emulator.bots.Bot``, 8 per tournament) run in this process.
+the cores that takes queued guesses first (``infra.emulator.pool``), ``@connections`` called
+in-process, DynamoDB (embedded moto) in its own process over a pipe, local clock) runs alone in
+a child process (``python -m infra.benchmarks.capacity --serve``), so its CPU and memory are its
+own (read from ``/proc``, its DynamoDB process and forkserver included). The bots
+(``infra.emulator.bots.Bot``, 8 per tournament) run in this process.
 
 Human pace: each turn's think time is drawn from a lognormal distribution (median
 ``THINK_MEDIAN_S``, shape ``THINK_SIGMA``: most turns take 3-12 s, a few 20 s and more), capped
@@ -117,22 +118,61 @@ class ProcSample:
     cpu_s: float
     rss_kb: int
     hwm_kb: int
+    own_cpu_s: float = 0.0
+    """Of ``cpu_s``, the process's own (the emulator: handlers, gateway, clock), without its
+    descendants (its DynamoDB process)."""
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid``'s child processes, theirs, and so on (from ``/proc/<pid>/task/*/children``):
+    the emulator's DynamoDB process is a child of its forkserver, a child of the emulator."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as f:
+                    children = [int(c) for c in f.read().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            pending.extend(children)
+    return found
 
 
 def proc_sample(pid: int) -> ProcSample:
-    """CPU seconds (user + system) and resident memory of ``pid``, from /proc."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    """CPU seconds (user + system) and resident memory of ``pid`` and its descendants (the
+    emulator's DynamoDB process and forkserver: :func:`descendants`), from /proc. A process
+    that exits between the listing and the reading is left out."""
     ticks = os.sysconf("SC_CLK_TCK")
-    cpu = (int(fields[11]) + int(fields[12])) / ticks
-    rss = hwm = 0
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
-            elif line.startswith("VmHWM:"):
-                hwm = int(line.split()[1])
-    return ProcSample(cpu, rss, hwm)
+    total = ProcSample(0.0, 0, 0)
+    for one in [pid, *descendants(pid)]:
+        try:
+            with open(f"/proc/{one}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            rss = hwm = 0
+            with open(f"/proc/{one}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss = int(line.split()[1])
+                    elif line.startswith("VmHWM:"):
+                        hwm = int(line.split()[1])
+        except OSError:
+            if one == pid:
+                raise
+            continue
+        cpu = (int(fields[11]) + int(fields[12])) / ticks
+        total.cpu_s += cpu
+        if one == pid:
+            total.own_cpu_s = cpu
+        total.rss_kb += rss
+        total.hwm_kb += hwm
+    return total
 
 
 # ------------------------------------------------------------------------------ bot side
@@ -161,6 +201,8 @@ class Level:
     """The steady part of the level: from ``STEADY_AFTER_S`` past the ramp to the end."""
     steady_guesses: int = 0
     steady_server_cpu_s: float = 0.0
+    steady_own_cpu_s: float = 0.0
+    """Of ``steady_server_cpu_s``, the emulator process's own (the rest: its DynamoDB process)."""
     server_rss_mb: float = 0.0
     server_peak_mb: float = 0.0
     bots_cpu_s: float = 0.0
@@ -224,6 +266,12 @@ class Level:
     def steady_cpu_pct(self) -> float:
         """Server CPU as % of one core in the steady part."""
         return 100 * self.steady_server_cpu_s / self.steady_seconds if self.steady_seconds else 0.0
+
+    @property
+    def steady_own_cpu_pct(self) -> float:
+        """The emulator process's own CPU (handlers, gateway, clock; not its DynamoDB process)
+        as % of one core in the steady part."""
+        return 100 * self.steady_own_cpu_s / self.steady_seconds if self.steady_seconds else 0.0
 
     @property
     def server_cpu_pct(self) -> float:
@@ -338,14 +386,17 @@ async def _steady(pid: int, level: Level, after_s: float) -> None:
     """At ``after_s``, note the server's CPU and the guesses so far; at cancellation (the
     level's end) fill in the steady part's figures."""
     await asyncio.sleep(after_s)
-    start, cpu, guesses = time.perf_counter(), proc_sample(pid).cpu_s, len(level.latencies_ms)
+    start, guesses = time.perf_counter(), len(level.latencies_ms)
+    before = proc_sample(pid)
     level.steady_running = True
     try:
         await asyncio.Event().wait()
     finally:
         level.steady_running = False
         level.steady_seconds = time.perf_counter() - start
-        level.steady_server_cpu_s = proc_sample(pid).cpu_s - cpu
+        after = proc_sample(pid)
+        level.steady_server_cpu_s = after.cpu_s - before.cpu_s
+        level.steady_own_cpu_s = after.own_cpu_s - before.own_cpu_s
         level.steady_guesses = len(level.latencies_ms) - guesses
 
 

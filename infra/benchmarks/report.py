@@ -694,9 +694,10 @@ def render(res: Results) -> str:
             "",
             "## 4. Local capacity",
             "",
-            f"Emulator alone in a child process (embedded moto DynamoDB and @connections called "
-            f"in-process, local clock, real handlers on a worker pool sized to the cores, queued "
-            f"work taken guess first, then the clock, then the rest); 8 bots "
+            f"Emulator alone in a child process (@connections called in-process, embedded moto "
+            f"DynamoDB in its own process over a pipe, local clock, real handlers on a worker "
+            f"pool sized to the cores, queued work taken guess first, then the clock, then the "
+            f"rest); 8 bots "
             f"per tournament in the benchmark process, human-paced: think time lognormal "
             f"(median {c.think_median_s:g} s, sigma {c.think_sigma:g}) capped by the turn clock "
             f"({c.turn_seconds:.0f} s), {c.timeout_rate:.0%} of turns left to time out, intro "
@@ -706,7 +707,9 @@ def render(res: Results) -> str:
             "refused `turn_over`. Deadline lateness: a skipped turn's row or a duel start "
             "reaching the player, minus the clock's wake (the due time rounded up to the "
             "second, as the Step Functions Wait does); in brackets, minus the due time. CPU "
-            "from /proc (user + system); steady: from 15 s after the last arrival (no joins). "
+            "from /proc (user + system; the emulator with its DynamoDB process and "
+            "forkserver, RSS summed over the three); steady: from 15 s after the last arrival "
+            "(no joins). "
             "Bots' loop lag: how late a 20 ms sleep wakes in the bots' process (8 bots per "
             "tournament on one event loop); a row's arrival is noted when that loop gets to "
             "it, so up to this much of a latency sample is the load generator's own. The "
@@ -765,11 +768,13 @@ def notes(res: Results) -> list[str]:
         if busiest.guesses:
             retries = sum(lv.server_errors.get("TryAgainError", 0) for lv in res.capacity.levels)
             out.append(
-                f"Capacity: the emulator is one Python process (one core at most, the GIL); at "
-                f"{busiest.tournaments} tournaments it used {busiest.steady_cpu_pct:.0f}% of a "
-                f"core in the steady part ({fmt_nan(busiest.steady_cpu_ms_per_guess)} ms of CPU "
-                f"per delivered guess: the guess, the clock, pings and pushes, with moto's "
-                f"DynamoDB in-process) and {busiest.server_cpu_pct:.0f}% over the whole level "
+                f"Capacity: the handlers, gateway and clock are one Python process (one core at "
+                f"most, the GIL), moto's DynamoDB another; at {busiest.tournaments} tournaments "
+                f"they used {busiest.steady_cpu_pct:.0f}% of a core in the steady part "
+                f"({busiest.steady_own_cpu_pct:.0f}% the emulator's own, the rest DynamoDB; "
+                f"{fmt_nan(busiest.steady_cpu_ms_per_guess)} ms of CPU per delivered guess: the "
+                f"guess, the clock, pings and pushes) and {busiest.server_cpu_pct:.0f}% over the "
+                f"whole level "
                 f"(joins and sessions during the arrivals); TryAgainError in the server log: "
                 f"{retries}x."
             )

@@ -6,8 +6,9 @@
         async with websockets.connect(emu.ws_url) as ws:
             ...
 
-Start-up order (each step needs the previous one): thread pool -> DynamoDB (embedded moto unless
-``dynamodb_endpoint``) -> bind the port -> environment (settings names, DESIGN.md §5) -> tables
+Start-up order (each step needs the previous one): thread pool -> DynamoDB (embedded moto in its
+own process, :mod:`infra.emulator.dynamo_process`, unless ``dynamodb_endpoint``) -> bind the
+port -> environment (settings names, DESIGN.md §5) -> tables
 -> the handlers' ``Deps`` built (``shared.runtime.bootstrap.build`` from the exported settings,
 with the LocalClock) -> handlers imported -> gateway serving -> clock firing -> bots.
 :meth:`Emulator.stop` undoes it in reverse and restores the environment, so tests can start one
@@ -15,11 +16,14 @@ emulator after another in one process (never two at once: the environment and mo
 process-global).
 
 Transports: the handlers' boto3 clients come from one session on which, with ``in_process``
-(the default), Management API calls to this gateway and DynamoDB calls to the embedded moto
-are answered in this process (:mod:`infra.emulator.inprocess`: botocore still validates,
-serialises, signs and parses; only HTTP is skipped). An external ``dynamodb_endpoint`` is
-always called over HTTP; the HTTP ``@connections`` route and the moto server stay up for
-outside callers (:meth:`Emulator.management_client`, :meth:`Emulator.dynamodb_client`).
+(the default), Management API calls to this gateway are answered in this process and DynamoDB
+calls to the embedded moto skip HTTP (:mod:`infra.emulator.inprocess`: botocore still
+validates, serialises, signs and parses): they go over a pipe to moto's own process
+(``dynamodb_process``, the default: moto's CPU then runs beside the handlers', not under their
+interpreter lock), or, with ``dynamodb_process=False``, to moto in this process. An external
+``dynamodb_endpoint`` is always called over HTTP; the HTTP ``@connections`` route and the moto
+server stay up for outside callers (:meth:`Emulator.management_client`,
+:meth:`Emulator.dynamodb_client`).
 Handlers run on a pool of ``max_workers`` threads, by default the cores this process may use
 (:func:`worker_count`): with every call in-process, more threads only wait for the GIL. Queued
 invocations are taken by priority, as they would not queue at all on AWS: ``guess`` first, then
@@ -62,6 +66,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from infra.emulator.dynamo import EmbeddedDynamo, create_tables
+from infra.emulator.dynamo_process import DynamoProcess
 from infra.emulator.gateway import Handler, LocalGateway
 from infra.emulator.inprocess import ConnectionsTransport, DynamoTransport, register
 from infra.emulator.lambda_context import (
@@ -171,7 +176,8 @@ class Emulator:
     default) and of every other language a player joins (``infra.emulator.bots.BotPools``,
     watching the gateway's ``join`` and ``party_start`` messages).
     ``max_workers`` (default: the cores, :func:`worker_count`) sizes the handlers' pool;
-    ``in_process=False`` sends the handlers' DynamoDB and Management API calls over HTTP.
+    ``in_process=False`` sends the handlers' DynamoDB and Management API calls over HTTP;
+    ``dynamodb_process=False`` runs the embedded moto in this process instead of its own.
     ``create_tables=False`` skips the schema module. ``idle_timeout_seconds``,
     ``max_connection_seconds``, ``disconnect_loss``, ``half_open_seconds`` and ``gateway_seed``
     set the gateway's limits and failure modes (module docstring; defaults are AWS's).
@@ -207,6 +213,7 @@ class Emulator:
         stage: str = "local",
         max_workers: int | None = None,
         in_process: bool = True,
+        dynamodb_process: bool = True,
         log_level: str | None = None,
         idle_timeout_seconds: float = IDLE_TIMEOUT_SECONDS,
         max_connection_seconds: float = MAX_CONNECTION_SECONDS,
@@ -234,6 +241,7 @@ class Emulator:
         self.stage = stage
         self.max_workers = max_workers or worker_count()
         self.in_process = in_process
+        self.dynamodb_process = dynamodb_process
         self.log_level = log_level
         self.idle_timeout_seconds = idle_timeout_seconds
         self.max_connection_seconds = max_connection_seconds
@@ -246,7 +254,7 @@ class Emulator:
         """The environment variables this emulator exported (after :meth:`start`)."""
         self._saved_env: dict[str, str | None] = {}
         self._executor: WorkerPool | None = None
-        self._dynamo: EmbeddedDynamo | None = None
+        self._dynamo: EmbeddedDynamo | DynamoProcess | None = None
         self._dynamodb_endpoint: str | None = None
         self._gateway: LocalGateway | None = None
         self._clock: LocalClock | None = None
@@ -285,7 +293,9 @@ class Emulator:
         if self.requested_dynamodb_endpoint:
             self._dynamodb_endpoint = self.requested_dynamodb_endpoint
         else:
-            self._dynamo = EmbeddedDynamo(self.host)
+            self._dynamo = (
+                DynamoProcess(self.host) if self.dynamodb_process else EmbeddedDynamo(self.host)
+            )
             await loop.run_in_executor(self._executor, self._dynamo.start)
             self._dynamodb_endpoint = self._dynamo.endpoint
 
@@ -412,11 +422,11 @@ class Emulator:
         if not self.in_process:
             return session
         self._connections_transport = ConnectionsTransport(None, self.env["CALLBACK_URL"])
-        dynamo = (
-            DynamoTransport(self._dynamo.endpoint, self._dynamo.lock)
-            if self._dynamo is not None
-            else None
-        )
+        dynamo: DynamoTransport | None = None
+        if isinstance(self._dynamo, DynamoProcess):
+            dynamo = DynamoTransport(self._dynamo.endpoint, answer=self._dynamo.answer)
+        elif self._dynamo is not None:
+            dynamo = DynamoTransport(self._dynamo.endpoint, self._dynamo.lock)
         register(session, connections=self._connections_transport, dynamo=dynamo)
         return session
 

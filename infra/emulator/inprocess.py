@@ -24,12 +24,14 @@ out over HTTP as usual. Register both on a boto3 session before building clients
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
 from io import BytesIO
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse, HTTPHeaders
 
 from infra.emulator.gateway import LocalGateway
 
@@ -94,36 +96,63 @@ class ConnectionsTransport:
         return _response(url, answer.status, answer.headers, answer.body)
 
 
+def moto_dynamodb_answer(
+    method: str, url: str, headers: dict[str, str], body: bytes, lock: threading.Lock
+) -> tuple[int, dict[str, str], bytes]:
+    """``(status, headers, body)`` of moto's DynamoDB request handler for one HTTP request
+    (``url`` with its path and query, ``headers`` as botocore signed them), under ``lock``:
+    the code the embedded server's HTTP route runs, without the socket. moto's errors
+    (``ConditionalCheckFailedException``, validation, ...) come back as their HTTP answers."""
+    from moto.core.request import normalize_request
+    from moto.dynamodb.responses import DynamoHandler
+    from werkzeug.exceptions import HTTPException  # what moto's errors derive from
+
+    request = AWSPreparedRequest(
+        method, url, HTTPHeaders.from_dict(headers), body, stream_output=False
+    )
+    with lock:
+        normalized = normalize_request(request)
+        try:
+            status, answer_headers, answer = DynamoHandler.dispatch(
+                normalized, normalized.raw_url, normalized.headers
+            )
+        except HTTPException as exc:
+            status, answer_headers, answer = exc.code, exc.get_headers(), exc.get_body()
+    if isinstance(answer, str):
+        answer = answer.encode("utf-8")
+    return int(status), {k: str(v) for k, v in dict(answer_headers).items()}, bytes(answer)
+
+
 class DynamoTransport:
     """``before-send`` handler: DynamoDB calls to ``endpoint`` answered by moto's DynamoDB
-    request handler in this process, one at a time under ``lock`` (the embedded server's)."""
+    request handler in this process, one at a time under ``lock`` (the embedded server's).
 
-    def __init__(self, endpoint: str, lock: threading.Lock) -> None:
-        from moto.dynamodb.responses import DynamoHandler
+    ``answer`` replaces the handler: a callable with :func:`moto_dynamodb_answer`'s signature
+    minus the lock, e.g. :meth:`infra.emulator.dynamo_process.DynamoProcess.answer`, which
+    sends the request to moto in its own process."""
 
+    def __init__(
+        self,
+        endpoint: str,
+        lock: threading.Lock | None = None,
+        *,
+        answer: Callable[[str, str, dict[str, str], bytes], tuple[int, dict[str, str], bytes]]
+        | None = None,
+    ) -> None:
+        if answer is None:
+            if lock is None:
+                raise TypeError("DynamoTransport needs the embedded server's lock or an answer")
+            answer = functools.partial(moto_dynamodb_answer, lock=lock)
         self.prefix = endpoint.rstrip("/")
-        self.lock = lock
-        self._dispatch = DynamoHandler.dispatch
+        self._answer = answer
 
     def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
         if not _under(request.url, self.prefix):
             return None
-        from moto.core.request import normalize_request
-        from werkzeug.exceptions import HTTPException  # what moto's errors derive from
-
-        with self.lock:
-            normalized = normalize_request(request)
-            try:
-                status, headers, body = self._dispatch(
-                    normalized, normalized.raw_url, normalized.headers
-                )
-            except HTTPException as exc:
-                status, headers, body = exc.code, exc.get_headers(), exc.get_body()
-        if isinstance(body, str):
-            body = body.encode("utf-8")
-        return _response(
-            request.url, int(status), {k: str(v) for k, v in dict(headers).items()}, body
+        status, headers, body = self._answer(
+            request.method, request.url, dict(request.headers.items()), _body(request)
         )
+        return _response(request.url, status, headers, body)
 
 
 def register(

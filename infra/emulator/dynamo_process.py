@@ -1,0 +1,174 @@
+"""Local runtime: the embedded DynamoDB in its own process, so its CPU is not the handlers'.
+
+moto is pure Python: in the emulator's process each DynamoDB call holds the interpreter lock for
+about 1.5-2 ms of moto's own work (parsing, conditions, the item model, the JSON answer), time no
+handler, clock wake or push can use. :class:`DynamoProcess` runs :class:`~infra.emulator.dynamo
+.EmbeddedDynamo` (moto's server with its patches, one request at a time) in a child process and
+answers the handlers' DynamoDB calls over a pipe: the handler's botocore client still
+validates, serialises, signs and parses (the real ``DynamoStore`` on the real client, through
+:class:`infra.emulator.inprocess.DynamoTransport`); only moto's part runs on the other core.
+The child also serves moto's HTTP endpoint (:attr:`DynamoProcess.endpoint`), so outside
+clients (``Emulator.dynamodb_client``, ``--dynamodb-endpoint`` users) see the same database.
+
+Wire: one request at a time over one ``multiprocessing`` pipe (``(method, url, headers, body)``
+out, ``(status, headers, body)`` back), the same serialisation moto needs anyway. The child is
+started from the ``forkserver`` context with this module preloaded (a fork of a clean,
+single-threaded server process that has already imported moto, so each start is quick; never a
+fork of the emulator's threads), ignores SIGINT (Ctrl-C stops it through its parent, which
+closes the pipe), and exits when the pipe closes, so it cannot outlive the emulator.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+import threading
+from multiprocessing.connection import Connection
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_SECONDS = 60.0
+"""How long :meth:`DynamoProcess.start` waits for the child to report its endpoint."""
+STOP_TIMEOUT_SECONDS = 5.0
+"""How long :meth:`DynamoProcess.stop` waits for the child to exit before terminating it."""
+
+_PRELOAD = ["infra.emulator.dynamo_process", "infra.emulator.inprocess", "moto.dynamodb"]
+
+
+def _context() -> Any:
+    """The ``forkserver`` start method (POSIX), preloading moto; else ``spawn``."""
+    try:
+        context = multiprocessing.get_context("forkserver")
+    except ValueError:  # no forkserver on this platform
+        return multiprocessing.get_context("spawn")
+    context.set_forkserver_preload(_PRELOAD)
+    return context
+
+
+class DynamoProcess:
+    """moto's DynamoDB (:class:`~infra.emulator.dynamo.EmbeddedDynamo`) in a child process.
+
+    :meth:`start` blocks until the child serves (``RuntimeError`` with the child's error if it
+    cannot); :attr:`endpoint` is its HTTP endpoint; :meth:`answer` sends one request over the
+    pipe and returns moto's ``(status, headers, body)``, thread-safe (one request at a time);
+    :meth:`stop` closes the pipe and waits for the child. Each start begins with an empty
+    database (a new child).
+    """
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self._host = host
+        self._process: Any = None
+        self._conn: Connection | None = None
+        self._lock = threading.Lock()
+        self._endpoint: str | None = None
+
+    def start(self) -> DynamoProcess:
+        """Start the child and wait until it serves; returns self."""
+        context = _context()
+        parent, child = context.Pipe()
+        process = context.Process(
+            target=_serve, args=(child, self._host), name="dynamodb", daemon=True
+        )
+        process.start()
+        child.close()
+        self._process, self._conn = process, parent
+        if not parent.poll(START_TIMEOUT_SECONDS):
+            self.stop()
+            raise RuntimeError(f"DynamoDB process did not start in {START_TIMEOUT_SECONDS} s")
+        try:
+            kind, value = parent.recv()
+        except EOFError:
+            kind, value = "error", f"DynamoDB process exited with code {process.exitcode}"
+        if kind != "ready":
+            self.stop()
+            raise RuntimeError(f"DynamoDB process failed to start: {value}")
+        self._endpoint = value
+        log.info("DynamoDB (moto) in process %s on %s", process.pid, value)
+        return self
+
+    @property
+    def endpoint(self) -> str:
+        """``http://host:port`` of moto's server in the child."""
+        assert self._endpoint is not None, "start() first"
+        return self._endpoint
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id (None before :meth:`start`)."""
+        return self._process.pid if self._process is not None else None
+
+    def answer(
+        self, method: str, url: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        """moto's answer to one DynamoDB HTTP request: ``(status, headers, body)``.
+
+        ``ConnectionError`` if the child is gone (stopped, or died); ``RuntimeError`` if moto
+        raised (a moto bug: its own errors are HTTP answers), as it would in-process."""
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise ConnectionError("the DynamoDB process is not running")
+            try:
+                conn.send((method, url, headers, body))
+                kind, result = conn.recv()
+            except (EOFError, OSError) as exc:
+                raise ConnectionError("the DynamoDB process is gone") from exc
+        if kind != "ok":
+            raise RuntimeError(f"moto's DynamoDB failed on {method} {url}: {result}")
+        answer: tuple[int, dict[str, str], bytes] = result
+        return answer
+
+    def stop(self) -> None:
+        """Close the pipe (the child then exits) and wait for it; idempotent."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+        process, self._process = self._process, None
+        if process is not None:
+            process.join(STOP_TIMEOUT_SECONDS)
+            if process.is_alive():
+                log.warning("DynamoDB process %s did not exit: terminating it", process.pid)
+                process.terminate()
+                process.join(STOP_TIMEOUT_SECONDS)
+        self._endpoint = None
+
+    def __enter__(self) -> DynamoProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _serve(conn: Connection, host: str) -> None:
+    """The child: moto's server on ``host``, then one pipe request at a time until EOF."""
+    from infra.emulator.dynamo import EmbeddedDynamo
+    from infra.emulator.inprocess import moto_dynamodb_answer
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        dynamo = EmbeddedDynamo(host).start()
+    except Exception as exc:  # reported to the parent, which raises it
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    try:
+        conn.send(("ready", dynamo.endpoint))
+        lock = dynamo.lock
+        while True:
+            try:
+                method, url, headers, body = conn.recv()
+            except (EOFError, OSError):
+                break
+            try:
+                answer: tuple[str, Any] = (
+                    "ok",
+                    moto_dynamodb_answer(method, url, headers, body, lock),
+                )
+            except Exception as exc:  # moto's bug, not the child's end: the caller raises it
+                log.exception("moto failed on %s %s", method, url)
+                answer = ("error", f"{type(exc).__name__}: {exc}")
+            conn.send(answer)
+    finally:
+        dynamo.stop()
