@@ -1,10 +1,10 @@
 """Benchmark, figure 4: local capacity — N concurrent human-paced tournaments in the local runtime.
 
-The emulator (``infra.emulator.emulator.Emulator``: gateway, handlers on a worker pool sized to
-the cores that takes queued guesses first (``infra.emulator.pool``), ``@connections`` called
-in-process, DynamoDB (embedded moto) in its own process over a pipe, local clock) runs alone in
-a child process (``python -m infra.benchmarks.capacity --serve``), so its CPU and memory are its
-own (read from ``/proc``, its DynamoDB process and forkserver included). The bots
+The emulator (``infra.emulator.emulator.Emulator``: gateway, handlers on a worker pool sized to the
+cores plus one that takes queued guesses first (``infra.emulator.pool``), ``@connections`` called
+in-process, DynamoDB (embedded moto) in its own process over a pipe, local clock) runs alone in a
+child process (``python -m infra.benchmarks.capacity --serve``), so its CPU and memory are its own
+(read from ``/proc``, its DynamoDB process and forkserver included). The bots
 (``infra.emulator.bots.Bot``, 8 per tournament) run in this process.
 
 Human pace: each turn's think time is drawn from a lognormal distribution (median

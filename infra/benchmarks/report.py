@@ -696,8 +696,8 @@ def render(res: Results) -> str:
             "",
             f"Emulator alone in a child process (@connections called in-process, embedded moto "
             f"DynamoDB in its own process over a pipe, local clock, real handlers on a worker "
-            f"pool sized to the cores, queued work taken guess first, then the clock, then the "
-            f"rest); 8 bots "
+            f"pool sized to the cores plus one, queued work taken guess first, then the clock, "
+            f"then the rest); 8 bots "
             f"per tournament in the benchmark process, human-paced: think time lognormal "
             f"(median {c.think_median_s:g} s, sigma {c.think_sigma:g}) capped by the turn clock "
             f"({c.turn_seconds:.0f} s), {c.timeout_rate:.0%} of turns left to time out, intro "

@@ -231,12 +231,23 @@ def test_the_emulators_notifier_reports_gone_connections_on_both_paths(in_proces
 
 
 @pytest.mark.usefixtures("clean_env")
-def test_the_emulator_sized_its_worker_pool_to_the_cores() -> None:
+@pytest.mark.parametrize(
+    ("options", "extra"),
+    [
+        ({}, 1),  # moto in its own process: one thread more than cores
+        ({"dynamodb_process": False}, 0),  # moto under this interpreter lock: the cores
+        ({"dynamodb_process": False, "in_process": False}, 0),  # HTTP, moto still here
+        ({"in_process": False}, 1),  # HTTP to moto's own process
+    ],
+)
+def test_the_emulator_sized_its_worker_pool_to_the_cores(
+    options: dict[str, bool], extra: int
+) -> None:
     import os
 
     async def scenario() -> None:
-        async with Emulator(routes={}, watchdog_seconds=None) as emu:
-            assert emu.max_workers == max(2, len(os.sched_getaffinity(0)))
+        async with Emulator(routes={}, watchdog_seconds=None, **options) as emu:
+            assert emu.max_workers == max(2, len(os.sched_getaffinity(0))) + extra
 
     run(scenario)
 
