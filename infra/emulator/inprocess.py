@@ -13,9 +13,11 @@ https://botocore.amazonaws.com/v1/documentation/api/latest/topics/events.html; m
   code behind its HTTP ``@connections`` route, so both answer alike), on the gateway's event
   loop; a PostToConnection is answered as soon as the gateway has accepted it and written by
   the loop afterwards, in order (:meth:`~infra.emulator.gateway.LocalGateway.manage_threadsafe`);
-* moto's DynamoDB request handler, in this process, under the lock that serialises the embedded
-  moto server's HTTP requests (:class:`infra.emulator.dynamo.EmbeddedDynamo`): one request at a
-  time, whichever way it comes.
+* moto's DynamoDB request handler (:func:`moto_dynamodb_answer`) under the lock that
+  serialises the embedded moto server's HTTP requests (:class:`infra.emulator.dynamo
+  .EmbeddedDynamo`): one request at a time, whichever way it comes; in this process, or in
+  moto's own process over a pipe (:class:`infra.emulator.dynamo_process.DynamoProcess`, the
+  emulator's default).
 
 Each transport answers only requests for its own endpoint (the URL prefix); anything else goes
 out over HTTP as usual. Register both on a boto3 session before building clients from it
