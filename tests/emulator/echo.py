@@ -23,6 +23,16 @@ from infra.emulator.gateway import LocalGateway
 Event = dict[str, Any]
 
 
+def make_key_table(ddb: Any, name: str) -> None:
+    """A DynamoDB table ``name`` keyed on the string ``pk`` alone, billed per request."""
+    ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
 def session() -> boto3.session.Session:
     """Dummy credentials: the local endpoints ignore signatures."""
     return boto3.session.Session(

@@ -19,7 +19,7 @@ import pytest
 from infra.emulator.dynamo_process import DynamoProcess
 from infra.emulator.inprocess import DynamoTransport, register
 
-from .echo import session
+from .echo import make_key_table, session
 
 pytestmark = pytest.mark.enable_socket
 
@@ -44,12 +44,7 @@ def over_pipe(p: DynamoProcess) -> Any:
 
 
 def make_table(ddb: Any) -> None:
-    ddb.create_table(
-        TableName=TABLE,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    make_key_table(ddb, TABLE)
 
 
 def alive(pid: int) -> bool:

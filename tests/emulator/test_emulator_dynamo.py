@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from infra.emulator.dynamo import EmbeddedDynamo, SerialisedApp, create_tables
 from infra.emulator.inprocess import DynamoTransport, register
 
-from .echo import session
+from .echo import make_key_table, session
 
 pytestmark = pytest.mark.enable_socket
 
@@ -50,12 +50,7 @@ def client(endpoint: str) -> Any:
 
 
 def make_table(ddb: Any) -> None:
-    ddb.create_table(
-        TableName=TABLE,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    make_key_table(ddb, TABLE)
 
 
 def test_embedded_dynamodb_is_reachable_on_a_local_endpoint(dynamo: EmbeddedDynamo) -> None:
