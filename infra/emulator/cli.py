@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import signal
 import sys
@@ -27,6 +28,8 @@ from collections.abc import Sequence
 from infra.emulator.emulator import Emulator
 from shared.domain.languages import LANGUAGE_CODES
 from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
+
+log = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dynamodb-endpoint",
         metavar="URL",
-        help="use this DynamoDB instead of the embedded moto server (e.g. a real endpoint)",
+        help="use this DynamoDB instead of the embedded moto server (e.g. DynamoDB Local or a"
+        " real endpoint); not another running local runtime's: each runtime reaches only its"
+        " own connections, so two on one database take each other's players for disconnected",
     )
     parser.add_argument("--table-name", help="DynamoDB table (default: TABLE_NAME or the schema's)")
     parser.add_argument(
@@ -165,16 +170,44 @@ def banner(emu: Emulator) -> str:
     )
 
 
-async def run(args: argparse.Namespace) -> None:
+async def run(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C / SIGTERM (exit code 0) or until the runtime can no longer serve
+    (``Emulator.wait_failure``: the reason on stderr, exit code 1). A start-up that fails (the
+    port in use, the DynamoDB process not starting) prints why and returns 1; Ctrl-C during
+    start-up returns 130 quietly."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):  # Windows: KeyboardInterrupt instead
             loop.add_signal_handler(sig, stop.set)
-    async with emulator_from_args(args) as emu:
+    emu = emulator_from_args(args)
+    try:
+        await emu.start()
+    except (OSError, RuntimeError) as exc:
+        if stop.is_set():
+            return 130
+        log.debug("start-up failed", exc_info=True)
+        hint = (
+            f" (port {args.port}: choose another with --port)"
+            if getattr(exc, "errno", None) == errno.EADDRINUSE
+            else ""
+        )
+        print(f"infra.emulator: could not start: {exc}{hint}", file=sys.stderr, flush=True)
+        return 1
+    try:
         print(banner(emu), flush=True)
-        await stop.wait()
+        stopping = asyncio.ensure_future(stop.wait())
+        failing = asyncio.ensure_future(emu.wait_failure())
+        await asyncio.wait({stopping, failing}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        failing.cancel()
+        if not stop.is_set() and failing.done() and not failing.cancelled():
+            print(f"infra.emulator: {failing.result()}; stopping", file=sys.stderr, flush=True)
+            return 1
         print("stopping…", flush=True)
+        return 0
+    finally:
+        await emu.stop()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -188,9 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # one access-log line per DynamoDB call / @connections post drowns everything else
         for noisy in ("werkzeug", "botocore.credentials", "aiohttp.access"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run(args))
-    return 0
+    try:
+        return asyncio.run(run(args))
+    except KeyboardInterrupt:  # no signal handlers on this platform: Ctrl-C is the stop
+        return 0
 
 
 if __name__ == "__main__":

@@ -8,22 +8,29 @@ answers the handlers' DynamoDB calls over a pipe: the handler's botocore client 
 validates, serialises, signs and parses (the real ``DynamoStore`` on the real client, through
 :class:`infra.emulator.inprocess.DynamoTransport`); only moto's part runs on the other core.
 The child also serves moto's HTTP endpoint (:attr:`DynamoProcess.endpoint`), so outside
-clients (``Emulator.dynamodb_client``, ``--dynamodb-endpoint`` users) see the same database.
+clients (``Emulator.dynamodb_client``, a script inspecting the tables) see the same database. It
+is not for another runtime's ``--dynamodb-endpoint``: each runtime's gateway knows only its own
+connections, so two runtimes on one database take each other's players for disconnected.
 
 Wire: one request at a time over one ``multiprocessing`` pipe (``(method, url, headers, body)``
 out, ``(status, headers, body)`` back), the same serialisation moto needs anyway. The child is
 started from the ``forkserver`` context with this module preloaded (a fork of a clean,
-single-threaded server process that has already imported moto, so each start is quick; never a
-fork of the emulator's threads), ignores SIGINT (Ctrl-C stops it through its parent, which
-closes the pipe), and exits when the pipe closes, so it cannot outlive the emulator.
+single-threaded server process that has already imported moto and, through the package's
+``__init__``, the emulator's modules, so each start after the first is quick; never a fork of
+the emulator's threads), ignores SIGINT (Ctrl-C stops it through its parent, which closes the
+pipe), and exits when the pipe closes, so it cannot outlive the emulator. If it exits on its
+own (killed, out of memory), ``on_exit`` is told once, with its exit code: the emulator then
+stops with a clear error rather than answering every call with one.
 """
 
 from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.connection
 import signal
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -54,24 +61,37 @@ class DynamoProcess:
     cannot); :attr:`endpoint` is its HTTP endpoint; :meth:`answer` sends one request over the
     pipe and returns moto's ``(status, headers, body)``, thread-safe (one request at a time);
     :meth:`stop` closes the pipe and waits for the child. Each start begins with an empty
-    database (a new child).
+    database (a new child). ``on_exit(exit_code)`` is called once, on a watcher thread, if the
+    child exits while running (not through :meth:`stop`).
     """
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", *, on_exit: Callable[[int | None], None] | None = None
+    ) -> None:
         self._host = host
+        self._on_exit = on_exit
         self._process: Any = None
         self._conn: Connection | None = None
         self._lock = threading.Lock()
         self._endpoint: str | None = None
+        self._stopping = threading.Event()
 
     def start(self) -> DynamoProcess:
-        """Start the child and wait until it serves; returns self."""
+        """Start the child and wait until it serves; returns self. ``RuntimeError`` if it cannot
+        (the forkserver or the child died, moto failed to start, or no answer in
+        :data:`START_TIMEOUT_SECONDS`)."""
         context = _context()
         parent, child = context.Pipe()
         process = context.Process(
             target=_serve, args=(child, self._host), name="dynamodb", daemon=True
         )
-        process.start()
+        self._stopping.clear()
+        try:
+            process.start()
+        except (EOFError, OSError) as exc:  # the forkserver died (e.g. Ctrl-C while it loads)
+            parent.close()
+            child.close()
+            raise RuntimeError(f"could not start the DynamoDB process: {exc!r}") from exc
         child.close()
         self._process, self._conn = process, parent
         if not parent.poll(START_TIMEOUT_SECONDS):
@@ -86,7 +106,21 @@ class DynamoProcess:
             raise RuntimeError(f"DynamoDB process failed to start: {value}")
         self._endpoint = value
         log.info("DynamoDB (moto) in process %s on %s", process.pid, value)
+        threading.Thread(
+            target=self._watch, args=(process,), name="dynamodb-watch", daemon=True
+        ).start()
         return self
+
+    def _watch(self, process: Any) -> None:
+        """Wait for the child to exit; tell ``on_exit`` unless :meth:`stop` ended it. (It waits
+        on the process's sentinel, not ``join``: :meth:`stop` joins, and two joins racing to read
+        the forkserver's exit status could lose it.)"""
+        multiprocessing.connection.wait([process.sentinel])
+        if self._stopping.is_set():
+            return
+        log.error("the DynamoDB process %s exited (code %s)", process.pid, process.exitcode)
+        if self._on_exit is not None:
+            self._on_exit(process.exitcode)
 
     @property
     def endpoint(self) -> str:
@@ -122,6 +156,7 @@ class DynamoProcess:
 
     def stop(self) -> None:
         """Close the pipe (the child then exits) and wait for it; idempotent."""
+        self._stopping.set()
         with self._lock:
             conn, self._conn = self._conn, None
         if conn is not None:

@@ -272,6 +272,7 @@ class Emulator:
         self._watchdog: Handler | None = None
         self._cleanups: list[Callable[[], Any]] = []
         self._connections_transport: ConnectionsTransport | None = None
+        self._failure: asyncio.Future[str] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -295,13 +296,16 @@ class Emulator:
 
     async def _start(self) -> None:
         loop = asyncio.get_running_loop()
+        self._failure = loop.create_future()
         self._executor = WorkerPool(self.max_workers, thread_name_prefix="lambda")
 
         if self.requested_dynamodb_endpoint:
             self._dynamodb_endpoint = self.requested_dynamodb_endpoint
         else:
             self._dynamo = (
-                DynamoProcess(self.host) if self.dynamodb_process else EmbeddedDynamo(self.host)
+                DynamoProcess(self.host, on_exit=self._dynamodb_exited)
+                if self.dynamodb_process
+                else EmbeddedDynamo(self.host)
             )
             await loop.run_in_executor(self._executor, self._dynamo.start)
             self._dynamodb_endpoint = self._dynamo.endpoint
@@ -415,8 +419,34 @@ class Emulator:
                 Emulator._active = None
 
     async def serve_forever(self) -> None:
-        """Run until cancelled (the CLI cancels on Ctrl-C)."""
-        await asyncio.Event().wait()
+        """Run until cancelled; ``RuntimeError`` (the reason) if the runtime can no longer serve
+        (:meth:`wait_failure`)."""
+        raise RuntimeError(await self.wait_failure())
+
+    async def wait_failure(self) -> str:
+        """Wait until the runtime can no longer serve and return why: its DynamoDB process
+        exited on its own (killed, out of memory), after which every handler call would fail.
+        The CLI then stops with that message and exit code 1. Never returns otherwise."""
+        assert self._failure is not None, "start() first"
+        return await asyncio.shield(self._failure)
+
+    def _dynamodb_exited(self, exit_code: int | None) -> None:
+        """``DynamoProcess.on_exit``, on its watcher thread."""
+        failure = self._failure
+        if failure is None:
+            return
+        reason = (
+            f"the DynamoDB process exited unexpectedly (exit code {exit_code}): the local "
+            "runtime cannot go on without its database"
+        )
+        with contextlib.suppress(RuntimeError):  # the loop is already closed: nothing waits
+            failure.get_loop().call_soon_threadsafe(self._fail, failure, reason)
+
+    @staticmethod
+    def _fail(failure: asyncio.Future[str], reason: str) -> None:
+        if not failure.done():
+            log.critical("%s", reason)
+            failure.set_result(reason)
 
     def _session(self) -> Any:
         """The boto3 session the handlers' clients come from: with ``in_process``, Management

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -206,3 +207,29 @@ def test_moto_raising_is_an_error_in_the_caller_and_the_child_goes_on(
             b"{}",
         )
     make_table(over_pipe(process))  # still serving
+
+
+def test_a_child_that_dies_is_reported_once_with_its_exit_code() -> None:
+    exits: list[int | None] = []
+    told = threading.Event()
+
+    def on_exit(code: int | None) -> None:
+        exits.append(code)
+        told.set()
+
+    with DynamoProcess(on_exit=on_exit) as p:
+        assert p.pid is not None
+        os.kill(p.pid, signal.SIGKILL)
+        assert told.wait(10)
+    assert exits == [-signal.SIGKILL]
+
+
+def test_a_child_stopped_by_its_parent_is_not_reported() -> None:
+    exits: list[int | None] = []
+    p = DynamoProcess(on_exit=exits.append).start()
+    pid = p.pid
+    assert pid is not None
+    p.stop()
+    assert wait_until_gone(pid)
+    time.sleep(0.2)  # the watcher thread has seen the exit
+    assert exits == []

@@ -380,3 +380,91 @@ def test_the_real_handlers_answer_ping_session_and_join_over_a_real_socket() -> 
             assert session["player"]["id"] in {p["id"] for p in lobby["players"]}
 
     run(scenario)
+
+
+@pytest.mark.usefixtures("clean_env")
+def test_the_runtime_reports_a_dynamodb_process_that_died() -> None:
+    """Killed moto (out of memory, a stray kill): every handler call would fail from then on,
+    so the emulator says why it can no longer serve (the CLI then exits 1 with it)."""
+
+    async def scenario() -> None:
+        async with Emulator(routes={}, watchdog_seconds=None) as emu:
+            waiting = asyncio.ensure_future(emu.wait_failure())
+            await asyncio.sleep(0.1)
+            assert not waiting.done()  # nothing to report while it serves
+            pid = emu._dynamo.pid if emu._dynamo is not None else None  # type: ignore[union-attr]
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            reason = await asyncio.wait_for(waiting, 10)
+            assert "DynamoDB process exited unexpectedly" in reason
+            with pytest.raises(RuntimeError, match="cannot go on without its database"):
+                await asyncio.wait_for(emu.serve_forever(), 10)
+
+    run(scenario)
+
+
+@pytest.mark.slow
+def test_cli_on_a_port_in_use_says_so_without_a_traceback() -> None:
+    import socket
+
+    env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "infra.emulator", "--port", str(port)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1
+    assert "could not start:" in done.stderr
+    assert f"port {port}: choose another with --port" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_cli_exits_1_with_the_reason_when_its_dynamodb_process_dies() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "infra.emulator", "--port", "0", "--log-level", "WARNING"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        banner = ""
+        for line in proc.stdout:
+            banner += line
+            if line.startswith("Press Ctrl-C"):
+                break
+        assert "Press Ctrl-C" in banner
+        children = _grandchildren(proc.pid)  # the DynamoDB process (a child of the forkserver)
+        assert len(children) == 1, children
+        os.kill(children[0], signal.SIGKILL)
+        assert proc.wait(timeout=30) == 1
+        stderr = proc.stderr.read() if proc.stderr else ""
+        assert "DynamoDB process exited unexpectedly" in stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _grandchildren(pid: int) -> list[int]:
+    """``pid``'s descendants that are not its own children (from /proc)."""
+    from infra.benchmarks.capacity import descendants
+
+    found = []
+    for one in descendants(pid):
+        with open(f"/proc/{one}/stat") as f:
+            parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        if parent != pid:
+            found.append(one)
+    return found
