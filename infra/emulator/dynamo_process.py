@@ -85,7 +85,7 @@ class DynamoProcess:
         process = context.Process(
             target=_serve, args=(child, self._host), name="dynamodb", daemon=True
         )
-        self._stopping.clear()
+        self._stopping = stopping = threading.Event()  # this child's: a restart gets its own
         try:
             process.start()
         except (EOFError, OSError) as exc:  # the forkserver died (e.g. Ctrl-C while it loads)
@@ -107,16 +107,16 @@ class DynamoProcess:
         self._endpoint = value
         log.info("DynamoDB (moto) in process %s on %s", process.pid, value)
         threading.Thread(
-            target=self._watch, args=(process,), name="dynamodb-watch", daemon=True
+            target=self._watch, args=(process, stopping), name="dynamodb-watch", daemon=True
         ).start()
         return self
 
-    def _watch(self, process: Any) -> None:
+    def _watch(self, process: Any, stopping: threading.Event) -> None:
         """Wait for the child to exit; tell ``on_exit`` unless :meth:`stop` ended it. (It waits
         on the process's sentinel, not ``join``: :meth:`stop` joins, and two joins racing to read
         the forkserver's exit status could lose it.)"""
         multiprocessing.connection.wait([process.sentinel])
-        if self._stopping.is_set():
+        if stopping.is_set():
             return
         log.error("the DynamoDB process %s exited (code %s)", process.pid, process.exitcode)
         if self._on_exit is not None:
