@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import threading
 import types
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -320,8 +321,10 @@ def test_the_gateway_limits_reach_the_gateway_and_apply() -> None:
     run(scenario)
 
 
-@pytest.mark.slow
-def test_cli_prints_the_urls_serves_and_stops_cleanly_on_ctrl_c() -> None:
+@contextlib.contextmanager
+def cli_serving() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``python -m infra.emulator --port 0`` started, its banner read up to "Press Ctrl-C":
+    (the process, the banner); killed on the way out if still running."""
     env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
     proc = subprocess.Popen(
         [sys.executable, "-m", "infra.emulator", "--port", "0", "--log-level", "WARNING"],
@@ -338,7 +341,16 @@ def test_cli_prints_the_urls_serves_and_stops_cleanly_on_ctrl_c() -> None:
             lines.append(line)
             if line.startswith("Press Ctrl-C"):
                 break
-        banner = "".join(lines)
+        yield proc, "".join(lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.slow
+def test_cli_prints_the_urls_serves_and_stops_cleanly_on_ctrl_c() -> None:
+    with cli_serving() as (proc, banner):
         ws_url = next(w for w in banner.split() if w.startswith("ws://127.0.0.1:"))
         assert "/@connections/" in banner
         assert "web client" in banner
@@ -350,10 +362,6 @@ def test_cli_prints_the_urls_serves_and_stops_cleanly_on_ctrl_c() -> None:
         asyncio.run(asyncio.wait_for(connect_once(), 30))
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.e2e
@@ -428,22 +436,7 @@ def test_cli_on_a_port_in_use_says_so_without_a_traceback() -> None:
 
 @pytest.mark.slow
 def test_cli_exits_1_with_the_reason_when_its_dynamodb_process_dies() -> None:
-    env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "infra.emulator", "--port", "0", "--log-level", "WARNING"],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        banner = ""
-        for line in proc.stdout:
-            banner += line
-            if line.startswith("Press Ctrl-C"):
-                break
+    with cli_serving() as (proc, banner):
         assert "Press Ctrl-C" in banner
         children = _grandchildren(proc.pid)  # the DynamoDB process (a child of the forkserver)
         assert len(children) == 1, children
@@ -451,10 +444,6 @@ def test_cli_exits_1_with_the_reason_when_its_dynamodb_process_dies() -> None:
         assert proc.wait(timeout=30) == 1
         stderr = proc.stderr.read() if proc.stderr else ""
         assert "DynamoDB process exited unexpectedly" in stderr
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def _grandchildren(pid: int) -> list[int]:
