@@ -118,9 +118,10 @@ class DynamoProcess:
         multiprocessing.connection.wait([process.sentinel])
         if stopping.is_set():
             return
-        log.error("the DynamoDB process %s exited (code %s)", process.pid, process.exitcode)
-        if self._on_exit is not None:
+        if self._on_exit is not None:  # the listener reports it (the emulator: once, with why)
             self._on_exit(process.exitcode)
+        else:
+            log.error("the DynamoDB process %s exited (code %s)", process.pid, process.exitcode)
 
     @property
     def endpoint(self) -> str:
