@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from infra.runtime_version import RUNTIME_ENVIRONMENT
+
 ROOT = Path(__file__).resolve().parents[2]
 GOAL_RATIO = 1.5
 FIRST_CALL_IMPORTS = (
@@ -74,8 +76,10 @@ ENV = {
     "TABLE_NAME": "wordle-tournament",
     "CALLBACK_URL": "https://abc.execute-api.us-east-1.amazonaws.com/prod",
     "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:clock",
+    **RUNTIME_ENVIRONMENT,
 }
-"""What a deployed function's environment holds (fake credentials: nothing is sent)."""
+"""What a deployed function's environment holds (fake credentials: nothing is sent), the
+interpreter's variables (``infra.runtime_version.RUNTIME_ENVIRONMENT``) included."""
 FIRST_GUESS_LABEL = "first guess: functions.messages, container_deps() and one guess handled"
 FIRST_CALLS_LABEL = "floor + the guess's AWS calls (canned answers)"
 """The floor of ``FIRST_GUESS_LABEL``: the two clients built and the recorded guess's AWS calls
@@ -193,6 +197,20 @@ class ColdResult:
         """``label``'s median over the floor's (``BASELINE_LABEL``)."""
         return self.median(label) / self.baseline_ms
 
+    def round_ratios(self, label: str) -> list[float]:
+        """``label``'s wall time over the floor's in the same round, one per round: the
+        machine's pace drifts (other work shares its cores), and a round's rows run close
+        together."""
+        return [
+            a / b for a, b in zip(self.samples[label], self.samples[BASELINE_LABEL], strict=True)
+        ]
+
+    def ratio_spread(self, label: str) -> tuple[float, float]:
+        """The middle half (first and third quartiles) of ``round_ratios(label)``: how far
+        one round's ratio strays, beside the ratio of the medians."""
+        q1, _, q3 = statistics.quantiles(self.round_ratios(label), n=4)
+        return q1, q3
+
     def cpu_median(self, label: str) -> float:
         return statistics.median(self.cpu[label])
 
@@ -269,7 +287,7 @@ def _first_guess_statements() -> tuple[str, str, list[str]]:
 
 
 def measure(
-    rounds: int = 15,
+    rounds: int = 21,
     modules: list[str] | None = None,
     seed: int = 1,
     warm: bool = True,

@@ -86,7 +86,7 @@ def run(quick: bool, only: Sequence[str]) -> report.Results:
         from infra.benchmarks import cold
 
         print("figure 2: cold imports (fresh processes) ...", file=sys.stderr)
-        res.cold = cold.measure(rounds=1 if quick else 15, warm=not quick)
+        res.cold = cold.measure(rounds=1 if quick else 21, warm=not quick)
     if "capacity" in only:
         from infra.benchmarks import capacity
 

@@ -30,7 +30,7 @@ from constructs import Construct
 from functions.routes import MESSAGE_FUNCTIONS, ROUTES, TIMERS, function_name
 from infra.bytecode import build_code_asset
 from infra.constructs.nag import acknowledge, wildcard_resource_finding
-from infra.runtime_version import LAMBDA_PYTHON_VERSION
+from infra.runtime_version import LAMBDA_PYTHON_VERSION, RUNTIME_ENVIRONMENT
 from shared.adapters.dynamo import schema
 from shared.adapters.step_functions import CLOCK_FUNCTION_TIMEOUT_S
 from shared.runtime.settings import Settings
@@ -412,6 +412,7 @@ class Functions(Construct):
         environment = {
             **settings_environment(props.settings, spec.needed_settings() - {"state_machine_arn"}),
             **props.powertools,
+            **RUNTIME_ENVIRONMENT,
         }
         return lambda_.Function(
             self,

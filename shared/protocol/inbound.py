@@ -10,8 +10,6 @@ services and the domain. DESIGN.md §4 names the actions.
 of ``PARSE_CODES``; nothing else escapes it.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Annotated, Any, Final, Literal, TypeAlias, cast, get_args
 

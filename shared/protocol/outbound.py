@@ -11,8 +11,6 @@ clients count down from them; ``round`` numbers start at 1; a duel's ``turn`` is
 DESIGN.md §4 names the events.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal, Self, TypeAlias, get_args
@@ -288,82 +286,6 @@ class PartyEvent(_Event):
     )
 
 
-class Snapshot(BaseModel):
-    """Everything a resuming client needs to draw its screen from nothing (ruling 15), sent in
-    ``session``: each part is what the latest messages of its kind would have said.
-
-    Shapes by where the player is: idle — only ``party`` (and ``tournament_end`` once, below);
-    in a lobby — ``language``, ``lobby``, ``statuses``; in a tournament — ``language``,
-    ``round``, ``standings``, ``duel`` (own duel of the round), ``spectating`` (ruling 7),
-    ``statuses``, and once out ``eliminated`` and, when the place is fixed, ``rating``; a
-    player who left keeps only ``language``, ``eliminated`` and ``rating`` (they receive no
-    more of the tournament's messages). After the tournament ended: ``tournament_end`` and
-    ``rating``, in one resume only. No part ever holds the secret of a running duel (ruling 6).
-    """
-
-    model_config = _CONFIG
-
-    language: LanguageInfo | None = Field(
-        default=None,
-        description="The game language of the lobby or tournament shown (tiles, keyboard, "
-        "direction); null when neither is.",
-    )
-    lobby: LobbyEvent | None = Field(default=None, description="The lobby the player waits in.")
-    round: RoundEvent | None = Field(
-        default=None,
-        description="The current round of the tournament (pairs, bye, intro deadline).",
-    )
-    duel: DuelBoard | None = Field(
-        default=None,
-        description="The player's own duel this round; during the intro its next_player and "
-        "deadline_ms are null.",
-    )
-    standings: StandingsEvent | None = Field(default=None, description="Current standings.")
-    party: PartyEvent | None = Field(default=None, description="The player's party.")
-    spectating: list[DuelBoard] = Field(
-        default_factory=list,
-        description="The round's other duels when the player spectates (ruling 7: their duel "
-        "is over, they have the bye, or they are out): rows and marks, the secret only once a "
-        "duel is over (ruling 6).",
-    )
-    statuses: list[PlayerStatusEvent] = Field(
-        default_factory=list,
-        description="Other players of the lobby or tournament shown who are disconnected now, "
-        "each as its latest player_status said (with the reconnect deadline, absolute UTC ms, "
-        "while one runs).",
-    )
-    eliminated: EliminatedEvent | None = Field(
-        default=None,
-        description="Set once the player is out of the tournament shown: the round and the "
-        "reason (lives, left or timeout), as the eliminated message said.",
-    )
-    rating: RatingEvent | None = Field(
-        default=None,
-        description="The player's place and rating change in the tournament shown, once the "
-        "place is fixed (rulings 1 and 2), as its rating message said.",
-    )
-    tournament_end: TournamentEndEvent | None = Field(
-        default=None,
-        description="The final standings of the player's tournament that ended since: sent in "
-        "one resume only (the next one shows the player idle).",
-    )
-
-
-class SessionEvent(_Event):
-    """Reply to ``session``: who you are, and a snapshot when resuming."""
-
-    type: Literal["session"] = Field(default="session", description="Discriminator.")
-    player: PlayerView = Field(description="You.")
-    token: str | None = Field(
-        default=None,
-        description="Secret session token, only when the player was just created: store it and "
-        "send it in later session messages (ruling 11). Null otherwise.",
-    )
-    resumed: bool = Field(description="True when an existing player was resumed by token.")
-    protocol: int = Field(default=PROTOCOL_VERSION, description="Server protocol version.")
-    snapshot: Snapshot | None = Field(default=None, description="Current state when resuming.")
-
-
 class PlayerEvent(_Event):
     """Reply to ``nickname``: the player as now seen by others."""
 
@@ -494,6 +416,82 @@ class PlayerStatusEvent(_Event):
     )
 
 
+class Snapshot(BaseModel):
+    """Everything a resuming client needs to draw its screen from nothing (ruling 15), sent in
+    ``session``: each part is what the latest messages of its kind would have said.
+
+    Shapes by where the player is: idle — only ``party`` (and ``tournament_end`` once, below);
+    in a lobby — ``language``, ``lobby``, ``statuses``; in a tournament — ``language``,
+    ``round``, ``standings``, ``duel`` (own duel of the round), ``spectating`` (ruling 7),
+    ``statuses``, and once out ``eliminated`` and, when the place is fixed, ``rating``; a
+    player who left keeps only ``language``, ``eliminated`` and ``rating`` (they receive no
+    more of the tournament's messages). After the tournament ended: ``tournament_end`` and
+    ``rating``, in one resume only. No part ever holds the secret of a running duel (ruling 6).
+    """
+
+    model_config = _CONFIG
+
+    language: LanguageInfo | None = Field(
+        default=None,
+        description="The game language of the lobby or tournament shown (tiles, keyboard, "
+        "direction); null when neither is.",
+    )
+    lobby: LobbyEvent | None = Field(default=None, description="The lobby the player waits in.")
+    round: RoundEvent | None = Field(
+        default=None,
+        description="The current round of the tournament (pairs, bye, intro deadline).",
+    )
+    duel: DuelBoard | None = Field(
+        default=None,
+        description="The player's own duel this round; during the intro its next_player and "
+        "deadline_ms are null.",
+    )
+    standings: StandingsEvent | None = Field(default=None, description="Current standings.")
+    party: PartyEvent | None = Field(default=None, description="The player's party.")
+    spectating: list[DuelBoard] = Field(
+        default_factory=list,
+        description="The round's other duels when the player spectates (ruling 7: their duel "
+        "is over, they have the bye, or they are out): rows and marks, the secret only once a "
+        "duel is over (ruling 6).",
+    )
+    statuses: list[PlayerStatusEvent] = Field(
+        default_factory=list,
+        description="Other players of the lobby or tournament shown who are disconnected now, "
+        "each as its latest player_status said (with the reconnect deadline, absolute UTC ms, "
+        "while one runs).",
+    )
+    eliminated: EliminatedEvent | None = Field(
+        default=None,
+        description="Set once the player is out of the tournament shown: the round and the "
+        "reason (lives, left or timeout), as the eliminated message said.",
+    )
+    rating: RatingEvent | None = Field(
+        default=None,
+        description="The player's place and rating change in the tournament shown, once the "
+        "place is fixed (rulings 1 and 2), as its rating message said.",
+    )
+    tournament_end: TournamentEndEvent | None = Field(
+        default=None,
+        description="The final standings of the player's tournament that ended since: sent in "
+        "one resume only (the next one shows the player idle).",
+    )
+
+
+class SessionEvent(_Event):
+    """Reply to ``session``: who you are, and a snapshot when resuming."""
+
+    type: Literal["session"] = Field(default="session", description="Discriminator.")
+    player: PlayerView = Field(description="You.")
+    token: str | None = Field(
+        default=None,
+        description="Secret session token, only when the player was just created: store it and "
+        "send it in later session messages (ruling 11). Null otherwise.",
+    )
+    resumed: bool = Field(description="True when an existing player was resumed by token.")
+    protocol: int = Field(default=PROTOCOL_VERSION, description="Server protocol version.")
+    snapshot: Snapshot | None = Field(default=None, description="Current state when resuming.")
+
+
 class PongEvent(_Event):
     """Reply to ``ping``."""
 
@@ -518,7 +516,7 @@ class BatchEvent(_Event):
     message limit (128 KB) sends them in several batches, still in order."""
 
     type: Literal["batch"] = Field(default="batch", description="Discriminator.")
-    events: list[OutboundEvent] = Field(
+    events: "list[OutboundEvent]" = Field(
         min_length=2, description="The events, in the order they happened (never a batch)."
     )
 
@@ -560,8 +558,11 @@ def _type_of(model: type[BaseModel]) -> str:
     return str(value)
 
 
-# ``Snapshot`` and ``BatchEvent`` name types defined after them (``from __future__ import
-# annotations``): pydantic resolves them from this module when it builds each model, on first use.
+# Annotations are evaluated with each class (no ``from __future__ import annotations``): a string
+# annotation is compiled by pydantic when the class is created, which cost about 6 ms of this
+# module's import on every cold start. So each model comes after the models it names; only
+# ``BatchEvent.events`` stays a string, since it names the union that holds ``BatchEvent``
+# (pydantic resolves it from this module when it builds the model, on first use).
 
 EVENT_BY_TYPE: Final[dict[str, type[_Event]]] = {_type_of(m): m for m in _members()}
 """Event type → model, derived from ``OutboundEvent``."""

@@ -7,9 +7,8 @@ Units: ``*_seconds`` fields are seconds (float, so tests can run fast clocks);
 everything on the wire and in storage is integer milliseconds.
 """
 
-from __future__ import annotations
-
 import os
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,7 +74,7 @@ class Settings(BaseModel):
         return round(self.skip_grace_seconds * 1000)
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+    def from_env(cls, environ: dict[str, str] | None = None) -> Self:
         """Build settings from ``environ`` (default ``os.environ``); unknown keys are ignored."""
         env = os.environ if environ is None else environ
         values = {}

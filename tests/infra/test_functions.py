@@ -4,12 +4,16 @@ arm64 with the dependency layer, memory/timeout per function, an environment bui
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from functions.routes import ROUTES, TIMERS
 from infra.bytecode import UNCHECKED_HASH_FLAGS, cache_file_flags
 from infra.constructs.functions import SPECS, handler_modules
 from infra.layer import PYTHON_VERSION
+from infra.runtime_version import RUNTIME_ENVIRONMENT
 from shared.runtime.settings import Settings
 from tests.infra.cfn import functions_by_handler, render, resources
 
@@ -52,8 +56,10 @@ def test_environment_covers_each_functions_settings(dev):
         env = fn["Environment"]["Variables"]
         needed = {name.upper() for name in spec.needed_settings()}
         assert needed <= set(env), (spec.module, needed - set(env))
-        assert set(env) <= SETTING_NAMES | POWERTOOLS, spec.module
+        assert set(env) <= SETTING_NAMES | POWERTOOLS | set(RUNTIME_ENVIRONMENT), spec.module
         assert set(env) >= POWERTOOLS, spec.module
+        # no entry-point scan for pydantic plugins on a cold start
+        assert {k: env[k] for k in RUNTIME_ENVIRONMENT} == {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
         assert "TABLE_NAME" in env
 
 
@@ -137,3 +143,28 @@ def test_code_asset_ships_one_unchecked_hash_cache_file_per_module(synthesized, 
     assert set(code.rglob("*.pyc")) == expected
     for pyc in expected:
         assert cache_file_flags(pyc.read_bytes()) == UNCHECKED_HASH_FLAGS, pyc
+
+
+def _plugin_scan_after_settings(extra_env: dict[str, str]) -> str:
+    """In a fresh interpreter: build ``Settings`` as a cold start does, then report whether
+    pydantic read the installed distributions' entry points looking for plugins."""
+    code = (
+        "import shared.runtime.settings as s, pydantic.plugin._loader as loader; "
+        "s.Settings.from_env({}); "
+        "print('scanned' if loader._plugins is not None else 'skipped')"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, **extra_env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return result.stdout.strip()
+
+
+def test_the_runtime_environment_skips_pydantic_s_plugin_scan() -> None:
+    assert _plugin_scan_after_settings({}) == "scanned"
+    assert _plugin_scan_after_settings(RUNTIME_ENVIRONMENT) == "skipped"

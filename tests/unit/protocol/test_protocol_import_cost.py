@@ -50,3 +50,38 @@ def test_outbound_validators_are_built_lazily_one_event_at_a_time() -> None:
         "print(built())"
     )
     assert _run(code).splitlines() == ["[]", "['error']"]
+
+
+def _string_annotations(model: type) -> dict[str, str]:
+    return {
+        name: value
+        for klass in model.__mro__
+        for name, value in vars(klass).get("__annotations__", {}).items()
+        if isinstance(value, str)
+    }
+
+
+def test_model_annotations_are_evaluated_with_the_class_not_compiled_by_pydantic() -> None:
+    """A string annotation (``from __future__ import annotations``, or a quoted forward
+    reference) is compiled and evaluated by pydantic when the class is created: about 6 ms of
+    ``shared.protocol.outbound``'s import on the cold path. Only the batch's recursive
+    ``events`` stays a string (it names the union that contains the batch)."""
+    from shared.protocol import outbound
+    from shared.runtime.settings import Settings
+
+    models = [
+        *inbound.MODEL_BY_ACTION.values(),
+        *outbound.EVENT_BY_TYPE.values(),
+        outbound.Snapshot,
+        outbound.DuelBoard,
+        outbound.Row,
+        outbound.Standing,
+        outbound.LanguageInfo,
+        outbound.Pair,
+        outbound.PlayerView,
+        Settings,
+    ]
+    strings = {m.__name__: _string_annotations(m) for m in models}
+    assert {name: s for name, s in strings.items() if s} == {
+        "BatchEvent": {"events": "list[OutboundEvent]"}
+    }
