@@ -113,6 +113,31 @@ STANDARD_TRANSITIONS_PER_WAKE = 3
 """Per-duel loop: Wait + Task + Choice per wake, plus 1 for the final Succeed."""
 CLOCK_TASK_MS = 100
 """Express duration after the wait: invoking the clock function (assumption)."""
+SQS_REQUESTS_PER_DEADLINE = 3
+"""The SQS clock (a model, not built): SendMessage with ``DelaySeconds``, the event source
+mapping's ReceiveMessage that returns it, its DeleteMessage after the clock function succeeds
+(one message per batch: deadlines seldom fall due together)."""
+SQS_IDLE_POLLERS = 5
+"""The SQS clock's event source mapping keeps long-polling an empty queue (20 s polls, each a
+billed request). Lambda does not document how many pollers an idle mapping keeps: this is an
+assumption; at 100,000 tournaments a month even 50 would add about $0.00003 per tournament."""
+SQS_LONG_POLL_S = 20
+"""The longest ReceiveMessage wait (SQS long polling, the event source mapping's)."""
+
+
+def sqs_clock_usd(
+    deadlines: int, prices: dict[str, Any], lambda_ms: float, rru: float
+) -> tuple[float, float]:
+    """(SQS requests' cost, whole clock cost) of the SQS clock for ``deadlines`` deadlines in
+    one tournament: ``SQS_REQUESTS_PER_DEADLINE`` requests and one clock-function invocation
+    (``lambda_ms`` billed) per deadline, ``rru`` read units in all, and the idle polling spread
+    over ``TOURNAMENTS_PER_MONTH``. USD. Prices: ``prices.json`` (``sqs``, ``lambda``,
+    ``dynamodb``)."""
+    month_s = 30 * 24 * 3600
+    idle = SQS_IDLE_POLLERS * month_s / SQS_LONG_POLL_S / TOURNAMENTS_PER_MONTH
+    sqs_usd = (deadlines * SQS_REQUESTS_PER_DEADLINE + idle) * float(prices["sqs"]["request"])
+    rru_usd = rru * float(prices["dynamodb"]["read_request_unit"])
+    return sqs_usd, sqs_usd + _lambda_usd(prices, deadlines, lambda_ms) + rru_usd
 
 
 def load_prices(path: Path = PRICES_PATH) -> dict[str, Any]:
@@ -644,7 +669,31 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
                 models_built=per_round,
             )
         )
+    # outside Step Functions: one delayed SQS message per deadline (the same deadlines, stale
+    # ones included, as the per-deadline designs)
+    sqs_usd, sqs_total = sqs_clock_usd(n, prices, mean_billed_ms(clock_invs), rru)
+    designs.append(
+        ClockDesign(
+            f"{SQS_DESIGN} (model)",
+            0,
+            0,
+            0.0,
+            n,
+            rru,
+            sqs_total,
+            sqs_usd,
+            True,
+            f"{n} messages ({kinds['turn']} turn), {SQS_REQUESTS_PER_DEADLINE} requests each + "
+            f"idle polling; not built: it replaces Step Functions (DESIGN.md), a design "
+            "decision. DelaySeconds is whole seconds (up to 900), like the Wait; a long poll "
+            "returns a message as soon as it is visible; at-least-once is fine (seq-guarded "
+            "clock fn)",
+        )
+    )
     return designs
+
+
+SQS_DESIGN = "SQS delay queue, one message per deadline, clock function by event source mapping"
 
 
 def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
