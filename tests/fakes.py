@@ -163,8 +163,11 @@ class InMemoryStore:
         return out
 
     # ------------------------------------------------------------------ writes
-    def create_player(self, player: Player, token_hash: str) -> None:
-        self.commit([player, TokenCreated(token_hash, player.player_id)])
+    def create_player(
+        self, player: Player, token_hash: str, connection: Connection | None = None
+    ) -> None:
+        extra = [connection] if connection is not None else []
+        self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
 
     def delete_connection(self, connection_id: str) -> Connection | None:
         old = self.items.pop(("connection", connection_id), None)

@@ -74,7 +74,7 @@ def _create(deps: Deps, req: Request) -> None:
         if old is not None and old.connection_id == req.connection_id:
             run(deps, lambda: _detach(deps, old.player_id))
 
-    def create() -> Change[tuple[Player, str]]:
+    def create() -> Change[None]:
         # a fresh id and token per try: a create that lost (or was cancelled) is never
         # repeated on a key that might now exist
         token = deps.secrets()
@@ -87,17 +87,18 @@ def _create(deps: Deps, req: Request) -> None:
             connected=True,
             token_used_ms=now,
         )
-        deps.store.create_player(player, hash_token(token))
-        return Change((player, token))
+        # the player, its token and the connection's binding in one transaction: a refused
+        # bind leaves no player behind that nobody holds the token of
+        bound = _bound(deps, req.connection_id, conn.connected_ms, player.player_id)
+        deps.store.create_player(player, hash_token(token), bound)
+        box = Outbox(reply_to=req)
+        box.add(
+            [req.connection_id],
+            out.SessionEvent(player=player_view(player), token=token, resumed=False),
+        )
+        return Change(None, outbox=box)
 
-    player, token = run(deps, create).value
-    conn.player_id = player.player_id
-    box = Outbox(reply_to=req)
-    box.add(
-        [req.connection_id],
-        out.SessionEvent(player=player_view(player), token=token, resumed=False),
-    )
-    drop(deps, run(deps, lambda: _bind(deps, conn, box)).gone)
+    drop(deps, run(deps, create).gone)
 
 
 def _detach(deps: Deps, player_id: str) -> Change[None]:
@@ -109,13 +110,20 @@ def _detach(deps: Deps, player_id: str) -> Change[None]:
     return Change(None, [p])
 
 
+def _bound(deps: Deps, connection_id: str, connected_ms: int, player_id: str | None) -> Connection:
+    """The connection item as read now (or new, ``connected_ms``), bound to ``player_id``."""
+    fresh = deps.store.get_connection(connection_id)
+    if fresh is None:
+        fresh = Connection(connection_id, connected_ms)
+    fresh.player_id = player_id
+    return fresh
+
+
 def _bind(deps: Deps, conn: Connection, box: Outbox | None = None) -> Change[None]:
     """Bind the connection item to its player (then push ``box``, the reply)."""
-    fresh = deps.store.get_connection(conn.connection_id)
-    if fresh is None:
-        fresh = Connection(conn.connection_id, conn.connected_ms)
-    fresh.player_id = conn.player_id
-    return Change(None, [fresh], box or Outbox())
+    return Change(
+        None, [_bound(deps, conn.connection_id, conn.connected_ms, conn.player_id)], box or Outbox()
+    )
 
 
 def _resume(deps: Deps, req: Request, token: str) -> None:

@@ -139,6 +139,8 @@ class Fault:
     exception: Callable[[], Exception] | None = None
     after: Fault | None = None
     """Armed only once that fault has fired all its times."""
+    when: Callable[[Any], bool] | None = None
+    """Only requests whose JSON passes this (None: every request of ``operations``)."""
     hits: int = 0
 
     def armed(self) -> bool:
@@ -169,9 +171,10 @@ class Faults:
         applied: bool = False,
         exception: Callable[[], Exception] | None = None,
         after: Fault | None = None,
+        when: Callable[[Any], bool] | None = None,
     ) -> Fault:
         ops = frozenset({operations} if isinstance(operations, str) else operations)
-        fault = Fault(ops, body, times, status, applied, exception, after)
+        fault = Fault(ops, body, times, status, applied, exception, after, when)
         self._faults.append(fault)
         return fault
 
@@ -197,6 +200,8 @@ class Faults:
             return _response(request, 200, {})  # DynamoDB: already applied, nothing changes
         for fault in self._faults:
             if operation not in fault.operations or not fault.armed():
+                continue
+            if fault.when is not None and not fault.when(doc):
                 continue
             fault.hits += 1
             if fault.applied:
@@ -407,8 +412,8 @@ def _join_8th(b: Any) -> tuple[Callable[[], None], Any]:
 
 
 def _session_new(b: Any) -> tuple[Callable[[], None], Any]:
-    """A new session: create_player's TransactWriteItems (player + token item), then the
-    connection's PutItem (bind)."""
+    """A new session: create_player's TransactWriteItems (player, token item and the
+    connection's binding, in that order)."""
     p = b.player("s", session=False)
     return (lambda: p.send("session", request_id="r1")), p
 
@@ -490,17 +495,31 @@ def test_a_persistent_write_error_is_try_again_and_changes_nothing(monkeypatch, 
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sessions._create commits the player (transaction) before binding the connection "
-    "(PutItem): when only the bind stays refused, the player gets try_again and an orphan "
-    "player item stays behind (one transaction for both writes would fix it)",
-)
+def _touches(pk: str) -> Callable[[Any], bool]:
+    """A fault filter: the request writes the item whose partition key is ``pk``."""
+    return lambda doc: f'"{pk}"' in json.dumps(doc)
+
+
 def test_a_new_session_whose_connection_bind_stays_refused_changes_nothing(monkeypatch, faults):
+    """The player, its token and the connection's binding are one transaction: while the
+    connection's part stays refused (another writer holds the item), nothing is saved, no
+    orphan player is left behind (there was one while they were two writes), and the
+    player hears ``try_again``."""
     with _backend(monkeypatch) as run:
         scenario = prepare(run, faults, "session_new")
         before = run.snapshot()
-        faults.code("TransactionConflictException", times=None)
+        # every write that touches the connection item is refused, however it is sent: the
+        # transaction's third item (player, token, connection) or a PutItem of its own
+        touches = _touches(f"CONN#{scenario.actor.connection_id}")
+        faults.fail(
+            "TransactWriteItems",
+            cancelled("None", "None", "TransactionConflict"),
+            times=None,
+            when=touches,
+        )
+        faults.fail(
+            "PutItem", dynamo_error("TransactionConflictException"), times=None, when=touches
+        )
         scenario.action()
         faults.clear()
         assert _reply(scenario.actor) == ("error", "try_again", "r1")

@@ -424,9 +424,13 @@ class DynamoStore:
         return out
 
     # ------------------------------------------------------------------ writes
-    def create_player(self, player: Player, token_hash: str) -> None:
-        """Create a player and its token item atomically (both must be new)."""
-        self.commit([player, TokenCreated(token_hash, player.player_id)])
+    def create_player(
+        self, player: Player, token_hash: str, connection: Connection | None = None
+    ) -> None:
+        """Create a player and its token item (both must be new) and save ``connection``
+        when given, atomically (one TransactWriteItems; ``Store.create_player``)."""
+        extra = [connection] if connection is not None else []
+        self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
 
     def delete_connection(self, connection_id: str) -> Connection | None:
         """Remove a closed connection; returns what it held (one call, ALL_OLD)."""
