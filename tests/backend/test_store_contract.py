@@ -114,6 +114,25 @@ def test_create_player_refuses_a_taken_token_or_id_and_writes_nothing(store: Any
     assert store.player_id_for_token("hash-2") is None
 
 
+def test_create_player_binds_the_connection_in_the_same_transaction(store: Any) -> None:
+    store.commit([Connection("c1", 1_000)])
+    conn = store.get_connection("c1")
+    stale = dataclasses.replace(conn)
+    conn.player_id = "p0"
+    store.commit([conn])  # another writer got there first: ``stale`` is behind
+    stale.player_id = "p1"
+    with pytest.raises(ConflictError):
+        store.create_player(_player("p1", connection_id="c1"), "hash-1", stale)
+    assert store.get_player("p1") is None  # no orphan player
+    assert store.player_id_for_token("hash-1") is None
+    assert store.get_connection("c1").player_id == "p0"
+    fresh = store.get_connection("c1")
+    fresh.player_id = "p1"
+    store.create_player(_player("p1", connection_id="c1"), "hash-1", fresh)
+    assert store.get_connection("c1").player_id == "p1"
+    assert store.player_id_for_token("hash-1") == "p1"
+
+
 # ---------------------------------------------------------------------------- versions
 def test_versioned_save_increments_the_version_in_place(store: Any) -> None:
     p = _player("p1")
