@@ -113,6 +113,8 @@ STANDARD_TRANSITIONS_PER_WAKE = 3
 """Per-duel loop: Wait + Task + Choice per wake, plus 1 for the final Succeed."""
 CLOCK_TASK_MS = 100
 """Express duration after the wait: invoking the clock function (assumption)."""
+SQS_DESIGN = "SQS delay queue, one message per deadline, clock function by event source mapping"
+"""The clock outside Step Functions that the cost table models (not built: a design decision)."""
 SQS_REQUESTS_PER_DEADLINE = 3
 """The SQS clock (a model, not built): SendMessage with ``DelaySeconds``, the event source
 mapping's ReceiveMessage that returns it, its DeleteMessage after the clock function succeeds
@@ -691,9 +693,6 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
         )
     )
     return designs
-
-
-SQS_DESIGN = "SQS delay queue, one message per deadline, clock function by event source mapping"
 
 
 def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:

@@ -486,13 +486,14 @@ def summary_rows(res: Results) -> list[list[str]]:
         )
     if res.cost is not None:
         r = res.cost
+        with_sqs = r.total_with(_design(r, SQS_DESIGN))
         rows.append(
             [
                 "3. cost per 8-player tournament",
                 f"{_usd(r.total)} with the built clock (Express, one looping execution per "
                 f"round); {_usd(r.total_with(r.before))} with the one before (Standard, one "
                 "execution per deadline); "
-                f"{_usd(r.total_with(_design(r, SQS_DESIGN)))} with an SQS delay-queue clock "
+                f"{_usd(with_sqs)} with an SQS delay-queue clock "
                 "(a model: it would replace Step Functions, a design decision)",
                 f"<= ${GOAL_USD}",
                 "meets"
@@ -500,7 +501,7 @@ def summary_rows(res: Results) -> list[list[str]]:
                 else "misses"
                 + (
                     " (the SQS clock would meet it: a design decision)"
-                    if r.total_with(_design(r, SQS_DESIGN)) <= GOAL_USD
+                    if with_sqs <= GOAL_USD
                     else ""
                 ),
             ]
@@ -513,18 +514,15 @@ def summary_rows(res: Results) -> list[list[str]]:
         if runs:
             n = max(runs)
             top = runs[n]
-
-            def each(f: Any) -> str:
-                return ", ".join(f(lv) for lv in top)
-
+            p50 = ", ".join(f"{lv.p50:.0f}" for lv in top)
+            p99 = ", ".join(f"{lv.p99:.0f}" for lv in top)
+            rate = ", ".join(f"{lv.guesses_per_s:.1f}" for lv in top)
+            late = ", ".join(fmt_nan(lv.max_lateness_ms) for lv in top)
             text = (
                 f"{n} human-paced tournaments at once"
                 + (f", {len(top)} runs" if len(top) > 1 else "")
-                + f": p50 {each(lambda lv: f'{lv.p50:.0f}')} ms, p99 "
-                f"{each(lambda lv: f'{lv.p99:.0f}')} ms, "
-                f"{each(lambda lv: f'{lv.guesses_per_s:.1f}')} guesses/s, "
-                f"{sum(lv.judged_late for lv in top)} judged late, deadline lateness max "
-                f"{each(lambda lv: fmt_nan(lv.max_lateness_ms))} ms"
+                + f": p50 {p50} ms, p99 {p99} ms, {rate} guesses/s, "
+                f"{sum(lv.judged_late for lv in top)} judged late, deadline lateness max {late} ms"
             )
             kept = [k for k, same in runs.items() if all(lv.meets for lv in same)]
             verdict = (
