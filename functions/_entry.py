@@ -18,10 +18,12 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
-# pydantic looks for plugins when it builds its first validator (the ``Settings`` model, built
-# when its module is imported: so this line comes before the imports): ``importlib.metadata``
+# pydantic looks for plugins when it builds its first validator (the messages function builds
+# its inbound models' validators on their first message; the other functions never import
+# pydantic): ``importlib.metadata``
 # entry points, a read of every installed distribution's metadata (tens of ms). We use none.
 # pydantic, "Plugins: disabling plugins":
 # https://docs.pydantic.dev/latest/concepts/plugins/#how-to-use-plugins
@@ -83,7 +85,7 @@ def container_deps(supplied: dict[str, str] | None = None) -> Deps:
                 settings = Settings.from_env()
                 missing = {k: v for k, v in (supplied or {}).items() if not getattr(settings, k)}
                 if missing:
-                    settings = Settings.model_validate({**settings.model_dump(), **missing})
+                    settings = Settings.from_values({**asdict(settings), **missing})
                 _container = build(settings)
     return _container
 

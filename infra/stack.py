@@ -225,7 +225,7 @@ class WordleTournamentStack(Stack):
     def _settings(table_name: str, callback_url: str) -> dict[str, str]:
         """Values for the ``Settings`` fields the functions read; clock durations are the rules
         page's (the ``Settings`` defaults)."""
-        defaults = Settings.model_validate({})
+        defaults = Settings()
         return {
             "table_name": table_name,
             "callback_url": callback_url,

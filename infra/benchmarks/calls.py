@@ -459,13 +459,11 @@ class CountingBackend(Backend):
         rng = random.Random(seed)
         counter = itertools.count(1)
         self.deps = build(
-            Settings.model_validate(
-                {
-                    "turn_seconds": 30,
-                    "intro_seconds": 6,
-                    "reconnect_seconds": 60,
-                    "heartbeat_timeout_seconds": 60,  # ruling 14, as deployed
-                }
+            Settings(
+                turn_seconds=30,
+                intro_seconds=6,
+                reconnect_seconds=60,
+                heartbeat_timeout_seconds=60,  # ruling 14, as deployed
             ),
             store=self.store,
             notifier=self.notifier,

@@ -83,7 +83,7 @@ def skip_grace_ms() -> int:
     """How long after a turn's deadline its skip is due (the runtime's default setting)."""
     from shared.runtime.settings import Settings
 
-    seconds: float = Settings.model_fields["skip_grace_seconds"].default
+    seconds: float = Settings().skip_grace_seconds
     return round(1000 * seconds)
 
 

@@ -198,7 +198,7 @@ def settings_environment(values: dict[str, str], names: frozenset[str]) -> dict[
     """Environment variables for ``names`` (``Settings`` fields, upper-cased as the settings
     module reads them). Raises KeyError for a name that is not a ``Settings`` field or has no
     value, so a renamed setting breaks synth rather than a deployed function."""
-    unknown = sorted(set(values) - set(Settings.model_fields))
+    unknown = sorted(set(values) - set(Settings.names()))
     if unknown:
         raise KeyError(f"not Settings fields: {unknown}")
     return {name.upper(): values[name] for name in sorted(names)}

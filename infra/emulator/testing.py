@@ -40,9 +40,8 @@ from typing import Any
 
 import pytest
 
-from functions.routes import MOCK_ROUTES
 from infra.emulator.states import ManualClock
-from shared.protocol.outbound import unpack
+from shared.protocol.outbound import parse_outbound, unpack
 from shared.services.deps import Deps
 
 __all__ = [
@@ -66,7 +65,10 @@ class RecordingNotifier:
     (GetConnection; None for a gone or unknown connection, like a 410). ``Backend`` sets it at
     ``$connect`` and at every message the client sends (``ping`` included), as API Gateway
     does; tests may set it directly (``activity``). The server's own posts leave it alone:
-    the reading of ``LastActiveAt`` ruling 14 relies on (``infra/emulator/gateway.py``)."""
+    the reading of ``LastActiveAt`` ruling 14 relies on (``infra/emulator/gateway.py``).
+
+    Every post is validated against the protocol's classes (``parse_outbound``; a message
+    outside the contract raises ``pydantic.ValidationError`` in the test that sent it)."""
 
     def __init__(self) -> None:
         self.sent: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -95,6 +97,9 @@ class RecordingNotifier:
                 if cid not in gone:
                     gone.append(cid)
                 continue
+            # The server builds its events without pydantic (``shared.protocol.outbound``): every
+            # post is checked here against the published contract (``ValidationError``).
+            parse_outbound(text)
             self.raw.append((cid, text))
             for event in unpack(text):
                 self.sent[cid].append(event)
@@ -193,7 +198,7 @@ class Backend:
         and keep their players alive with ``ScriptedPlayer.ping()``."""
         import boto3
 
-        from functions.routes import ROUTES, TIMERS
+        from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
         from shared.adapters.dynamo.schema import create_tables
         from shared.adapters.dynamo.store import DynamoStore
         from shared.runtime.bootstrap import build
@@ -226,6 +231,7 @@ class Backend:
         )
         """The dependencies every handler call gets (``dataclasses.replace`` it to vary one)."""
         self.entrypoints = {k: _load(v) for k, v in {**ROUTES, **TIMERS}.items()}
+        self.mock_routes = MOCK_ROUTES
         """Route key or timer name (``functions.routes``) -> its ``Entrypoint``."""
         self.clock.fire = lambda state: self.call("clock", state)
         self._ids = itertools.count(1)
@@ -247,7 +253,7 @@ class Backend:
             event["requestContext"]["requestTimeEpoch"] = received_ms
         if route != "$disconnect":
             self.notifier.activity(connection_id, event["requestContext"]["requestTimeEpoch"])
-        mock = MOCK_ROUTES.get(route)
+        mock = self.mock_routes.get(route)
         if mock is not None:  # answered by the gateway itself: no handler, no table access
             received = event["requestContext"]["requestTimeEpoch"]
             self.route_response(connection_id, mock.answer(received, body))
@@ -270,7 +276,9 @@ class Backend:
             action = json.loads(body).get("action")
         except (ValueError, AttributeError):
             action = None
-        known = isinstance(action, str) and (action in self.entrypoints or action in MOCK_ROUTES)
+        known = isinstance(action, str) and (
+            action in self.entrypoints or action in self.mock_routes
+        )
         route = action if known else "$default"
         self.invoke(route, connection_id, body, received_ms=received_ms)
 

@@ -7,6 +7,7 @@ into timers (a ``deadline_ms`` on an event means a deadline to schedule). Times 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from shared.domain.duel import DuelResult, EndReason, Row
 
@@ -63,8 +64,7 @@ class PlayerEliminated:
 
     player_id: str
     round_no: int
-    reason: str
-    """"lives", "left" or "timeout"."""
+    reason: Literal["lives", "left", "timeout"]
 
 
 @dataclass(frozen=True, slots=True)

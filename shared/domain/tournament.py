@@ -17,7 +17,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Protocol
+from typing import Literal, Protocol
 
 from shared.domain.duel import Duel, DuelId, DuelResult, EndReason, WordCheck
 from shared.domain.errors import (
@@ -348,7 +348,12 @@ class Tournament:
         return outcome.tournament, list(outcome.events)
 
     def leave(
-        self, player_id: str, now_ms: int, dealer: Dealer, *, reason: str = "left"
+        self,
+        player_id: str,
+        now_ms: int,
+        dealer: Dealer,
+        *,
+        reason: Literal["left", "timeout"] = "left",
     ) -> tuple[Tournament, list[Event]]:
         """The player leaves (or missed the reconnect deadline: ``reason="timeout"``).
 

@@ -30,8 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel
-from pydantic.json_schema import JsonSchemaMode, models_json_schema
+from pydantic import TypeAdapter
+from pydantic.json_schema import JsonSchemaMode
 
 from shared.protocol.errors import PARSE_CODES, ErrorCode, describe
 from shared.protocol.examples import INBOUND_EXAMPLES, OUTBOUND_EXAMPLES
@@ -336,7 +336,7 @@ def _operation_notes() -> dict[str, str]:
     }
 
 
-def _summary(model: type[BaseModel], fallback: str) -> str:
+def _summary(model: type, fallback: str) -> str:
     # The docstring's first paragraph on one line, reST ``literals`` as Markdown `literals`.
     paragraph = (model.__doc__ or fallback).strip().split("\n\n")[0]
     return " ".join(paragraph.split()).replace("``", "`")
@@ -347,11 +347,13 @@ def _camel(name: str) -> str:
 
 
 def _schemas() -> dict[str, Any]:
-    models: list[tuple[type[BaseModel], JsonSchemaMode]] = [
-        (m, "validation") for m in MODEL_BY_ACTION.values()
+    # Inbound messages are pydantic models, outbound ones stdlib dataclasses: one adapter each,
+    # their schemas built together so that shared parts become one definition.
+    models: list[tuple[type, JsonSchemaMode, TypeAdapter[Any]]] = [
+        (m, "validation", TypeAdapter(m)) for m in MODEL_BY_ACTION.values()
     ]
-    models += [(m, "serialization") for m in EVENT_BY_TYPE.values()]
-    _, top = models_json_schema(models, ref_template=_REF_TEMPLATE)
+    models += [(m, "serialization", TypeAdapter(m)) for m in EVENT_BY_TYPE.values()]
+    _, top = TypeAdapter.json_schemas(models, ref_template=_REF_TEMPLATE)
     defs: dict[str, Any] = top.get("$defs", {})
     inbound = {m.__name__ for m in MODEL_BY_ACTION.values()}
     for name, schema in defs.items():
@@ -363,7 +365,7 @@ def _schemas() -> dict[str, Any]:
 
 
 def _message(
-    model: type[BaseModel], name: str, example: dict[str, Any], kind: Literal["action", "type"]
+    model: type, name: str, example: dict[str, Any], kind: Literal["action", "type"]
 ) -> dict[str, Any]:
     summary = _summary(model, name)
     return {
@@ -468,7 +470,7 @@ def render(document: dict[str, Any] | None = None) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def _index_rows(models: dict[str, type[BaseModel]], column: str) -> list[str]:
+def _index_rows(models: dict[str, type], column: str) -> list[str]:
     rows = [f"| {column} | what |", "| --- | --- |"]
     rows += [f"| `{name}` | {_cell(_summary(model, name))} |" for name, model in models.items()]
     return rows

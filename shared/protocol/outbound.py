@@ -9,17 +9,39 @@ clients count down from them; ``round`` numbers start at 1; a duel's ``turn`` is
 1 to 12 (6 per duelist, rules page). The secret word never appears before its duel is over
 (ruling 6): ``DuelBoard`` refuses a ``word`` unless ``over``, and ``Row`` has no secret field.
 DESIGN.md §4 names the events.
+
+Each message is a frozen stdlib dataclass: building one runs its own checks (``__post_init__``:
+a row is a guess or a skip, a secret only once a duel is over, a win has a winner, a batch never
+nests; ``ValueError``), and ``dump_event`` writes it with ``json``, so a function that pushes
+events never imports pydantic (about 100 ms of every cold start, issue 16). The same classes
+are the contract: pydantic validates them (``parse_outbound``: types, the constraints in each
+field's metadata, extra keys refused, those checks) and builds their JSON schema (the AsyncAPI
+document), which is how clients, bots and every test read what the server sends.
 """
 
 import json
-from collections.abc import Sequence
-from typing import Annotated, Any, Final, Literal, Self, TypeAlias, get_args
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from collections.abc import Callable, Sequence
+from dataclasses import MISSING, field, fields
+from dataclasses import dataclass as _dataclass
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    TypeAlias,
+    TypeVar,
+    dataclass_transform,
+    get_args,
+)
 
 from shared.protocol.errors import ErrorCode, describe
 from shared.protocol.limits import MAX_MESSAGE_BYTES
 from shared.protocol.version import PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler
+    from pydantic_core import CoreSchema
 
 __all__ = [
     "EVENT_BY_TYPE",
@@ -36,6 +58,7 @@ __all__ = [
     "OutboundEvent",
     "Pair",
     "PartyEvent",
+    "PartyStatus",
     "PlayerEvent",
     "PlayerStatusEvent",
     "PlayerView",
@@ -59,15 +82,42 @@ __all__ = [
 Mark: TypeAlias = Literal["correct", "present", "absent"]
 """A tile's colour: green, yellow, grey (ruling 12: greens first, then yellows left to right)."""
 
-_CONFIG: Final = ConfigDict(
-    extra="forbid",
-    frozen=True,
+PartyStatus: TypeAlias = Literal["open", "queued", "playing", "left"]
+"""A party's state as its ``party`` message says it (see ``PartyEvent.status``)."""
+
+_CONFIG: Final[dict[str, Any]] = {
+    # A pydantic ``ConfigDict`` (a TypedDict, so a plain dict), read when pydantic validates
+    # these dataclasses or builds their JSON schema (pydantic, "Dataclasses: dataclass config",
+    # https://docs.pydantic.dev/latest/concepts/dataclasses/#dataclass-config).
+    "extra": "forbid",
     # Every key is always sent (dump_event keeps nulls), so the published schema requires them.
-    json_schema_serialization_defaults_required=True,
-    # Each model's validator is built on its first use, not at import: a function builds only
-    # the events it sends (about 40 ms of a cold start otherwise).
-    defer_build=True,
-)
+    "json_schema_serialization_defaults_required": True,
+}
+
+_T = TypeVar("_T")
+
+
+def _f(
+    *, description: str, default: Any = MISSING, default_factory: Any = MISSING, **constraints: Any
+) -> Any:
+    """A field with its published ``description`` and pydantic ``Field`` constraints
+    (``ge``, ``le``, ``min_length``, ``max_length``), kept as the field's metadata: pydantic reads
+    the metadata keys named like ``Field``'s arguments when it validates a stdlib dataclass or
+    builds its schema; the server never runs them (see the module docstring)."""
+    return field(
+        default=default,
+        default_factory=default_factory,
+        metadata={"description": description, **constraints},
+    )
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field, _f))
+def _message(cls: type[_T]) -> type[_T]:
+    """A protocol message class: a frozen, slotted, keyword-only stdlib dataclass that pydantic
+    validates with ``_CONFIG`` (``__pydantic_config__``)."""
+    setattr(cls, "__pydantic_config__", _CONFIG)  # noqa: B010 (a class attribute, not a field)
+    return _dataclass(frozen=True, slots=True, kw_only=True)(cls)
+
 
 _PLAYER_ID = "Player id."
 _TOURNAMENT_ID = "Tournament id."
@@ -75,97 +125,89 @@ _DUEL_ID = "Duel id."
 
 
 # --- building blocks ------------------------------------------------------------------------
-class PlayerView(BaseModel):
+@_message
+class PlayerView:
     """What everybody may see of a player."""
 
-    model_config = _CONFIG
-
-    id: str = Field(description=_PLAYER_ID)
-    nickname: str = Field(description="Display name (3–20 characters).")
-    rating: int = Field(description="Current rating (integer Elo, starts at 1000, ruling 1).")
+    id: str = _f(description=_PLAYER_ID)
+    nickname: str = _f(description="Display name (3–20 characters).")
+    rating: int = _f(description="Current rating (integer Elo, starts at 1000, ruling 1).")
 
 
-class Pair(BaseModel):
+@_message
+class Pair:
     """One duel of a round."""
 
-    model_config = _CONFIG
-
-    duel_id: str = Field(description=_DUEL_ID)
-    players: list[str] = Field(
-        min_length=2, max_length=2, description="The two duelists' player ids."
-    )
+    duel_id: str = _f(description=_DUEL_ID)
+    players: list[str] = _f(min_length=2, max_length=2, description="The two duelists' player ids.")
 
 
-class LanguageInfo(BaseModel):
+@_message
+class LanguageInfo:
     """A game language as a client draws it: its tiles, keyboard and writing direction."""
 
-    model_config = _CONFIG
-
-    code: str = Field(description="Game language code (ISO 639-1), e.g. uz.")
-    name: str = Field(description="English name, e.g. Uzbek.")
-    native_name: str = Field(description="The language's own name for itself, e.g. Oʻzbekcha.")
-    alphabet: list[str] = Field(
+    code: str = _f(description="Game language code (ISO 639-1), e.g. uz.")
+    name: str = _f(description="English name, e.g. Uzbek.")
+    native_name: str = _f(description="The language's own name for itself, e.g. Oʻzbekcha.")
+    alphabet: list[str] = _f(
         description="Every tile a word may use, in the language's alphabetical order: one "
         "letter, or one of multi_letter_tiles."
     )
-    keyboard: list[list[str]] = Field(
+    keyboard: list[list[str]] = _f(
         description="On-screen keyboard rows in the native layout, top first; each tile of "
         "the alphabet exactly once."
     )
-    direction: Literal["ltr", "rtl"] = Field(
+    direction: Literal["ltr", "rtl"] = _f(
         description="Writing direction of words and board rows (ltr for every game language)."
     )
-    multi_letter_tiles: list[str] = Field(
+    multi_letter_tiles: list[str] = _f(
         description="Tiles written with more than one character (Uzbek oʻ gʻ sh ch): each fills "
         "one cell and gets one mark. A word splits into tiles left to right, a multi-letter "
         "tile taken before its first letter alone. Empty for most languages."
     )
 
 
-class Standing(BaseModel):
+@_message
+class Standing:
     """One player's line in the standings."""
 
-    model_config = _CONFIG
-
-    player_id: str = Field(description=_PLAYER_ID)
-    nickname: str = Field(description="Display name.")
-    lives: int = Field(ge=0, le=3, description="Lives left (3 at the start).")
-    eliminated: bool = Field(description="Out of the tournament (no lives, or left).")
-    left: bool = Field(description="Left or missed the reconnect deadline (ruling 3).")
-    connected: bool = Field(description="Has a live connection right now.")
-    place: int | None = Field(
+    player_id: str = _f(description=_PLAYER_ID)
+    nickname: str = _f(description="Display name.")
+    lives: int = _f(ge=0, le=3, description="Lives left (3 at the start).")
+    eliminated: bool = _f(description="Out of the tournament (no lives, or left).")
+    left: bool = _f(description="Left or missed the reconnect deadline (ruling 3).")
+    connected: bool = _f(description="Has a live connection right now.")
+    place: int | None = _f(
         default=None,
         ge=1,
         le=8,
         description="Final place, shared by players out in the same round (ruling 2); "
         "null until fixed.",
     )
-    rating_change: int | None = Field(
+    rating_change: int | None = _f(
         default=None, description="Rating change once the place is fixed (ruling 1); else null."
     )
 
 
-class Row(BaseModel):
+@_message
+class Row:
     """One row of a duel board: a scored guess, or a skipped (timed-out) turn."""
 
-    model_config = _CONFIG
-
-    player: str = Field(description="Player id of the duelist whose turn it was.")
-    word: str | None = Field(
+    player: str = _f(description="Player id of the duelist whose turn it was.")
+    word: str | None = _f(
         default=None, description="The guess as normalised by the server; null when skipped."
     )
-    tiles: list[str] | None = Field(
+    tiles: list[str] | None = _f(
         default=None,
         description="The guess split into tiles (one per letter of the language's alphabet); "
         "null when skipped.",
     )
-    marks: list[Mark] | None = Field(
+    marks: list[Mark] | None = _f(
         default=None, description="One mark per tile, left to right; null when skipped."
     )
-    skipped: bool = Field(default=False, description="The turn clock ran out: the turn is used up.")
+    skipped: bool = _f(default=False, description="The turn clock ran out: the turn is used up.")
 
-    @model_validator(mode="after")
-    def _guess_or_skip(self) -> Self:
+    def __post_init__(self) -> None:
         if self.skipped:
             if self.word is not None or self.tiles is not None or self.marks is not None:
                 raise ValueError("a skipped row has no word, tiles or marks")
@@ -174,40 +216,33 @@ class Row(BaseModel):
                 raise ValueError("a guessed row has a word and marks")
             if self.tiles is not None and len(self.tiles) != len(self.marks):
                 raise ValueError("tiles and marks differ in length")
-        return self
 
 
-class DuelBoard(BaseModel):
+@_message
+class DuelBoard:
     """A duel's board as a (re)connecting player or a spectator sees it."""
 
-    model_config = _CONFIG
-
-    duel_id: str = Field(description=_DUEL_ID)
-    players: list[str] = Field(
-        min_length=2, max_length=2, description="The two duelists' player ids."
-    )
-    length: int = Field(ge=4, le=6, description="Letters in the secret word (4, 5 or 6).")
-    rows: list[Row] = Field(max_length=12, description="Rows so far, oldest first.")
-    next_player: str | None = Field(
+    duel_id: str = _f(description=_DUEL_ID)
+    players: list[str] = _f(min_length=2, max_length=2, description="The two duelists' player ids.")
+    length: int = _f(ge=4, le=6, description="Letters in the secret word (4, 5 or 6).")
+    rows: list[Row] = _f(max_length=12, description="Rows so far, oldest first.")
+    next_player: str | None = _f(
         default=None, description="Player id to move; null when the duel is over or not started."
     )
-    deadline_ms: int | None = Field(
+    deadline_ms: int | None = _f(
         default=None, description="Current turn's deadline (absolute UTC ms); null when none runs."
     )
-    over: bool = Field(default=False, description="The duel has ended.")
-    result: Literal["win", "draw"] | None = Field(default=None, description="Only when over.")
-    winner: str | None = Field(default=None, description="Winner's player id; only when over.")
-    word: str | None = Field(
-        default=None, description="The secret word; only when over (ruling 6)."
-    )
-    display: str | None = Field(
+    over: bool = _f(default=False, description="The duel has ended.")
+    result: Literal["win", "draw"] | None = _f(default=None, description="Only when over.")
+    winner: str | None = _f(default=None, description="Winner's player id; only when over.")
+    word: str | None = _f(default=None, description="The secret word; only when over (ruling 6).")
+    display: str | None = _f(
         default=None,
         description="The secret word as it should be displayed, when it differs from word "
         "(as in duel_end); only when over.",
     )
 
-    @model_validator(mode="after")
-    def _secret_only_when_over(self) -> Self:
+    def __post_init__(self) -> None:
         if not self.over and (
             self.result is not None
             or self.winner is not None
@@ -215,140 +250,138 @@ class DuelBoard(BaseModel):
             or self.display is not None
         ):
             raise ValueError("result, winner and word are sent only once the duel is over")
-        return self
 
 
 # --- events ---------------------------------------------------------------------------------
-class _Event(BaseModel):
-    model_config = _CONFIG
-
-    request_id: str | None = Field(
+@_message
+class _Event:
+    request_id: str | None = _f(
         default=None, description="The request_id of the inbound message this answers; else null."
     )
 
 
+@_message
 class LobbyEvent(_Event):
     """The player's lobby changed (seat taken or freed, started, left)."""
 
-    type: Literal["lobby"] = Field(default="lobby", description="Discriminator.")
-    lobby_id: str = Field(description="Lobby id.")
-    language: str = Field(description="Game language code.")
-    seats: int = Field(
-        default=8, description="Seats in a lobby; the tournament starts when all fill."
-    )
-    players: list[PlayerView] = Field(description="Seated players, in joining order.")
-    party_id: str | None = Field(default=None, description="The party this lobby was opened for.")
-    status: Literal["waiting", "started", "left"] = Field(
+    type: Literal["lobby"] = _f(default="lobby", description="Discriminator.")
+    lobby_id: str = _f(description="Lobby id.")
+    language: str = _f(description="Game language code.")
+    seats: int = _f(default=8, description="Seats in a lobby; the tournament starts when all fill.")
+    players: list[PlayerView] = _f(description="Seated players, in joining order.")
+    party_id: str | None = _f(default=None, description="The party this lobby was opened for.")
+    status: Literal["waiting", "started", "left"] = _f(
         description="waiting: filling; started: the tournament began (see tournament_id); "
         "left: you are no longer in it."
     )
-    tournament_id: str | None = Field(default=None, description="Set once status is started.")
-    alphabet: list[str] = Field(description="The language's letters (tiles), in order.")
-    keyboard: list[list[str]] = Field(description="On-screen keyboard rows for the language.")
+    tournament_id: str | None = _f(default=None, description="Set once status is started.")
+    alphabet: list[str] = _f(description="The language's letters (tiles), in order.")
+    keyboard: list[list[str]] = _f(description="On-screen keyboard rows for the language.")
 
 
+@_message
 class RoundEvent(_Event):
     """A round was paired; its duels start at the end of the intro (6 s)."""
 
-    type: Literal["round"] = Field(default="round", description="Discriminator.")
-    tournament_id: str = Field(description=_TOURNAMENT_ID)
-    round: int = Field(ge=1, description="Round number, from 1.")
-    pairs: list[Pair] = Field(description="The round's duels (ruling 4).")
-    bye: str | None = Field(
-        default=None, description="Player id with the bye, when the count is odd."
-    )
-    intro_deadline_ms: int = Field(description="When the duels start (absolute UTC ms).")
-    standings: list[Standing] = Field(description="Standings at the start of the round.")
+    type: Literal["round"] = _f(default="round", description="Discriminator.")
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    round: int = _f(ge=1, description="Round number, from 1.")
+    pairs: list[Pair] = _f(description="The round's duels (ruling 4).")
+    bye: str | None = _f(default=None, description="Player id with the bye, when the count is odd.")
+    intro_deadline_ms: int = _f(description="When the duels start (absolute UTC ms).")
+    standings: list[Standing] = _f(description="Standings at the start of the round.")
 
 
+@_message
 class StandingsEvent(_Event):
     """Lives, eliminations, connections or places changed."""
 
-    type: Literal["standings"] = Field(default="standings", description="Discriminator.")
-    tournament_id: str = Field(description=_TOURNAMENT_ID)
-    round: int = Field(ge=0, description="Current round number (0 before the first pairing).")
-    players: list[Standing] = Field(description="Every player of the tournament.")
+    type: Literal["standings"] = _f(default="standings", description="Discriminator.")
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    round: int = _f(ge=0, description="Current round number (0 before the first pairing).")
+    players: list[Standing] = _f(description="Every player of the tournament.")
 
 
+@_message
 class PartyEvent(_Event):
     """The player's party changed (created, joined, left, queued, playing)."""
 
-    type: Literal["party"] = Field(default="party", description="Discriminator.")
-    party_id: str | None = Field(description="Party id; null once you left.")
-    invite: str | None = Field(
+    type: Literal["party"] = _f(default="party", description="Discriminator.")
+    party_id: str | None = _f(description="Party id; null once you left.")
+    invite: str | None = _f(
         default=None, description="Invite token to share (ruling 10); null once you left."
     )
-    leader: str | None = Field(default=None, description="Leader's player id.")
-    members: list[PlayerView] = Field(description="Members, longest-standing first.")
-    status: Literal["open", "queued", "playing", "left"] = Field(
+    leader: str | None = _f(default=None, description="Leader's player id.")
+    members: list[PlayerView] = _f(description="Members, longest-standing first.")
+    status: PartyStatus = _f(
         description="open: idle; queued: in a lobby; playing: in a tournament; "
         "left: you are no longer in it."
     )
 
 
+@_message
 class PlayerEvent(_Event):
     """Reply to ``nickname``: the player as now seen by others."""
 
-    type: Literal["player"] = Field(default="player", description="Discriminator.")
-    player: PlayerView = Field(description="You, updated.")
+    type: Literal["player"] = _f(default="player", description="Discriminator.")
+    player: PlayerView = _f(description="You, updated.")
 
 
+@_message
 class DuelStartEvent(_Event):
     """A duel started: sent to both duelists and to spectators."""
 
-    type: Literal["duel_start"] = Field(default="duel_start", description="Discriminator.")
-    tournament_id: str = Field(description=_TOURNAMENT_ID)
-    round: int = Field(ge=1, description="Round number.")
-    duel_id: str = Field(description=_DUEL_ID)
-    players: list[str] = Field(
-        min_length=2, max_length=2, description="The two duelists' player ids."
-    )
-    opponent: str | None = Field(
+    type: Literal["duel_start"] = _f(default="duel_start", description="Discriminator.")
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    round: int = _f(ge=1, description="Round number.")
+    duel_id: str = _f(description=_DUEL_ID)
+    players: list[str] = _f(min_length=2, max_length=2, description="The two duelists' player ids.")
+    opponent: str | None = _f(
         default=None, description="For a duelist, the other duelist's id; null for spectators."
     )
-    length: int = Field(ge=4, le=6, description="Letters in the secret word (4, 5 or 6).")
-    first: str = Field(description="Player id moving first (drawn at random, ruling 5).")
-    turn: int = Field(default=1, ge=1, le=12, description="Row number about to be played (1).")
-    next_player: str = Field(description="Player id to move.")
-    deadline_ms: int = Field(description="First turn's deadline (absolute UTC ms).")
+    length: int = _f(ge=4, le=6, description="Letters in the secret word (4, 5 or 6).")
+    first: str = _f(description="Player id moving first (drawn at random, ruling 5).")
+    turn: int = _f(default=1, ge=1, le=12, description="Row number about to be played (1).")
+    next_player: str = _f(description="Player id to move.")
+    deadline_ms: int = _f(description="First turn's deadline (absolute UTC ms).")
 
 
+@_message
 class TurnEvent(_Event):
     """A turn was played (a guess) or used up (a skip); the clock moved on."""
 
-    type: Literal["turn"] = Field(default="turn", description="Discriminator.")
-    tournament_id: str = Field(description=_TOURNAMENT_ID)
-    duel_id: str = Field(description=_DUEL_ID)
-    turn: int = Field(ge=1, le=12, description="Row number of this row, 1 to 12.")
-    row: Row = Field(description="The row played.")
-    next_player: str | None = Field(
-        default=None, description="Player id to move; null if it ended."
-    )
-    deadline_ms: int | None = Field(
+    type: Literal["turn"] = _f(default="turn", description="Discriminator.")
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    duel_id: str = _f(description=_DUEL_ID)
+    turn: int = _f(ge=1, le=12, description="Row number of this row, 1 to 12.")
+    row: Row = _f(description="The row played.")
+    next_player: str | None = _f(default=None, description="Player id to move; null if it ended.")
+    deadline_ms: int | None = _f(
         default=None, description="Next turn's deadline (absolute UTC ms); null if the duel ended."
     )
 
 
+@_message
 class DuelEndEvent(_Event):
     """A duel ended; the secret word is revealed (ruling 6)."""
 
-    type: Literal["duel_end"] = Field(default="duel_end", description="Discriminator.")
-    tournament_id: str = Field(description=_TOURNAMENT_ID)
-    duel_id: str = Field(description=_DUEL_ID)
-    result: Literal["win", "draw"] = Field(description="win, or draw after 12 rows.")
-    winner: str | None = Field(default=None, description="Winner's player id; null on a draw.")
-    reason: Literal["solved", "turns_used", "left", "timeout"] = Field(
+    type: Literal["duel_end"] = _f(default="duel_end", description="Discriminator.")
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    duel_id: str = _f(description=_DUEL_ID)
+    result: Literal["win", "draw"] = _f(description="win, or draw after 12 rows.")
+    winner: str | None = _f(default=None, description="Winner's player id; null on a draw.")
+    reason: Literal["solved", "turns_used", "left", "timeout"] = _f(
         description='solved: a correct guess (rules page "Turns and the clock"); '
         "turns_used: both used 6 turns, a draw (ruling 5); "
         'left: a duelist left, the opponent wins (rules page "Leaving and disconnects"; '
         "ruling 3); timeout: a duelist missed the 60 s reconnect deadline — after a "
         "disconnect or 60 s of silence (rulings 9 and 14) — treated as having left (ruling 3)."
     )
-    word: str = Field(description="The secret word (normalised form).")
-    display: str | None = Field(
+    word: str = _f(description="The secret word (normalised form).")
+    display: str | None = _f(
         default=None, description="The secret word as it should be displayed, when it differs."
     )
-    spectating: list[DuelBoard] = Field(
+    spectating: list[DuelBoard] = _f(
         default_factory=list,
         description="For this duel's duelists, who now spectate (ruling 7): the round's other "
         "duels as they stand, rows and marks (a secret only for a duel that is over, ruling 6); "
@@ -356,21 +389,20 @@ class DuelEndEvent(_Event):
         "for everyone else, and when this duel closed the round.",
     )
 
-    @model_validator(mode="after")
-    def _winner_matches_result(self) -> Self:
+    def __post_init__(self) -> None:
         if (self.result == "win") != (self.winner is not None):
             raise ValueError("a win has a winner and a draw has none")
-        return self
 
 
+@_message
 class EliminatedEvent(_Event):
     """A player lost their last life, left, or missed the reconnect deadline."""
 
-    type: Literal["eliminated"] = Field(default="eliminated", description="Discriminator.")
-    tournament_id: str = Field(description=_TOURNAMENT_ID)
-    round: int = Field(ge=1, description="Round of the elimination.")
-    player_id: str = Field(description=_PLAYER_ID)
-    reason: Literal["lives", "left", "timeout"] = Field(
+    type: Literal["eliminated"] = _f(default="eliminated", description="Discriminator.")
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    round: int = _f(ge=1, description="Round of the elimination.")
+    player_id: str = _f(description=_PLAYER_ID)
+    reason: Literal["lives", "left", "timeout"] = _f(
         description='lives: the last life went (rules page "Lives and elimination"; ruling 2); '
         "left: left the tournament (ruling 3); timeout: missed the 60 s reconnect deadline — "
         "after a disconnect or 60 s of silence (rulings 9 and 14) — treated as having left "
@@ -378,45 +410,49 @@ class EliminatedEvent(_Event):
     )
 
 
+@_message
 class RatingEvent(_Event):
     """Your place is fixed and your rating changed (rulings 1 and 2)."""
 
-    type: Literal["rating"] = Field(default="rating", description="Discriminator.")
-    tournament_id: str = Field(description=_TOURNAMENT_ID)
-    place: int = Field(ge=1, le=8, description="Final place (shared places possible).")
-    change: int = Field(description="Rating change, e.g. +25 or -11.")
-    rating: int = Field(description="New rating (previous + change).")
-    previous: int = Field(
+    type: Literal["rating"] = _f(default="rating", description="Discriminator.")
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    place: int = _f(ge=1, le=8, description="Final place (shared places possible).")
+    change: int = _f(description="Rating change, e.g. +25 or -11.")
+    rating: int = _f(description="New rating (previous + change).")
+    previous: int = _f(
         description="Rating before this tournament's change: the rating snapshotted when the "
         "tournament started (ruling 1)."
     )
 
 
+@_message
 class TournamentEndEvent(_Event):
     """The tournament ended."""
 
-    type: Literal["tournament_end"] = Field(default="tournament_end", description="Discriminator.")
-    tournament_id: str = Field(description=_TOURNAMENT_ID)
-    places: list[Standing] = Field(description="Final standings, best place first.")
-    winners: list[str] = Field(description="Player ids on place 1 (more than one if shared).")
+    type: Literal["tournament_end"] = _f(default="tournament_end", description="Discriminator.")
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    places: list[Standing] = _f(description="Final standings, best place first.")
+    winners: list[str] = _f(description="Player ids on place 1 (more than one if shared).")
 
 
+@_message
 class PlayerStatusEvent(_Event):
     """A player in your lobby or tournament disconnected or reconnected."""
 
-    type: Literal["player_status"] = Field(default="player_status", description="Discriminator.")
-    tournament_id: str | None = Field(default=None, description="Set when in a tournament.")
-    lobby_id: str | None = Field(default=None, description="Set when in a lobby.")
-    player_id: str = Field(description=_PLAYER_ID)
-    status: Literal["connected", "disconnected"] = Field(description="Connection state.")
-    reconnect_deadline_ms: int | None = Field(
+    type: Literal["player_status"] = _f(default="player_status", description="Discriminator.")
+    tournament_id: str | None = _f(default=None, description="Set when in a tournament.")
+    lobby_id: str | None = _f(default=None, description="Set when in a lobby.")
+    player_id: str = _f(description=_PLAYER_ID)
+    status: Literal["connected", "disconnected"] = _f(description="Connection state.")
+    reconnect_deadline_ms: int | None = _f(
         default=None,
         description="When disconnected: the seat is lost / the player is out at this time "
         "(absolute UTC ms, 60 s, ruling 9).",
     )
 
 
-class Snapshot(BaseModel):
+@_message
+class Snapshot:
     """Everything a resuming client needs to draw its screen from nothing (ruling 15), sent in
     ``session``: each part is what the latest messages of its kind would have said.
 
@@ -429,84 +465,86 @@ class Snapshot(BaseModel):
     ``rating``, in one resume only. No part ever holds the secret of a running duel (ruling 6).
     """
 
-    model_config = _CONFIG
-
-    language: LanguageInfo | None = Field(
+    language: LanguageInfo | None = _f(
         default=None,
         description="The game language of the lobby or tournament shown (tiles, keyboard, "
         "direction); null when neither is.",
     )
-    lobby: LobbyEvent | None = Field(default=None, description="The lobby the player waits in.")
-    round: RoundEvent | None = Field(
+    lobby: LobbyEvent | None = _f(default=None, description="The lobby the player waits in.")
+    round: RoundEvent | None = _f(
         default=None,
         description="The current round of the tournament (pairs, bye, intro deadline).",
     )
-    duel: DuelBoard | None = Field(
+    duel: DuelBoard | None = _f(
         default=None,
         description="The player's own duel this round; during the intro its next_player and "
         "deadline_ms are null.",
     )
-    standings: StandingsEvent | None = Field(default=None, description="Current standings.")
-    party: PartyEvent | None = Field(default=None, description="The player's party.")
-    spectating: list[DuelBoard] = Field(
+    standings: StandingsEvent | None = _f(default=None, description="Current standings.")
+    party: PartyEvent | None = _f(default=None, description="The player's party.")
+    spectating: list[DuelBoard] = _f(
         default_factory=list,
         description="The round's other duels when the player spectates (ruling 7: their duel "
         "is over, they have the bye, or they are out): rows and marks, the secret only once a "
         "duel is over (ruling 6).",
     )
-    statuses: list[PlayerStatusEvent] = Field(
+    statuses: list[PlayerStatusEvent] = _f(
         default_factory=list,
         description="Other players of the lobby or tournament shown who are disconnected now, "
         "each as its latest player_status said (with the reconnect deadline, absolute UTC ms, "
         "while one runs).",
     )
-    eliminated: EliminatedEvent | None = Field(
+    eliminated: EliminatedEvent | None = _f(
         default=None,
         description="Set once the player is out of the tournament shown: the round and the "
         "reason (lives, left or timeout), as the eliminated message said.",
     )
-    rating: RatingEvent | None = Field(
+    rating: RatingEvent | None = _f(
         default=None,
         description="The player's place and rating change in the tournament shown, once the "
         "place is fixed (rulings 1 and 2), as its rating message said.",
     )
-    tournament_end: TournamentEndEvent | None = Field(
+    tournament_end: TournamentEndEvent | None = _f(
         default=None,
         description="The final standings of the player's tournament that ended since: sent in "
         "one resume only (the next one shows the player idle).",
     )
 
 
+@_message
 class SessionEvent(_Event):
     """Reply to ``session``: who you are, and a snapshot when resuming."""
 
-    type: Literal["session"] = Field(default="session", description="Discriminator.")
-    player: PlayerView = Field(description="You.")
-    token: str | None = Field(
+    type: Literal["session"] = _f(default="session", description="Discriminator.")
+    player: PlayerView = _f(description="You.")
+    token: str | None = _f(
         default=None,
         description="Secret session token, only when the player was just created: store it and "
         "send it in later session messages (ruling 11). Null otherwise.",
     )
-    resumed: bool = Field(description="True when an existing player was resumed by token.")
-    protocol: int = Field(default=PROTOCOL_VERSION, description="Server protocol version.")
-    snapshot: Snapshot | None = Field(default=None, description="Current state when resuming.")
+    resumed: bool = _f(description="True when an existing player was resumed by token.")
+    protocol: int = _f(default=PROTOCOL_VERSION, description="Server protocol version.")
+    snapshot: Snapshot | None = _f(default=None, description="Current state when resuming.")
 
 
+@_message
 class PongEvent(_Event):
     """Reply to ``ping``."""
 
-    type: Literal["pong"] = Field(default="pong", description="Discriminator.")
-    server_time_ms: int = Field(description="Server time (absolute UTC ms), for clock offset.")
+    type: Literal["pong"] = _f(default="pong", description="Discriminator.")
+    server_time_ms: int = _f(description="Server time (absolute UTC ms), for clock offset.")
 
 
+@_message
 class ErrorEvent(_Event):
     """A request was refused or failed; nothing changed."""
 
-    type: Literal["error"] = Field(default="error", description="Discriminator.")
-    code: ErrorCode = Field(description="Stable error code; branch on this, not on message.")
-    message: str = Field(description="English, for people (may change).")
+    type: Literal["error"] = _f(default="error", description="Discriminator.")
+    code: ErrorCode = _f(description="Stable error code; branch on this, not on message.")
+    message: str = _f(description="English, for people (may change).")
 
 
+@_message
 class BatchEvent(_Event):
     """Several events for this connection from one change, in order, as one WebSocket message
     (one post per recipient per change). Handle each of ``events`` in turn exactly as if it had
@@ -515,16 +553,31 @@ class BatchEvent(_Event):
     never nests and never holds fewer than two events. A change whose events would pass the
     message limit (128 KB) sends them in several batches, still in order."""
 
-    type: Literal["batch"] = Field(default="batch", description="Discriminator.")
-    events: "list[OutboundEvent]" = Field(
+    type: Literal["batch"] = _f(default="batch", description="Discriminator.")
+    events: "list[OutboundEvent]" = _f(
         min_length=2, description="The events, in the order they happened (never a batch)."
     )
 
-    @model_validator(mode="after")
-    def _flat(self) -> Self:
+    def __post_init__(self) -> None:
         if any(e.type == "batch" for e in self.events):
             raise ValueError("a batch never holds a batch")
-        return self
+
+
+class _TaggedByType:
+    """``Annotated`` metadata: the union is tagged by ``type``. pydantic calls this hook when it
+    builds a validator or schema for the union (its ``__get_pydantic_core_schema__`` protocol,
+    https://docs.pydantic.dev/latest/concepts/types/#customizing-validation-with-__get_pydantic_core_schema__)
+    and gets the discriminated union ``Field(discriminator="type")`` makes: one model tried per
+    message, errors naming only it, ``oneOf`` with a ``discriminator`` in the schema."""
+
+    __slots__ = ()
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: "GetCoreSchemaHandler"
+    ) -> "CoreSchema":
+        from pydantic import Field
+
+        return handler(Annotated[source, Field(discriminator="type")])
 
 
 OutboundEvent: TypeAlias = Annotated[
@@ -544,47 +597,63 @@ OutboundEvent: TypeAlias = Annotated[
     | PongEvent
     | ErrorEvent
     | BatchEvent,
-    Field(discriminator="type"),
+    _TaggedByType(),
 ]
-"""Any outbound event; pydantic picks the model by ``type``."""
+"""Any outbound event; pydantic picks the class by ``type``."""
 
 
 def _members() -> tuple[type[_Event], ...]:
     return tuple(get_args(get_args(OutboundEvent)[0]))
 
 
-def _type_of(model: type[BaseModel]) -> str:
-    (value,) = get_args(model.model_fields["type"].annotation)
-    return str(value)
+def _type_of(cls: type[_Event]) -> str:
+    return str(cls.__dataclass_fields__["type"].default)
 
-
-# Annotations are evaluated with each class (no ``from __future__ import annotations``): a string
-# annotation is compiled by pydantic when the class is created, which cost about 6 ms of this
-# module's import on every cold start. So each model comes after the models it names; only
-# ``BatchEvent.events`` stays a string, since it names the union that holds ``BatchEvent``
-# (pydantic resolves it from this module when it builds the model, on first use).
 
 EVENT_BY_TYPE: Final[dict[str, type[_Event]]] = {_type_of(m): m for m in _members()}
-"""Event type → model, derived from ``OutboundEvent``."""
+"""Event type → class, derived from ``OutboundEvent``."""
 
 TYPES: Final[tuple[str, ...]] = tuple(EVENT_BY_TYPE)
 """Every outbound event type, in union order."""
 
-_adapter: TypeAdapter[OutboundEvent] | None = None
+_parse: Callable[[str | bytes], OutboundEvent] | None = None
 
 
 def parse_outbound(raw: str | bytes) -> OutboundEvent:
-    """Parse a server event (for clients, bots and tests); raises ``pydantic.ValidationError``."""
-    global _adapter
-    if _adapter is None:
-        _adapter = TypeAdapter(OutboundEvent)
-    return _adapter.validate_json(raw)
+    """Parse and validate a server event (JSON text) into its class, every type, constraint and
+    check of this module applied; raises ``pydantic.ValidationError``.
+
+    For clients, bots and tests, which check every message the server sends with it: the
+    server builds its events and never parses them, so pydantic is imported here, on the first
+    call, and never on a function's path."""
+    global _parse
+    if _parse is None:
+        from pydantic import TypeAdapter
+
+        _parse = TypeAdapter[OutboundEvent](OutboundEvent).validate_json
+    return _parse(raw)
 
 
-def dump_event(event: OutboundEvent) -> str:
-    """The event as compact JSON text, every field present (``null`` included), non-ASCII kept
-    as UTF-8. This is what the notifier posts to a connection."""
-    return event.model_dump_json()
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(value: Any) -> Any:
+    # A message as JSON-ready dicts and lists: every field, in declaration order.
+    names = _FIELD_NAMES.get(type(value))
+    if names is None:
+        if not hasattr(value, "__dataclass_fields__"):
+            if isinstance(value, list | tuple):
+                return [_plain(item) for item in value]
+            return value
+        names = _FIELD_NAMES[type(value)] = tuple(f.name for f in fields(value))
+    return {name: _plain(getattr(value, name)) for name in names}
+
+
+def dump_event(event: "OutboundEvent | Snapshot") -> str:
+    """The event (or a part of one, such as a ``Snapshot``) as compact JSON text, every field
+    present (``null`` included, in declaration order), non-ASCII kept as UTF-8
+    (``json.dumps``). This is what the notifier posts to a connection."""
+    return json.dumps(_plain(event), ensure_ascii=False, separators=(",", ":"))
 
 
 def error_event(

@@ -5,53 +5,69 @@ function's environment from these field names, and the local runtime overrides t
 
 Units: ``*_seconds`` fields are seconds (float, so tests can run fast clocks);
 everything on the wire and in storage is integer milliseconds.
+
+A stdlib dataclass, checked when built (``__post_init__``): every function builds one on its
+first invocation, and a pydantic model here cost every function pydantic's import (about
+100 ms of each cold start, issue 16).
 """
 
+import math
 import os
-from typing import Self
+import types
+from collections.abc import Mapping
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, Self, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+
+def _setting(
+    default: Any, description: str = "", *, gt: float | None = None, ge: float | None = None
+) -> Any:
+    # A field with its description and bounds (``gt``: greater than, ``ge``: at least).
+    return field(default=default, metadata={"description": description, "gt": gt, "ge": ge})
 
 
-class Settings(BaseModel):
-    """Backend settings; see the module docstring for how they are read."""
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Backend settings; see the module docstring for how they are read.
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    Built from typed values (``Settings(turn_seconds=2.0)``) or from strings (``from_env``,
+    ``from_values``); either way each value is converted to its field's type and its bounds are
+    checked. Raises ``ValueError`` naming the field: a value of the wrong type, a string that
+    does not parse, a number out of bounds (NaN included). Frozen (``FrozenInstanceError``)."""
 
-    table_name: str = Field("wordle-tournament", description="DynamoDB table (schema module)")
-    dynamodb_endpoint: str | None = Field(None, description="Override, e.g. a local moto server")
-    callback_url: str | None = Field(
-        None,
-        description="API Gateway Management API endpoint (https://{api}.execute-api.../{stage})",
+    table_name: str = _setting("wordle-tournament", "DynamoDB table (schema module)")
+    dynamodb_endpoint: str | None = _setting(None, "Override, e.g. a local moto server")
+    callback_url: str | None = _setting(
+        None, "API Gateway Management API endpoint (https://{api}.execute-api.../{stage})"
     )
-    state_machine_arn: str | None = Field(None, description="Deadline state machine (clock)")
-    aws_region: str = Field("us-east-1")
-    turn_seconds: float = Field(30.0, gt=0, description="Turn clock, rules page: 30 s")
-    intro_seconds: float = Field(6.0, ge=0, description="Round intro, rules page: 6 s")
-    reconnect_seconds: float = Field(60.0, gt=0, description="Reconnect deadline, ruling 9: 60 s")
-    skip_grace_seconds: float = Field(
+    state_machine_arn: str | None = _setting(None, "Deadline state machine (clock)")
+    aws_region: str = _setting("us-east-1")
+    turn_seconds: float = _setting(30.0, "Turn clock, rules page: 30 s", gt=0)
+    intro_seconds: float = _setting(6.0, "Round intro, rules page: 6 s", ge=0)
+    reconnect_seconds: float = _setting(60.0, "Reconnect deadline, ruling 9: 60 s", gt=0)
+    skip_grace_seconds: float = _setting(
         1.0,
+        "How long after a turn deadline the skip is applied, so that a guess API Gateway "
+        "received before the deadline lands first (DESIGN.md §3 Clocks)",
         ge=0,
-        description=(
-            "How long after a turn deadline the skip is applied, so that a guess API Gateway "
-            "received before the deadline lands first (DESIGN.md §3 Clocks)"
-        ),
     )
-    heartbeat_timeout_seconds: float = Field(
+    heartbeat_timeout_seconds: float = _setting(
         60.0,
+        "Ruling 14: a player in a lobby or tournament not heard from (ping) for this long is "
+        "treated as disconnected and their connection closed; 0 turns the check off (only "
+        "for in-process tests whose scripted players stand for pinging clients)",
         ge=0,
-        description=(
-            "Ruling 14: a player in a lobby or tournament not heard from (ping) for this long is "
-            "treated as disconnected and their connection closed; 0 turns the check off (only "
-            "for in-process tests whose scripted players stand for pinging clients)"
-        ),
     )
-    watchdog_grace_seconds: float = Field(
-        5.0, ge=0, description="How late a deadline may be before the watchdog applies it"
+    watchdog_grace_seconds: float = _setting(
+        5.0, "How late a deadline may be before the watchdog applies it", ge=0
     )
-    max_message_bytes: int = Field(32 * 1024, description="Largest inbound frame (API GW: 32 KB)")
-    rate_limit_per_second: float = Field(5.0, gt=0, description="Per-connection action rate")
-    rate_limit_burst: int = Field(20, gt=0, description="Per-connection burst")
+    max_message_bytes: int = _setting(32 * 1024, "Largest inbound frame (API GW: 32 KB)")
+    rate_limit_per_second: float = _setting(5.0, "Per-connection action rate", gt=0)
+    rate_limit_burst: int = _setting(20, "Per-connection burst", gt=0)
+
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            object.__setattr__(self, spec.name, _checked(spec, getattr(self, spec.name)))
 
     @property
     def turn_ms(self) -> int:
@@ -74,14 +90,65 @@ class Settings(BaseModel):
         return round(self.skip_grace_seconds * 1000)
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Self:
-        """Build settings from ``environ`` (default ``os.environ``); unknown keys are ignored."""
+    def names(cls) -> tuple[str, ...]:
+        """Every field's name, in declaration order (the variables are these, upper-cased)."""
+        return tuple(spec.name for spec in fields(cls))
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, object]) -> Self:
+        """Settings from ``values`` (field name -> value or string); unknown keys are ignored,
+        missing ones keep their defaults. Raises ``ValueError`` as the class does."""
+        known = set(cls.names())
+        return cls(**{name: value for name, value in values.items() if name in known})  # type: ignore[arg-type]
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
+        """Build settings from ``environ`` (default ``os.environ``): each field's upper-cased
+        name, empty values ignored; the region falls back to ``AWS_DEFAULT_REGION``."""
         env = os.environ if environ is None else environ
         values = {}
-        for name in cls.model_fields:
+        for name in cls.names():
             raw = env.get(name.upper())
             if raw is not None and raw != "":
                 values[name] = raw
         if "aws_region" not in values and env.get("AWS_DEFAULT_REGION"):
             values["aws_region"] = env["AWS_DEFAULT_REGION"]
-        return cls.model_validate(values)
+        return cls.from_values(values)
+
+
+def _checked(spec: "Field[Any]", value: object) -> object:
+    # ``value`` converted to the field's type (a string parsed), bounds checked.
+    kind, optional = spec.type, False
+    if get_origin(kind) in (Union, types.UnionType):
+        kind, optional = next(a for a in get_args(kind) if a is not type(None)), True
+    if value is None and optional:
+        return None
+    name = spec.name
+    if kind is str:
+        if not isinstance(value, str):
+            raise ValueError(f"setting {name}: expected a string, got {value!r}")
+        return value
+    number = _number(name, kind, value)
+    gt, ge = spec.metadata.get("gt"), spec.metadata.get("ge")
+    if math.isnan(number):
+        raise ValueError(f"setting {name}: expected a number, got {value!r}")
+    if gt is not None and not number > gt:
+        raise ValueError(f"setting {name}: must be greater than {gt}, got {value!r}")
+    if ge is not None and not number >= ge:
+        raise ValueError(f"setting {name}: must be at least {ge}, got {value!r}")
+    return number
+
+
+def _number(name: str, kind: object, value: object) -> float:
+    # An int or float setting from a number or its string form (an int setting takes no fraction).
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"setting {name}: expected a number, got {value!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"setting {name}: expected a number, got {value!r}") from None
+    if kind is int:
+        if not number.is_integer():
+            raise ValueError(f"setting {name}: expected a whole number, got {value!r}")
+        return int(number)
+    return number

@@ -5,7 +5,7 @@ reply answers."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shared.protocol.outbound import OutboundEvent, dump_event, frames
 from shared.services.ports import Clock, Notifier, Timer
@@ -53,7 +53,7 @@ class Outbox:
             if request is not None and not self._replied and cid == request.connection_id:
                 self._replied = True  # one reply per request
                 if event.request_id is None and request.request_id is not None:
-                    reply = event.model_copy(update={"request_id": request.request_id})
+                    reply = replace(event, request_id=request.request_id)
                     self.messages.append((cid, dump_event(reply)))
                     continue
             if text is None:

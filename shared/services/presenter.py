@@ -7,6 +7,7 @@ Ruling 7: spectators (out, bye, or done with their duel) get the other duels' ro
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shared.domain import events as ev
@@ -112,7 +113,11 @@ def lobby_event(lobby: Lobby, language: Language) -> out.LobbyEvent:
     )
 
 
-def party_event(rec: PartyRecord, members: dict[str, Player], status: str) -> out.PartyEvent:
+def party_event(
+    rec: PartyRecord,
+    members: dict[str, Player],
+    status: out.PartyStatus,
+) -> out.PartyEvent:
     p = rec.party
     return out.PartyEvent(
         party_id=p.party_id,
@@ -224,7 +229,7 @@ def present(
             # its duelists spectate from now on (ruling 7): they get the other boards whole
             duelists = [conns.get(p) for p in e.players] if same_round else []
             boards = [board(t, d, lexicon) for d in t.duels if d.duel_id != e.duel_id]
-            box.add(duelists, end.model_copy(update={"spectating": boards}))
+            box.add(duelists, replace(end, spectating=boards))
             box.add([c for c in _watchers_of(rec, e.duel_id) if c not in duelists], end)
             if same_round:
                 # lives changed: everyone's standings (a round-closing end sends them anyway)

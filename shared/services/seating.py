@@ -13,6 +13,8 @@ Imports no use case: ``matchmaking``, ``parties``, ``sessions`` and ``deadlines`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from shared.domain import matchmaking as mm
 from shared.domain.matchmaking import LobbyStatus
 from shared.protocol import outbound as out
@@ -183,7 +185,7 @@ def free_seat(
             writes.append(rec)
             language = deps.lexicon.language(rec.lobby.language)
             box.add(rec.connections.values(), lobby_event(rec.lobby, language))
-            left = lobby_event(rec.lobby, language).model_copy(update={"status": "left"})
+            left = replace(lobby_event(rec.lobby, language), status="left")
             box.add([cid or player.connection_id], left)
         return Change(True, writes, box)
 

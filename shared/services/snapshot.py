@@ -116,7 +116,7 @@ def rating_event(t: Tournament, p: PlayerState) -> out.RatingEvent | None:
     )
 
 
-def party_status(members: dict[str, Player]) -> str:
+def party_status(members: dict[str, Player]) -> out.PartyStatus:
     """A party's status from its members' (ruling 10): playing while anyone is in a
     tournament, queued while anyone waits in a lobby, else open."""
     if any(m.status is PlayerStatus.PLAYING for m in members.values()):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from shared.domain import events as ev
 from shared.domain.errors import DomainError, NotInTournamentError
@@ -227,7 +228,7 @@ def _rating_writes(
 def leave_tournament(
     deps: Deps,
     player: Player,
-    reason: str = "left",
+    reason: Literal["left", "timeout"] = "left",
     *,
     only_if_disconnect_seq: int | None = None,
     reply_to: Request | None = None,

@@ -77,7 +77,8 @@ def _cold(module: str, after: str = "", names: tuple[str, ...] = FIRST_MESSAGE) 
         "deps = container_deps()\n"
         "def ran():\n"
         "    return sorted(n for n in NAMES if type(sys.modules.get(n)) is types.ModuleType)\n"
-        "report = {'file': sys.modules['functions'].__file__, 'ran': ran()}\n"
+        "report = {'file': sys.modules['functions'].__file__, 'ran': ran(),\n"
+        "          'pydantic': 'pydantic' in sys.modules}\n"
         f"{after}\n"
         f"print({MARK!r} + json.dumps(report))\n"
     ).replace("NAMES", repr(names))
@@ -172,23 +173,43 @@ def test_a_watchdog_that_finds_nothing_overdue_runs_none_of_the_apply_path() -> 
 
 
 DISCONNECT_RUNS = """
+import dataclasses
 from shared.services import matchmaking
 from shared.services.model import Connection, Player
 from shared.services.outbox import Request
 from tests.fakes import fake_deps
 import functions.disconnect as d
-fakes = fake_deps()
+class Posts:
+    sent = []
+    def send(self, messages):
+        self.sent += messages
+        return []
+    def close(self, connection_id):
+        pass
+    def last_active_ms(self, connection_id):
+        return None
+posts = Posts()
+fakes = dataclasses.replace(fake_deps(), notifier=posts)
 now = fakes.clock.now_ms()
 fakes.store.create_player(
     Player("p1", "Named", 1500, now, connection_id="c1", connected=True, token_used_ms=now), "h"
 )
 fakes.store.commit([Connection("c1", now, "p1")])
 matchmaking.join(fakes, Request("c1"), "p1", "en")
+fakes.store.create_player(
+    Player("p2", "Other", 1500, now, connection_id="c2", connected=True, token_used_ms=now), "h2"
+)
+fakes.store.commit([Connection("c2", now, "p2")])
+matchmaking.join(fakes, Request("c2"), "p2", "en")
+posts.sent.clear()
 event = {'requestContext': {'connectionId': 'c1', 'routeKey': '$disconnect', 'requestId': 'r1'}}
 report['answer'] = d.handle(event, fakes)
 p1 = fakes.store.get_player("p1")
 report['player'] = [p1.status.value, p1.connected, p1.reconnect_deadline_ms - now]
 report['after'] = ran()
+report['pydantic_after'] = 'pydantic' in sys.modules
+from shared.protocol.outbound import parse_outbound
+report['pushed'] = [parse_outbound(text).type for _, text in posts.sent]
 """
 
 
@@ -200,6 +221,21 @@ def test_disconnect_never_runs_the_nickname_rules() -> None:
     assert report["answer"] == {"statusCode": 200}
     assert report["player"] == ["queued", False, 60_000]
     assert report["after"] == []
+
+
+def test_only_the_message_function_imports_pydantic() -> None:
+    """Issue 16, cold start: the functions that only push events (``$connect``, ``$disconnect``,
+    the clock, the watchdog) never import pydantic, neither at their cold start nor when they
+    push (the events are stdlib dataclasses); the messages function parses its inbound
+    messages with it."""
+    for module in ("functions.connect", "functions.watchdog", "functions.apply_deadlines"):
+        assert _cold(module)["pydantic"] is False, module
+    assert _cold("functions.messages")["pydantic"] is True
+    report = _cold("functions.disconnect", DISCONNECT_RUNS, NICKNAME_RULES)
+    assert report["pydantic"] is False
+    # a queued player's disconnect pushed player_status to the lobby, and still no pydantic
+    assert report["pydantic_after"] is False
+    assert report["pushed"] == ["player_status"]
 
 
 def test_lazy_module_runs_the_module_on_its_first_attribute_access(

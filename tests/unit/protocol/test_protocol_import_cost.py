@@ -40,16 +40,18 @@ def test_inbound_validators_are_built_lazily_one_action_at_a_time() -> None:
     assert inbound.ACTIONS
 
 
-def test_outbound_validators_are_built_lazily_one_event_at_a_time() -> None:
+def test_outbound_events_are_built_and_dumped_without_pydantic() -> None:
+    """A function that pushes events never imports pydantic (issue 16, cold start): the events
+    are stdlib dataclasses written with ``json``; parsing them (clients, tests) loads it."""
     code = (
-        "import shared.protocol.outbound as m; "
-        "built = lambda: sorted("
-        "t for t, k in m.EVENT_BY_TYPE.items() if k.__pydantic_complete__); "
-        "print(built()); "
-        "m.dump_event(m.error_event('internal_error', None, None)); "
-        "print(built())"
+        "import sys, shared.protocol.outbound as m; "
+        "e = m.TurnEvent(tournament_id='t', duel_id='d', turn=1, row=m.Row(player='p', "
+        "skipped=True), next_player='q', deadline_ms=5); "
+        "text = m.dump_event(e); "
+        "print('pydantic' in sys.modules); "
+        "print(m.parse_outbound(text) == e, 'pydantic' in sys.modules)"
     )
-    assert _run(code).splitlines() == ["[]", "['error']"]
+    assert _run(code).splitlines() == ["False", "True True"]
 
 
 def _string_annotations(model: type) -> dict[str, str]:
@@ -63,25 +65,7 @@ def _string_annotations(model: type) -> dict[str, str]:
 
 def test_model_annotations_are_evaluated_with_the_class_not_compiled_by_pydantic() -> None:
     """A string annotation (``from __future__ import annotations``, or a quoted forward
-    reference) is compiled and evaluated by pydantic when the class is created: about 6 ms of
-    ``shared.protocol.outbound``'s import on the cold path. Only the batch's recursive
-    ``events`` stays a string (it names the union that contains the batch)."""
-    from shared.protocol import outbound
-    from shared.runtime.settings import Settings
-
-    models = [
-        *inbound.MODEL_BY_ACTION.values(),
-        *outbound.EVENT_BY_TYPE.values(),
-        outbound.Snapshot,
-        outbound.DuelBoard,
-        outbound.Row,
-        outbound.Standing,
-        outbound.LanguageInfo,
-        outbound.Pair,
-        outbound.PlayerView,
-        Settings,
-    ]
-    strings = {m.__name__: _string_annotations(m) for m in models}
-    assert {name: s for name, s in strings.items() if s} == {
-        "BatchEvent": {"events": "list[OutboundEvent]"}
-    }
+    reference) of a pydantic model is compiled and evaluated by pydantic when the class is
+    created: milliseconds of the messages function's cold start for each module."""
+    strings = {m.__name__: _string_annotations(m) for m in inbound.MODEL_BY_ACTION.values()}
+    assert {name: s for name, s in strings.items() if s} == {}

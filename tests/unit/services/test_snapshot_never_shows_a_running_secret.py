@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from shared.adapters.lexicon import WordListLexicon
 from shared.domain.tournament import Entrant, Tournament
+from shared.protocol.outbound import dump_event
 from shared.services.deps import Deps, Timing
 from shared.services.model import Player, PlayerStatus, TournamentRecord
 from shared.services.snapshot import snapshot
@@ -98,7 +99,7 @@ def _check(deps: Deps, t: Tournament, pids: list[str]) -> int:
     for pid in pids:
         player = deps.store.get_player(pid)
         assert player is not None
-        snap = json.loads(snapshot(deps, player).model_dump_json())
+        snap = json.loads(dump_event(snapshot(deps, player)))
         leaked = set(running.values()) & set(_strings(snap))
         assert not leaked, f"{pid} sees the secret of a running duel"
         for b in _boards(snap):
