@@ -146,11 +146,12 @@ def test_code_asset_ships_one_unchecked_hash_cache_file_per_module(synthesized, 
 
 
 def _plugin_scan_after_settings(extra_env: dict[str, str]) -> str:
-    """In a fresh interpreter: build ``Settings`` as a cold start does, then report whether
-    pydantic read the installed distributions' entry points looking for plugins."""
+    """In a fresh interpreter: build an inbound validator as the messages function's first
+    message does (the only function that imports pydantic), then report whether pydantic read
+    the installed distributions' entry points looking for plugins."""
     code = (
-        "import shared.runtime.settings as s, pydantic.plugin._loader as loader; "
-        "s.Settings.from_env({}); "
+        "import shared.protocol.inbound as m, pydantic.plugin._loader as loader; "
+        'm.parse_inbound(\'{"action":"ping"}\'); '
         "print('scanned' if loader._plugins is not None else 'skipped')"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
