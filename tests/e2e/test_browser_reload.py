@@ -326,6 +326,10 @@ async def play(page: Page, me: str, bots: list[Bot], checked: list[str]) -> None
     # -- after elimination: the tournament screen, the "you are out" banner, the standings ---
     # The bots play fast: a round may end during a reload. That is the game moving on, not a
     # different screen, so the comparison is made on a reload that stayed within one round.
+    # ``eliminated`` and the standings that show it can come in separate messages (the last
+    # life went in one change, the standings of another change follow): the screen is read
+    # once both have arrived, else "before" may still show the life being lost.
+    await page.wait_for("S.standings.find((s) => s.player_id === S.me.id).eliminated", 30)
     for _ in range(3):
         before = await page.eval(READ_SCREEN)
         assert before["screen"] == "tournament", before
