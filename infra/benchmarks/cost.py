@@ -11,10 +11,19 @@ players disconnect. Every AWS call of every handler invocation is counted (figur
 The prices are data (``prices.json``: date and source). Lambda duration is measured: each
 invocation's own CPU time in-process (its process time minus the time inside its AWS calls,
 where moto answers) plus a stated wait per AWS call (``CALL_LATENCY_MS``), rounded up to the
-whole millisecond as Lambda bills (``billed_ms``). All-in: CloudWatch Logs ingestion (platform
-lines, one EMF metrics line per invocation, a line per refusal), X-Ray under the deployed
-policy (prod: off), and the fixed monthly alarms, dashboard and custom metrics spread over
-``TOURNAMENTS_PER_MONTH``.
+whole millisecond as Lambda bills (``billed_ms``). All-in: CloudWatch Logs ingestion — the
+functions' (platform lines, one EMF metrics line per invocation, a line per refusal), the
+stage's access logs (a line per connect, disconnect and message, pings included:
+``ACCESS_LOG_BYTES``) and the Express machine's execution logs at level ALL (each state's
+history events, counted from the interpreter's history: ``sfn_log_events``) — X-Ray under
+the deployed policy (prod: off), and the fixed monthly alarms, dashboard and custom metrics
+spread over ``TOURNAMENTS_PER_MONTH``.
+
+Each item also has a floor (``CostLine.floor_usd``): the least it can cost on the same play
+under the design (a Step Functions clock) and the rulings, keeping what the alarms read, with
+the reason it cannot go lower; the clock's is ``clock_floor`` (an Express loop billed for each
+round's whole span). The floors' sum (``CostReport.floor``) is what the goal is measured
+against when the built total misses it.
 
 The clock is the one built (``shared.adapters.step_functions``): one looping Express execution
 per round — the intro timer starts it, each wake applies what is due and waits for the round's
@@ -63,6 +72,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.benchmarks.calls import (
+    WRITES,
     ActionCount,
     ApiGatewayRecordingNotifier,
     ClockExecution,
@@ -71,7 +81,9 @@ from infra.benchmarks.calls import (
     MeteredClock,
     moto_env,
 )
+from infra.constructs.log_formats import ACCESS_LOG_FORMAT
 from infra.emulator.testing import ScriptedPlayer
+from shared.adapters.step_functions import state_machine_definition
 from shared.services.ports import Timer
 
 PRICES_PATH = Path(__file__).with_name("prices.json")
@@ -94,6 +106,51 @@ dimensions and metric names in JSON)."""
 REFUSAL_LOG_BYTES = 400
 """One INFO JSON line (Powertools Logger with the Lambda context and correlation keys) per
 refused request."""
+_ACCESS_LOG_SAMPLE = {
+    "$context.requestId": "Bx1Z2FabcdEFgHw=",
+    "$context.requestTimeEpoch": "1764748800123",
+    "$context.stage": "prod",
+    "$context.connectionId": "Bx1YxcdEIAMCJhQ=",
+    "$context.eventType": "MESSAGE",
+    "$context.routeKey": "guess",
+    "$context.status": "200",
+    "$context.integration.status": "200",
+    "$context.integration.latency": "27",
+    "$context.error.message": "-",
+    "$context.integration.error": "-",
+}
+"""Typical values of the access log's variables (ids of API Gateway's length, a guess)."""
+ACCESS_LOG_BYTES = len(
+    json.dumps({k: _ACCESS_LOG_SAMPLE[v] for k, v in ACCESS_LOG_FORMAT.items()}) + "\n"
+)
+"""One access log line of the deployed format (``infra.constructs.log_formats``): API Gateway
+writes one per ``$connect``, ``$disconnect`` and message, pings included; the stage's status
+alarms read them (metric filters), so they stay on."""
+SFN_LOG_EVENT_BYTES = len(
+    json.dumps(
+        {
+            "id": "12",
+            "type": "TaskStateEntered",
+            "details": {"name": "ApplyDeadline", "inputDetails": {"truncated": False}},
+            "previous_event_id": "11",
+            "event_timestamp": "1764748800123",
+            "execution_arn": "arn:aws:states:us-east-1:123456789012:express:"
+            "WordleTournament-prod-DeadlinesA1B2C3D4-Xy9AbCdEfGhI:"
+            "r-01JC5W6T2P7QY9ZKX3M4N8B5V1-3:6f1c2a4e-3b5d-4e7f-9a8b-0c1d2e3f4a5b",
+            "redrive_count": "0",
+        }
+    )
+    + "\n"
+)
+"""One Step Functions history event as the Express machine logs it to CloudWatch Logs at level
+ALL without execution data (``infra.constructs.deadline_clock``): the fields of "Using
+CloudWatch Logs to log execution history in Step Functions"
+(https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html), billed at the vended logs
+rate."""
+SFN_EVENTS_PER_STATE = {"Wait": 2, "Choice": 2, "Succeed": 2, "Pass": 2, "Fail": 1, "Task": 5}
+"""History events a state logs: ``<Type>StateEntered`` and ``<Type>StateExited``; a Task also
+``TaskScheduled``, ``TaskStarted`` and ``TaskSucceeded``; a Fail state only enters. Each
+execution adds ``ExecutionStarted`` and its end (``ExecutionSucceeded``/``Failed``)."""
 TOURNAMENTS_PER_MONTH = 100_000
 """The volume the fixed monthly costs (alarms, dashboard, custom metrics) are spread over."""
 ALARM_METRICS = 64
@@ -373,10 +430,16 @@ def _count_skips(players: list[ScriptedPlayer]) -> int:
 # ------------------------------------------------------------------------------ cost model
 @dataclass
 class CostLine:
+    """One item of the bill for one tournament, with its floor: the least the item can cost
+    for the same play under DESIGN.md's design and rulings, keeping what the alarms read
+    (``floor_usd``, USD), and why it cannot go lower (``floor_why``)."""
+
     item: str
     quantity: float
     unit: str
     usd: float
+    floor_usd: float
+    floor_why: str
 
 
 @dataclass
@@ -394,6 +457,9 @@ class ClockDesign:
     note: str
     models_built: bool = False
     """The model of the built design (compared with the measured row, never proposed)."""
+    step_functions: bool = True
+    """Runs on Step Functions, so its execution logs are billed too (the built clock's
+    ``sfn_log_usd``; the other Step Functions designs are taken to log as much)."""
 
 
 @dataclass
@@ -408,9 +474,18 @@ class CostReport:
     def total(self) -> float:
         return sum(line.usd for line in self.lines)
 
+    @property
+    def floor(self) -> float:
+        """The sum of the items' floors (``CostLine.floor_usd``): the least this design can
+        cost for the same play."""
+        return sum(line.floor_usd for line in self.lines)
+
     def total_with(self, design: ClockDesign) -> float:
+        """The tournament's total with ``design`` as its clock: the built clock's cost, and
+        its Step Functions logs when ``design`` runs without Step Functions, replaced."""
         today = self.designs[0]
-        return self.total - today.usd + design.usd
+        logs = 0.0 if design.step_functions else self.counts.get("sfn_log_usd", 0.0)
+        return self.total - today.usd - logs + design.usd
 
     @property
     def built(self) -> ClockDesign:
@@ -689,10 +764,84 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
             f"idle polling; not built: it replaces Step Functions (DESIGN.md), a design "
             "decision. DelaySeconds is whole seconds (up to 900), like the Wait; a long poll "
             "returns a message as soon as it is visible; at-least-once is fine (seq-guarded "
-            "clock fn)",
+            "clock fn); no Step Functions logs",
+            step_functions=False,
         )
     )
     return designs
+
+
+def sfn_log_events(run: TournamentRun) -> int:
+    """History events the built clock's executions log at level ALL: two per execution
+    (started, ended) plus ``SFN_EVENTS_PER_STATE`` for each state each one entered (the
+    interpreter's ``history``, the deployed definition's state types)."""
+    types = {name: st["Type"] for name, st in state_machine_definition("arn")["States"].items()}
+    return sum(
+        2 + sum(SFN_EVENTS_PER_STATE[types[state]] for _, state in e.execution.history)
+        for e in run.executions
+    )
+
+
+def round_spans_s(run: TournamentRun) -> dict[int, float]:
+    """Round -> seconds from its intro timer being set to its last duel's end: while a round
+    runs, some deadline of it is always pending, so a clock must be waiting that long."""
+    intro_at = {d.seq: d.set_ms for d in run.deadlines if d.kind == "intro"}
+    ends: dict[int, int] = {}
+    for duel_id, ended in run.duel_ends.items():
+        rnd = int(duel_id.rsplit(".", 2)[1])
+        ends[rnd] = max(ends.get(rnd, 0), ended)
+    return {
+        rnd: max(0, ends[rnd] - at) / 1000 for rnd, at in sorted(intro_at.items()) if rnd in ends
+    }
+
+
+def clock_floor(run: TournamentRun, prices: dict[str, Any]) -> tuple[float, str]:
+    """The least a Step Functions clock can cost on this play (USD) and why: one Express
+    execution per round billed for the round's whole span (``round_spans_s``) at 64 MB, the
+    smallest Express memory, rounded up to 100 ms; one clock invocation (and its read) per
+    wake that applied something (no stale wakes); reconnect timers as built. Express bills the
+    wait ("duration ... from the time it begins executing until it completes"; Step Functions
+    pricing); Standard bills state transitions instead (``clock_designs``)."""
+    sfn = prices["stepfunctions"]
+    inc_ms = float(sfn["express_duration_increment_ms"])
+    mem_gb = float(sfn["express_min_memory_gb"])
+    spans = round_spans_s(run)
+    reconnects = [e for e in run.executions if e.kind == "reconnect"]
+    gb_s = sum(math.ceil(s * 1000 / inc_ms) * inc_ms / 1000 * mem_gb for s in spans.values())
+    gb_s += sum(
+        math.ceil((e.seconds + CLOCK_TASK_MS / 1000) * 1000 / inc_ms) * inc_ms / 1000 * mem_gb
+        for e in reconnects
+    )
+    requests = len(spans) + len(reconnects)
+    clock_invs = [i for i in run.invocations if i.route.startswith("clock:")]
+    applied = sum(e.wakes - e.stale_wakes for e in run.executions)
+    rru = sum(c.rru for i in clock_invs for c in i.calls) / max(1, len(clock_invs)) * applied
+    usd = (
+        requests * float(sfn["express_request"])
+        + gb_s * float(sfn["express_gb_second"])
+        + _lambda_usd(prices, applied, mean_billed_ms(clock_invs))
+        + rru * float(prices["dynamodb"]["read_request_unit"])
+    )
+    stale = sum(e.stale_wakes for e in run.executions)
+    why = (
+        f"Step Functions design: a round's Express loop waits from its intro to its last "
+        f"duel's end ({sum(spans.values()):.0f} s over {len(spans)} rounds), billed at 64 MB, "
+        f"the smallest Express memory; {applied} wakes that applied something. Built: "
+        f"{stale} more (stale) wakes and their {CLOCK_TASK_MS} ms tasks"
+    )
+    return usd, why
+
+
+def write_floor_wru(run: TournamentRun) -> float:
+    """Write units if every item written were at most 1 KB: 1 WRU per item (2 in a
+    transaction), index writes as counted."""
+    act = run.action
+    base = sum(
+        (2 if c.op == "TransactWriteItems" else 1) * c.items
+        for c in act.calls
+        if c.service == "dynamodb" and c.op in WRITES
+    )
+    return base + act.gsi_wru
 
 
 def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
@@ -726,12 +875,36 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
     today = designs[0]
     non_clock_rru = act.rru - today.clock_rru
     wru = act.wru + act.gsi_wru
+    floor_gb_s = (
+        sum(
+            max(1, math.ceil(sum(CALL_LATENCY_MS.get(c.service, 10.0) for c in i.calls)))
+            for i in non_clock
+        )
+        / 1000
+        * LAMBDA_GB
+    )
+    own_ms = sum(i.own_cpu_ms for i in non_clock) / max(1, len(non_clock))
+    floor_wru = write_floor_wru(run)
+    _, frames = fanout(run)
+    frame_units = frames + (out_units - len(posts))  # a frame over 32 KB bills more units
+    access_lines = len(non_clock) + run.gateway_answered
+    access_bytes = access_lines * ACCESS_LOG_BYTES
+    sfn_events = sfn_log_events(run)
+    sfn_bytes = sfn_events * SFN_LOG_EVENT_BYTES
+    lambda_floor_bytes = log_bytes - len(run.invocations) * PLATFORM_LOG_BYTES
+    clock_floor_usd, clock_why = clock_floor(run, prices)
+    per_gb = float(cw["log_ingestion_gb"])
+    vended_gb = float(cw["vended_log_ingestion_gb"])
+    msg = float(api["message"])
+    same = "as built: "
     lines = [
         CostLine(
             "Lambda requests (routes)",
             len(non_clock),
             "requests",
             len(non_clock) * float(lam["request"]),
+            len(non_clock) * float(lam["request"]),
+            same + "one per $connect, $disconnect and action message; pings never reach a function",
         ),
         CostLine(
             f"Lambda duration (routes; measured CPU + AWS waits, mean {route_ms:.1f} ms @ "
@@ -739,61 +912,104 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
             gb_s,
             "GB-s",
             gb_s * float(lam["gb_second_arm64"]),
+            floor_gb_s * float(lam["gb_second_arm64"]),
+            f"the AWS waits alone: our own CPU ({own_ms:.1f} ms of {route_ms:.1f} ms per "
+            "invocation) is all that code can remove",
         ),
         CostLine(
             "DynamoDB writes (table + GSI)",
             wru,
             "WRU",
             wru * float(ddb["write_request_unit"]),
+            floor_wru * float(ddb["write_request_unit"]),
+            f"every item at most 1 KB ({floor_wru:.0f} WRU: 1 per item written, 2 in a "
+            "transaction): what is left is the tournament item's 1-2 KB (figure 1b)",
         ),
         CostLine(
             "DynamoDB reads (routes)",
             non_clock_rru,
             "RRU",
             non_clock_rru * float(ddb["read_request_unit"]),
+            non_clock_rru * float(ddb["read_request_unit"]),
+            same + "one strongly consistent read per change, every item under 4 KB (1 RRU)",
         ),
         CostLine(
             f"API Gateway messages in ({routed_in} to functions, {run.gateway_answered} pings "
             "answered by the gateway)",
             inbound,
             "messages",
-            inbound * float(api["message"]),
+            inbound * msg,
+            inbound * msg,
+            same + "the players' actions, and a ping after 20 s of silence (ruling 14)",
         ),
         CostLine(
             "API Gateway messages out (PostToConnection)",
             out_units,
             "messages",
-            out_units * float(api["message"]),
+            out_units * msg,
+            frame_units * msg,
+            f"one frame per recipient per change ({frames} frames; figure 1)",
         ),
         CostLine(
             "API Gateway messages out (pong route responses of the ping mock route)",
             pongs,
             "messages",
-            pongs * float(api["message"]),
+            pongs * msg,
+            pongs * msg,
+            same + "the MOCK route answers each ping with pong (ruling 14)",
         ),
         CostLine(
             f"API Gateway connection minutes ({run.players} x {CONNECTION_MINUTES_PER_PLAYER:.0f})",
             conn_minutes,
             "minutes",
             conn_minutes * float(api["connection_minute"]),
+            conn_minutes * float(api["connection_minute"]),
+            same + "the players' time connected (the brief's assumption)",
         ),
         CostLine(
             "Clock: Step Functions + clock Lambda + its reads (built: Express loop per round)",
             today.executions,
             "executions",
             today.usd,
+            min(clock_floor_usd, today.usd),
+            clock_why,
         ),
         CostLine(
-            "CloudWatch Logs ingestion (platform lines, EMF metrics, refusals)",
+            "CloudWatch Logs: Lambda (platform lines, EMF metrics, refusals)",
             log_bytes / 1e9,
             "GB",
-            log_bytes / 1e9 * float(cw["log_ingestion_gb"]),
+            log_bytes / 1e9 * per_gb,
+            lambda_floor_bytes / 1e9 * per_gb,
+            "without Lambda's START/END/REPORT lines (JSON log format, system log level WARN); "
+            "the EMF lines are the alarms' metrics",
+        ),
+        CostLine(
+            f"CloudWatch Logs: API Gateway access logs ({access_lines} lines of "
+            f"{ACCESS_LOG_BYTES} B)",
+            access_bytes / 1e9,
+            "GB",
+            access_bytes / 1e9 * per_gb,
+            access_bytes / 1e9 * per_gb,
+            same + "one line per connect, disconnect and message; the stage's status alarms "
+            "read them",
+        ),
+        CostLine(
+            f"CloudWatch Logs: Step Functions, level ALL ({sfn_events} history events of "
+            f"{SFN_LOG_EVENT_BYTES} B, vended logs)",
+            sfn_bytes / 1e9,
+            "GB",
+            sfn_bytes / 1e9 * vended_gb,
+            0.0,
+            "level ERROR logs only failures (none on this play); ALL is kept because Express "
+            "keeps no execution history: the logs are the only record of a loop's wakes",
         ),
         CostLine(
             "X-Ray traces (prod policy: tracing off; dev: one trace per invocation, below)",
             0,
             "traces",
             0.0,
+            0.0,
+            same + "tracing is off in prod",
         ),
         CostLine(
             f"Alarms ({ALARM_METRICS} metrics), dashboard, {CUSTOM_METRICS} custom metrics: "
@@ -801,6 +1017,8 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
             1 / TOURNAMENTS_PER_MONTH,
             "months",
             fixed_month / TOURNAMENTS_PER_MONTH,
+            fixed_month / TOURNAMENTS_PER_MONTH,
+            same + "fixed per month: falls with volume",
         ),
     ]
     counts = {
@@ -821,6 +1039,9 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
         "route_own_cpu_ms": sum(i.own_cpu_ms for i in non_clock) / max(1, len(non_clock)),
         "clock_ms": mean_billed_ms([i for i in run.invocations if i.route.startswith("clock:")]),
         "log_bytes": log_bytes,
+        "access_log_bytes": access_bytes,
+        "sfn_log_events": sfn_events,
+        "sfn_log_usd": sfn_bytes / 1e9 * vended_gb,
         "xray_dev_usd": (len(run.invocations) + today.executions)
         * float(prices["xray"]["trace_recorded"]),
         "fixed_month_usd": fixed_month,

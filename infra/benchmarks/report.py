@@ -217,10 +217,26 @@ def cost_tables(r: Any) -> str:
     run = r.run
     lines = sorted(r.lines, key=lambda x: -x.usd)
     body = [
-        [ln.item, f"{ln.quantity:,.1f} {ln.unit}", _usd(ln.usd), f"{100 * ln.usd / r.total:.0f}%"]
+        [
+            ln.item,
+            f"{ln.quantity:,.1f} {ln.unit}",
+            _usd(ln.usd),
+            f"{100 * ln.usd / r.total:.0f}%",
+            _usd(ln.floor_usd),
+            ln.floor_why,
+        ]
         for ln in lines
     ]
-    body.append(["**total (the built clock)**", "", f"**{_usd(r.total)}**", "100%"])
+    body.append(
+        [
+            "**total (the built clock)**",
+            "",
+            f"**{_usd(r.total)}**",
+            "100%",
+            f"**{_usd(r.floor)}**",
+            "the floor of this design (Step Functions clock, rulings 13-14)",
+        ]
+    )
     designs = [
         [
             d.name,
@@ -270,7 +286,7 @@ def cost_tables(r: Any) -> str:
     return (
         stats
         + "\n\n"
-        + _table(["item", "quantity", "cost", "share"], body)
+        + _table(["item", "quantity", "cost", "share", "floor", "why not lower"], body)
         + "\n\nClock designs on the same timeline (cost = Step Functions + the clock "
         "function's Lambda requests/duration + its reads; the first row is the built clock as "
         "the interpreter of the deployed state machine ran it, the others are modelled from "
@@ -491,7 +507,8 @@ def summary_rows(res: Results) -> list[list[str]]:
             [
                 "3. cost per 8-player tournament",
                 f"{_usd(r.total)} with the built clock (Express, one looping execution per "
-                f"round); {_usd(r.total_with(r.before))} with the one before (Standard, one "
+                f"round); floor of this design {_usd(r.floor)} (each item at its floor, table "
+                f"3); {_usd(r.total_with(r.before))} with the clock before (Standard, one "
                 "execution per deadline); "
                 f"{_usd(with_sqs)} with an SQS delay-queue clock "
                 "(a model: it would replace Step Functions, a design decision)",
@@ -499,9 +516,12 @@ def summary_rows(res: Results) -> list[list[str]]:
                 "meets"
                 if r.total <= GOAL_USD
                 else "misses"
+                + (" (so does the floor of the Step Functions design" if r.floor > GOAL_USD else "")
                 + (
-                    " (the SQS clock would meet it: a design decision)"
+                    "; the SQS clock would meet it: a design decision)"
                     if with_sqs <= GOAL_USD
+                    else ")"
+                    if r.floor > GOAL_USD
                     else ""
                 ),
             ]
@@ -690,6 +710,19 @@ def render(res: Results) -> str:
         ]
         top = max(r.lines, key=lambda x: x.usd)
         built, before = r.built, r.before
+        gaps = sorted(r.lines, key=lambda x: x.floor_usd - x.usd)
+        parts.append(
+            f"- Floor: each item at its least for this play under the design (a Step Functions "
+            f"clock) and the rulings sums to {_usd(r.floor)} against {_usd(r.total)} as built "
+            f"(goal ${cost.GOAL_USD}). The largest gaps: "
+            + "; ".join(
+                f"{ln.item.split(' (')[0]} {_usd(ln.usd - ln.floor_usd)}"
+                for ln in gaps[:3]
+                if ln.usd > ln.floor_usd
+            )
+            + ". The items at their floor are fixed by the rulings (a ping every 20 s answered "
+            "by pong, one frame per recipient per change) or by the play itself."
+        )
         model = _design(r, "Express, one looping execution per round (model)")
         parts.append(
             f"- **{top.item}** is the largest item: {_usd(top.usd)} of {_usd(r.total)} "

@@ -24,24 +24,10 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from functions.routes import MockRoute
+from infra.constructs.log_formats import ACCESS_LOG_FORMAT
 from infra.constructs.nag import acknowledge
 
 ROUTE_SELECTION = "$request.body.action"
-
-ACCESS_LOG_FORMAT = {
-    "requestId": "$context.requestId",
-    "requestTime": "$context.requestTimeEpoch",
-    "stage": "$context.stage",
-    "connectionId": "$context.connectionId",
-    "eventType": "$context.eventType",
-    "routeKey": "$context.routeKey",
-    "status": "$context.status",
-    "integrationStatus": "$context.integration.status",
-    "integrationLatency": "$context.integration.latency",
-    "error": "$context.error.message",
-    "integrationError": "$context.integration.error",
-}
-"""No source IP, no query string, no body: players are anonymous (ruling 11)."""
 
 
 @jsii.implements(apigwv2.IAccessLogSettings)

@@ -650,13 +650,6 @@ def test_a_landed_guess_that_cannot_be_verified_is_never_applied_twice(monkeypat
         assert mover.messages[-1]["code"] != "internal_error"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="delete_connection is an unconditional DeleteItem: botocore's resend after a lost "
-    "answer finds the connection gone and returns nothing, so the player is never marked "
-    "disconnected (documented residual; a read-then-conditional-delete would fix it at one "
-    "more read per $disconnect)",
-)
 def test_a_disconnect_whose_delete_landed_but_answered_500_still_disconnects(monkeypatch, faults):
     expected = reference(monkeypatch, "disconnect")
     with _backend(monkeypatch) as run:

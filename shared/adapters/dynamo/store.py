@@ -433,21 +433,28 @@ class DynamoStore:
         self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
 
     def delete_connection(self, connection_id: str) -> Connection | None:
-        """Remove a closed connection; returns what it held (one call, ALL_OLD)."""
-        # unconditional: $disconnect ends the connection whatever it holds; deleting an absent
-        # item is a no-op (a duplicate $disconnect gets None back and does nothing)
-        resp = self._client.delete_item(
-            TableName=self._table,
-            Key=to_av(schema.connection_key(connection_id)),
-            ReturnValues="ALL_OLD",
+        """Remove a closed connection; returns what it held, None when it was already gone.
+
+        Two calls: a strongly consistent GetItem, then an unconditional DeleteItem
+        (``ALL_OLD``). The read is what survives a lost answer: when the delete landed but its
+        answer did not (a 500 after the write), botocore resends it, the resend finds nothing
+        and returns nothing, and the read still says which player the connection held, so
+        the player is marked disconnected all the same (DynamoDB, "Error retries and
+        exponential backoff": a request that failed may still have been applied,
+        https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html).
+        The delete's own answer wins when it has one (it is the item as deleted). An absent
+        item (a duplicate ``$disconnect``) costs the read only: nothing is written.
+        """
+        key = to_av(schema.connection_key(connection_id))
+        seen = self._client.get_item(TableName=self._table, Key=key, ConsistentRead=True).get(
+            "Item"
         )
-        old = resp.get("Attributes")
-        if not old and resp.get("ResponseMetadata", {}).get("RetryAttempts"):
-            logger.warning(
-                "delete_connection: nothing returned after a retry; an earlier attempt whose "
-                "answer was lost may have deleted the connection (what it held is unknown)"
-            )
-        return codec.connection_from_item(from_av(old)) if old else None
+        if not seen:
+            return None
+        # unconditional: $disconnect ends the connection whatever it holds now
+        resp = self._client.delete_item(TableName=self._table, Key=key, ReturnValues="ALL_OLD")
+        old = resp.get("Attributes") or seen
+        return codec.connection_from_item(from_av(old))
 
     def commit(self, writes: Sequence[Write | TokenCreated]) -> None:
         """Apply ``writes`` atomically (one conditional write, or a transaction).
