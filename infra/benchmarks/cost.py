@@ -827,7 +827,8 @@ def clock_floor(run: TournamentRun, prices: dict[str, Any]) -> tuple[float, str]
         f"Step Functions design: a round's Express loop waits from its intro to its last "
         f"duel's end ({sum(spans.values()):.0f} s over {len(spans)} rounds), billed at 64 MB, "
         f"the smallest Express memory; {applied} wakes that applied something. Built: "
-        f"{stale} more (stale) wakes and their {CLOCK_TASK_MS} ms tasks"
+        f"{stale} stale wakes more (a waiting execution cannot be told that its deadline "
+        f"moved) and {CLOCK_TASK_MS} ms per wake for the task"
     )
     return usd, why
 

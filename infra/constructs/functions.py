@@ -10,8 +10,8 @@ account's, and caps what a public route may take
 
 What each function may touch is declared in ``SPECS`` from what its code path does. Every
 function that pushes a message can meet a closed connection (``GoneException``), which runs the
-disconnect flow (``shared.services.players.disconnect``: delete the connection item, save the
-player, schedule the reconnect deadline): so every pusher reads, writes and schedules.
+disconnect flow (``shared.services.presence.disconnect``: read and delete the connection item,
+save the player, schedule the reconnect deadline): so every pusher reads, writes and schedules.
 """
 
 from __future__ import annotations
