@@ -923,8 +923,10 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
             "WRU",
             wru * float(ddb["write_request_unit"]),
             floor_wru * float(ddb["write_request_unit"]),
-            f"every item at most 1 KB ({floor_wru:.0f} WRU: 1 per item written, 2 in a "
-            "transaction): what is left is the tournament item's 1-2 KB (figure 1b)",
+            (same if floor_wru >= wru else "")
+            + f"every item at most 1 KB ({floor_wru:.0f} WRU: 1 per item written, 2 in a "
+            "transaction, and the index entries)"
+            + ("" if floor_wru >= wru else "; the rest is the tournament item over 1 KB"),
         ),
         CostLine(
             "DynamoDB reads (routes)",
