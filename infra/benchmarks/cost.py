@@ -505,11 +505,20 @@ class CostReport:
         return min(others, key=lambda d: d.usd)
 
 
-def billed_ms(inv: Invocation) -> int:
+def billed_ms(inv: Invocation, *, own_cpu: bool = True) -> int:
     """One invocation's billed Lambda duration (ms, rounded up to the whole ms as Lambda
-    bills): its own CPU as measured in-process plus ``CALL_LATENCY_MS`` per AWS call."""
+    bills): its own CPU as measured in-process (unless ``own_cpu`` is False: the floor) plus
+    ``CALL_LATENCY_MS`` per AWS call."""
     waits = sum(CALL_LATENCY_MS.get(c.service, 10.0) for c in inv.calls)
-    return max(1, math.ceil(inv.own_cpu_ms + waits))
+    return max(1, math.ceil((inv.own_cpu_ms if own_cpu else 0.0) + waits))
+
+
+def express_gb_s(seconds: float, prices: dict[str, Any]) -> float:
+    """Billed Express GB-seconds of an execution lasting ``seconds``: rounded up to the
+    duration increment (100 ms), at the smallest memory (64 MB)."""
+    sfn = prices["stepfunctions"]
+    inc_ms = float(sfn["express_duration_increment_ms"])
+    return math.ceil(seconds * 1000 / inc_ms) * inc_ms / 1000 * float(sfn["express_min_memory_gb"])
 
 
 def mean_billed_ms(invocations: list[Invocation]) -> float:
@@ -593,11 +602,7 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
     """A tournament deadline's firing reads the tournament item once (stale or not)."""
     reconnect_rru = sum(c.rru for i in reconnect_invs for c in i.calls)
     n = len(unique)
-    inc_ms = float(sfn["express_duration_increment_ms"])
     task_s = CLOCK_TASK_MS / 1000
-
-    def express_gb_s(seconds: float) -> float:
-        return math.ceil(seconds * 1000 / inc_ms) * inc_ms / 1000 * 0.0625
 
     def sfn_usd(transitions: int, requests: int, gb_s: float) -> float:
         return (
@@ -620,7 +625,7 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
     designs = []
     # the built clock, as the interpreter ran it
     execs = run.executions
-    gb_s = sum(express_gb_s(e.seconds + e.wakes * task_s) for e in execs)
+    gb_s = sum(express_gb_s(e.seconds + e.wakes * task_s, prices) for e in execs)
     loops = [e for e in execs if e.kind == "intro" and not e.successor]
     successors = sum(1 for e in execs if e.successor)
     handovers = sum(1 for e in execs if e.handed_over)
@@ -662,7 +667,7 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
             f"{n} deadlines ({kinds['turn']} turn); every stale one still runs",
         )
     )
-    gb_s = sum(express_gb_s(waited_s(d) + task_s) for d in unique.values())
+    gb_s = sum(express_gb_s(waited_s(d) + task_s, prices) for d in unique.values())
     designs.append(
         ClockDesign(
             "Express, one execution per deadline",
@@ -688,10 +693,10 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
     for d in unique.values():
         if d.kind == "intro":
             intro_at[d.seq] = d.set_ms
-            intro_gb_s += express_gb_s(waited_s(d) + task_s)
+            intro_gb_s += express_gb_s(waited_s(d) + task_s, prices)
     other = n - kinds["turn"]  # intros and reconnects: one execution each
     other_gb_s = sum(
-        express_gb_s(waited_s(d) + task_s) for d in unique.values() if d.kind != "turn"
+        express_gb_s(waited_s(d) + task_s, prices) for d in unique.values() if d.kind != "turn"
     )
     for scope, group in groups.items():
         n_loops = n_wakes = 0
@@ -705,7 +710,7 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
             n_loops += 1
             n_wakes += w
             spans.append(span)
-            gb_s += express_gb_s(span + w * task_s)  # as the built clock: a task per wake
+            gb_s += express_gb_s(span + w * task_s, prices)  # as the built clock: a task per wake
         # per round, the intro is the loop's first wait (counted in its wakes)
         o_execs = other - (kinds["intro"] if per_round else 0)
         o_gb_s = other_gb_s - (intro_gb_s if per_round else 0.0)
@@ -803,15 +808,10 @@ def clock_floor(run: TournamentRun, prices: dict[str, Any]) -> tuple[float, str]
     wait ("duration ... from the time it begins executing until it completes"; Step Functions
     pricing); Standard bills state transitions instead (``clock_designs``)."""
     sfn = prices["stepfunctions"]
-    inc_ms = float(sfn["express_duration_increment_ms"])
-    mem_gb = float(sfn["express_min_memory_gb"])
     spans = round_spans_s(run)
     reconnects = [e for e in run.executions if e.kind == "reconnect"]
-    gb_s = sum(math.ceil(s * 1000 / inc_ms) * inc_ms / 1000 * mem_gb for s in spans.values())
-    gb_s += sum(
-        math.ceil((e.seconds + CLOCK_TASK_MS / 1000) * 1000 / inc_ms) * inc_ms / 1000 * mem_gb
-        for e in reconnects
-    )
+    gb_s = sum(express_gb_s(s, prices) for s in spans.values())
+    gb_s += sum(express_gb_s(e.seconds + CLOCK_TASK_MS / 1000, prices) for e in reconnects)
     requests = len(spans) + len(reconnects)
     clock_invs = [i for i in run.invocations if i.route.startswith("clock:")]
     applied = sum(e.wakes - e.stale_wakes for e in run.executions)
@@ -876,14 +876,7 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
     today = designs[0]
     non_clock_rru = act.rru - today.clock_rru
     wru = act.wru + act.gsi_wru
-    floor_gb_s = (
-        sum(
-            max(1, math.ceil(sum(CALL_LATENCY_MS.get(c.service, 10.0) for c in i.calls)))
-            for i in non_clock
-        )
-        / 1000
-        * LAMBDA_GB
-    )
+    floor_gb_s = sum(billed_ms(i, own_cpu=False) for i in non_clock) / 1000 * LAMBDA_GB
     own_ms = sum(i.own_cpu_ms for i in non_clock) / max(1, len(non_clock))
     floor_wru = write_floor_wru(run)
     _, frames = fanout(run)
