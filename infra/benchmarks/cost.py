@@ -22,8 +22,8 @@ spread over ``TOURNAMENTS_PER_MONTH``.
 Each item also has a floor (``CostLine.floor_usd``): the least it can cost on the same play
 under the design (a Step Functions clock) and the rulings, keeping what the alarms read, with
 the reason it cannot go lower; the clock's is ``clock_floor`` (an Express loop billed for each
-round's whole span). The floors' sum (``CostReport.floor``) is what the goal is measured
-against when the built total misses it.
+round's whole span). The floors' sum (``CostReport.floor``) stands beside the total: when the
+total misses the goal, it says whether this design could meet it at all.
 
 The clock is the one built (``shared.adapters.step_functions``): one looping Express execution
 per round — the intro timer starts it, each wake applies what is due and waits for the round's
@@ -120,12 +120,18 @@ _ACCESS_LOG_SAMPLE = {
     "$context.integration.error": "-",
 }
 """Typical values of the access log's variables (ids of API Gateway's length, a guess)."""
-ACCESS_LOG_BYTES = len(
-    json.dumps({k: _ACCESS_LOG_SAMPLE[v] for k, v in ACCESS_LOG_FORMAT.items()}) + "\n"
-)
-"""One access log line of the deployed format (``infra.constructs.log_formats``): API Gateway
-writes one per ``$connect``, ``$disconnect`` and message, pings included; the stage's status
-alarms read them (metric filters), so they stay on."""
+
+
+def access_log_line() -> str:
+    """One access log line of the deployed format (``infra.constructs.log_formats``) with
+    typical values, newline included: API Gateway writes one per ``$connect``, ``$disconnect``
+    and message, pings included; the stage's status alarms read them (metric filters), so they
+    stay on."""
+    return json.dumps({k: _ACCESS_LOG_SAMPLE[v] for k, v in ACCESS_LOG_FORMAT.items()}) + "\n"
+
+
+ACCESS_LOG_BYTES = len(access_log_line())
+"""Bytes of ``access_log_line``."""
 SFN_LOG_EVENT_BYTES = len(
     json.dumps(
         {

@@ -503,6 +503,11 @@ def summary_rows(res: Results) -> list[list[str]]:
     if res.cost is not None:
         r = res.cost
         with_sqs = r.total_with(_design(r, SQS_DESIGN))
+        why_not = []
+        if r.floor > GOAL_USD:
+            why_not.append("so does the floor of the Step Functions design")
+        if with_sqs <= GOAL_USD:
+            why_not.append("the SQS clock would meet it: a design decision")
         rows.append(
             [
                 "3. cost per 8-player tournament",
@@ -515,15 +520,7 @@ def summary_rows(res: Results) -> list[list[str]]:
                 f"<= ${GOAL_USD}",
                 "meets"
                 if r.total <= GOAL_USD
-                else "misses"
-                + (" (so does the floor of the Step Functions design" if r.floor > GOAL_USD else "")
-                + (
-                    "; the SQS clock would meet it: a design decision)"
-                    if with_sqs <= GOAL_USD
-                    else ")"
-                    if r.floor > GOAL_USD
-                    else ""
-                ),
+                else "misses" + (f" ({'; '.join(why_not)})" if why_not else ""),
             ]
         )
     if res.capacity is not None:

@@ -15,6 +15,7 @@ from infra.benchmarks.cost import (
     CostReport,
     Deadline,
     TournamentRun,
+    access_log_line,
     round_spans_s,
     sfn_log_events,
     write_floor_wru,
@@ -96,9 +97,14 @@ def test_the_write_floor_is_one_unit_per_item_two_in_a_transaction_plus_index_wr
 
 
 def test_an_access_log_line_has_every_variable_of_the_deployed_format() -> None:
-    # One JSON object per line, a value for each key of the format: a few hundred bytes.
-    keys = json.dumps(dict.fromkeys(ACCESS_LOG_FORMAT, "")) + "\n"
-    assert len(keys) < ACCESS_LOG_BYTES < len(keys) + 200
+    line = access_log_line()
+
+    assert line.endswith("\n")
+    assert line.count("\n") == 1
+    fields = json.loads(line)
+    assert list(fields) == list(ACCESS_LOG_FORMAT)
+    assert all(value and not value.startswith("$context") for value in fields.values())
+    assert len(line) == ACCESS_LOG_BYTES
 
 
 def _design(name: str, usd: float, *, step_functions: bool = True) -> ClockDesign:
