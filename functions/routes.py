@@ -21,7 +21,7 @@ class MockRoute:
     response (``returnResponse``) that send ``response_template`` back to the caller.
 
     ``request_template`` / ``response_template``: the Velocity mapping templates deployed (CDK,
-    ``infra/constructs/websocket.py``); ``answer(request_time_ms, body)``: the same answer in
+    ``infra/cdk/constructs/websocket.py``); ``answer(request_time_ms, body)``: the same answer in
     Python, for the local gateway (``infra/emulator/gateway.py``), which runs no Velocity.
     AWS, "Set up a WebSocket API integration response" and "WebSocket API mapping template
     reference":

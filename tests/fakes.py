@@ -2,7 +2,7 @@
 
 - ``InMemoryStore``: the ``Store`` port in a dict, with the same versioned / conditional /
   all-or-nothing ``commit`` semantics as ``DynamoStore`` (checked by
-  ``tests/backend/test_store_contract.py``, which runs the same cases against both).
+  ``tests/contract/test_store_contract.py``, which runs the same cases against both).
 - ``ManualClock``, ``RecordingNotifier``: re-exported from the harness
   (``infra.emulator.testing``) so unit tests and flow tests share one implementation.
 - ``fake_deps(...)``: a whole ``Deps`` on these fakes, seeded, with the clock function wired

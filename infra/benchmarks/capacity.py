@@ -5,7 +5,7 @@ cores plus one that takes queued guesses first (``infra.emulator.pool``), ``@con
 in-process, DynamoDB (embedded moto) in its own process over a pipe, local clock) runs alone in a
 child process (``python -m infra.benchmarks.capacity --serve``), so its CPU and memory are its own
 (read from ``/proc``, its DynamoDB process and forkserver included). The bots
-(``infra.emulator.bots.Bot``, 8 per tournament) run in this process.
+(``infra.players.bots.Bot``, 8 per tournament) run in this process.
 
 Human pace: each turn's think time is drawn from a lognormal distribution (median
 ``THINK_MEDIAN_S``, shape ``THINK_SIGMA``: most turns take 3-12 s, a few 20 s and more), capped
@@ -301,7 +301,7 @@ def _late(level: Level, arrived_ms: float, due_ms: int) -> None:
 
 
 def _timed_bot_class() -> Any:
-    from infra.emulator.bots import Bot
+    from infra.players.bots import Bot
 
     class TimedBot(Bot):
         """A human-paced bot that stamps its guesses and its opponents' rows, counts its
@@ -416,7 +416,7 @@ async def _play(
 ) -> None:
     import random
 
-    from infra.emulator.bots import BotConfig
+    from infra.players.bots import BotConfig
 
     timed = _timed_bot_class()
     timed.sent = {}

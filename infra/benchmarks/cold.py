@@ -25,7 +25,8 @@ Every row runs as deployed (``Deployed``): the Lambda runtime's Python (``cdk.js
 interpreter, ``-I -S -B``: no site-packages, no bytecode written) with only the staged code asset
 and the dependency layer (built from the lock for this machine's CPU, boto3 included) on
 ``sys.path``, as ``/var/task`` and ``/opt/python`` are in Lambda: our modules and the layer's load
-from the unchecked-hash bytecode they ship (``infra.bytecode``), and the floor imports boto3 from
+from the unchecked-hash bytecode they ship (``infra.cdk.bytecode``), and the floor imports boto3
+from
 the same layer. The first-guess rows also load this benchmark's harness (``layers``), compiled the
 same way. So the benchmark needs Python 3.13 and, on a fresh checkout, PyPI once (the layer's
 first build, shared with ``tests/artifact``).
@@ -48,7 +49,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from infra.runtime_version import RUNTIME_ENVIRONMENT
+from infra.cdk.runtime_version import RUNTIME_ENVIRONMENT
 
 ROOT = Path(__file__).resolve().parents[2]
 GOAL_RATIO = 1.5
@@ -79,7 +80,7 @@ ENV = {
     **RUNTIME_ENVIRONMENT,
 }
 """What a deployed function's environment holds (fake credentials: nothing is sent), the
-interpreter's variables (``infra.runtime_version.RUNTIME_ENVIRONMENT``) included."""
+interpreter's variables (``infra.cdk.runtime_version.RUNTIME_ENVIRONMENT``) included."""
 FIRST_GUESS_LABEL = "first guess: functions.messages, container_deps() and one guess handled"
 FIRST_CALLS_LABEL = "floor + the guess's AWS calls (canned answers)"
 """The floor of ``FIRST_GUESS_LABEL``: the two clients built and the recorded guess's AWS calls
@@ -124,13 +125,13 @@ class Deployed:
 def deployed() -> Deployed:
     """Build (or find cached) the code asset and the layer for this CPU as CDK deploys them,
     and compile the harness the same way in a temporary folder (kept for this process). Raises
-    ``infra.bytecode.NoRuntimePythonError`` without the runtime's Python."""
+    ``infra.cdk.bytecode.NoRuntimePythonError`` without the runtime's Python."""
     import atexit
 
-    from infra.bytecode import CODE_PREFIX, NoRuntimePythonError, build_code_asset, compile_tree
-    from infra.constructs.functions import CODE_EXCLUDE
-    from infra.layer import build_layer, host_platform
-    from infra.runtime_version import LAMBDA_PYTHON_VERSION, runtime_python
+    from infra.cdk.bytecode import CODE_PREFIX, NoRuntimePythonError, build_code_asset, compile_tree
+    from infra.cdk.constructs.functions import CODE_EXCLUDE
+    from infra.cdk.layer import build_layer, host_platform
+    from infra.cdk.runtime_version import LAMBDA_PYTHON_VERSION, runtime_python
 
     python = runtime_python()
     if python is None:

@@ -81,7 +81,7 @@ from infra.benchmarks.calls import (
     MeteredClock,
     moto_env,
 )
-from infra.constructs.log_formats import ACCESS_LOG_FORMAT
+from infra.cdk.constructs.log_formats import ACCESS_LOG_FORMAT
 from infra.emulator.testing import ScriptedPlayer
 from shared.adapters.step_functions import state_machine_definition
 from shared.services.ports import Timer
@@ -123,7 +123,7 @@ _ACCESS_LOG_SAMPLE = {
 
 
 def access_log_line() -> str:
-    """One access log line of the deployed format (``infra.constructs.log_formats``) with
+    """One access log line of the deployed format (``infra.cdk.constructs.log_formats``) with
     typical values, newline included: API Gateway writes one per ``$connect``, ``$disconnect``
     and message, pings included; the stage's status alarms read them (metric filters), so they
     stay on."""
@@ -149,7 +149,7 @@ SFN_LOG_EVENT_BYTES = len(
     + "\n"
 )
 """One Step Functions history event as the Express machine logs it to CloudWatch Logs at level
-ALL without execution data (``infra.constructs.deadline_clock``): the fields of "Using
+ALL without execution data (``infra.cdk.constructs.deadline_clock``): the fields of "Using
 CloudWatch Logs to log execution history in Step Functions"
 (https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html), billed at the vended logs
 rate."""
@@ -160,7 +160,7 @@ execution adds ``ExecutionStarted`` and its end (``ExecutionSucceeded``/``Failed
 TOURNAMENTS_PER_MONTH = 100_000
 """The volume the fixed monthly costs (alarms, dashboard, custom metrics) are spread over."""
 ALARM_METRICS = 64
-"""Alarm metrics per stage (``infra.constructs.monitoring``: 52 alarms, 64 metrics)."""
+"""Alarm metrics per stage (``infra.cdk.constructs.monitoring``: 52 alarms, 64 metrics)."""
 CUSTOM_METRICS = 12
 """Application metrics published per stage (Powertools, one namespace, one dimension)."""
 PING_EVERY_MS = 20_000

@@ -650,7 +650,7 @@ def render(res: Results) -> str:
             "machine does not inflate), each "
             "run as deployed: the runtime's Python with only the code asset and the dependency "
             "layer (built for this CPU) on `sys.path`, both loading the unchecked-hash bytecode "
-            "they ship (`infra.bytecode`); the floor's boto3 comes from the same layer. A "
+            "they ship (`infra.cdk.bytecode`); the floor's boto3 comes from the same layer. A "
             "handler's row imports its module and builds its dependencies as the first "
             "invocation does (`functions._entry.container_deps()`: settings, boto3 clients, "
             "adapters); the floor imports boto3 and builds a DynamoDB and an API Gateway "

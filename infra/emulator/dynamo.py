@@ -9,7 +9,8 @@ module CDK uses — when it exists (:func:`create_tables`).
 
 While it runs, four patches of moto 5.2.5's DynamoDB keep its cost per request independent of
 the table's size and its history, and its answers unchanged (each compared with moto's own path
-by ``tests/emulator/test_emulator_dynamo.py``): transactions roll back the items they name, not a
+by ``tests/tools/emulator/test_emulator_dynamo.py``): transactions roll back the items they name,
+not a
 copy of every table (:class:`ItemRollback`); a Query reads its partition, not the whole table
 (:class:`IndexedQuery`); item answers are written with ``json.dumps`` (:class:`FastResponses`);
 moto forgets the items it replaced (:class:`WeakInstanceTracking`).
@@ -194,7 +195,7 @@ class IndexedQuery:
     ``DynamoDBBackend.update_item``: transactions, batches, PartiQL and rollbacks all go through
     them), re-filed lazily at the next Query. moto's own Query then runs unchanged on that
     subset (hash and range conditions, sort, paging, projection, filter), so the answer is the
-    same as without it (``tests/emulator/test_emulator_dynamo.py`` compares both on random
+    same as without it (``tests/tools/emulator/test_emulator_dynamo.py`` compares both on random
     writes). A Query the map cannot serve (an unknown index, conditions that are not the index's
     partition key) goes to moto's full walk. Requests must be serialised, as for
     :class:`ItemRollback`.
@@ -369,7 +370,7 @@ class FastResponses:
     protocol requires (DynamoDB API Reference, "AttributeValue": ``B`` is a Base64-encoded
     binary data object), ``None`` members left out. Only item operations (``ITEM_OPERATIONS``)
     take this path; anything else, or a value JSON cannot hold, goes to moto's serializer.
-    The method list is computed once per handler class. ``tests/emulator`` compares both
+    The method list is computed once per handler class. ``tests/tools/emulator`` compares both
     writers' answers (parsed) on every operation the store uses.
     """
 

@@ -85,7 +85,7 @@ from shared.services.deps import Deps
 
 log = logging.getLogger(__name__)
 
-BOTS_MODULE = "infra.emulator.bots"
+BOTS_MODULE = "infra.players.bots"
 
 SWITCH_INTERVAL_SECONDS = 0.001
 """How long a thread may hold the interpreter lock while another waits for it, while an
@@ -178,7 +178,7 @@ class Emulator:
     environment variables for the handlers.
     ``watchdog_seconds`` (None = never) paces the watchdog; ``watchdog_handler`` replaces it.
     ``bots`` > 0 keeps ``bots`` bots in lobbies of each of ``bots_languages`` (English by
-    default) and of every other language a player joins (``infra.emulator.bots.BotPools``,
+    default) and of every other language a player joins (``infra.players.bots.BotPools``,
     watching the gateway's ``join`` and ``party_start`` messages).
     ``max_workers`` (default: the cores, plus one unless moto runs in this process,
     :func:`worker_count`) sizes the handlers' pool;

@@ -10,11 +10,11 @@ hands each event to the scripted player of the connection.
 
 Scripted players (``SimPlayer``): arrive as a Poisson process; ``$connect``, ``session``, then
 (as a returning player) get their rating set directly in the table (a fixture, no units), then
-``join``; a ``try_again`` is answered by joining again after 50-300 ms (as ``infra.emulator.bots``
+``join``; a ``try_again`` is answered by joining again after 50-300 ms (as ``infra.players.bots``
 does). Once seated they ``ping`` every 15-20 s (ruling 14): API Gateway answers it (``MOCK_ROUTES``:
 no invocation, no table access) and moves the connection's ``LastActiveAt``, which the liveness
 checks read with GetConnection (``SimNotifier.last_active_ms``). In a played tournament each turn is
-answered after a think time uniform in ``THINK_S`` with the solver of ``infra.emulator.solver``
+answered after a think time uniform in ``THINK_S`` with the solver of ``infra.players.solver``
 (strength ``STRENGTH``); a turn is let time out with probability ``TIMEOUT_RATE``.
 """
 
@@ -253,7 +253,7 @@ class SimPlayer:
     def _on_duel_start(self, m: dict[str, Any]) -> None:
         if self.state != "playing" or self.player_id not in m["players"]:
             return
-        from infra.emulator.solver import DuelSolver
+        from infra.players.solver import DuelSolver
 
         self.duel = m["duel_id"]
         self.solver = DuelSolver(LANGUAGE, m["length"])

@@ -44,7 +44,8 @@ likewise; ``worst_case_tail_ms`` adds them up from the definition itself. A loop
 a successor execution (``states:startExecution`` with the current state, request-response:
 Express supports no ``.sync``) when its next wake would come later than ``HANDOVER_AFTER_MS``
 after it started, which leaves that worst case room inside ``EXPRESS_LIMIT_MS``
-(tests/engine/test_clock_loop.py checks the sum). A loop that dies anyway (Lambda errors past
+(tests/functional/deadlines/test_clock_loop.py checks the sum). A loop that dies anyway (Lambda
+errors past
 the retries) leaves an overdue deadline: the watchdog applies it and starts the round's loop
 again.
 """

@@ -15,7 +15,7 @@ Deliberately light to import (no pydantic here): import what you need from the s
   error code).
 - ``shared.protocol.limits``: the numbers a client must respect (liveness, sizes, rates).
 - ``conformance/``: recorded message sequences of the main scenarios for client authors
-  (``python -m tests.conformance.record`` re-records them; CI validates them against the
+  (``python -m tests.contract.record`` re-records them; CI validates them against the
   AsyncAPI schemas).
 """
 

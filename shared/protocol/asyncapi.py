@@ -65,7 +65,7 @@ __all__ = [
 ASYNCAPI_PATH: Final = Path(__file__).with_name("asyncapi.json")
 README_PATH: Final = Path(__file__).with_name("README.md")
 REGENERATE_COMMAND: Final = "python -m shared.protocol.asyncapi"
-CONFORMANCE_COMMAND: Final = "python -m tests.conformance.record"
+CONFORMANCE_COMMAND: Final = "python -m tests.contract.record"
 """Re-records the conformance kit (``shared/protocol/conformance/``); named in the guide."""
 
 CHANNEL: Final = "game"

@@ -10,7 +10,7 @@ https://docs.powertools.aws.dev/lambda/python/latest/core/logger/
 
 Tracer is left out of the cold path on purpose (it adds ~180 ms of imports and the
 ``aws-xray-sdk`` package to the layer); the functions' X-Ray setting is a per-stage policy of the
-CDK app (``infra.stack.StageConfig.tracing``).
+CDK app (``infra.cdk.stack.StageConfig.tracing``).
 """
 
 from __future__ import annotations

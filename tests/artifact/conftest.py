@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from infra.runtime_version import LAMBDA_PYTHON_VERSION
+from infra.cdk.runtime_version import LAMBDA_PYTHON_VERSION
 from tests.artifact.support import Packaged, runtime_python
 
 
@@ -51,8 +51,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The dev stage synthesized with the real layer, built from the lock for this CPU."""
     from aws_cdk import App
 
-    from infra.app import add_stage
-    from infra.layer import build_layer, host_platform
+    from infra.cdk.app import add_stage
+    from infra.cdk.layer import build_layer, host_platform
 
     t0 = time.monotonic()
     layer_dir = build_layer(platform=host_platform())

@@ -1,7 +1,7 @@
 """Artifact tests: what the tests need around the packaged functions.
 
 - ``runtime_python()``: the Lambda runtime's *base* interpreter (the version in ``cdk.json``;
-  ``infra.runtime_version``, which also compiles the packaged bytecode with it);
+  ``infra.cdk.runtime_version``, which also compiles the packaged bytecode with it);
 - ``Packaged.from_assembly``: the staged code and layer asset folders, the handlers, routes and
   environment, read from a synthesized cloud assembly (template + ``*.assets.json``);
 - ``Recorder``: a stand-in for API Gateway's ``@connections`` endpoint (``CALLBACK_URL``) that
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from infra.runtime_version import runtime_python
+from infra.cdk.runtime_version import runtime_python
 from shared.protocol.outbound import unpack
 
 __all__ = ["MotoServer", "Packaged", "Recorder", "runtime_python", "shipped_modules"]

@@ -4,7 +4,7 @@ every function from the same code asset and locked dependency layer that CDK dep
 - Every module the code asset can ship compiles on the Lambda runtime's Python (a docstring
   with a lone surrogate compiled on 3.11 but not on 3.13).
 - Every module of the staged code asset and layer has an up-to-date ``unchecked-hash`` cache
-  file for the runtime's Python (``infra.bytecode``, PEP 552), and the tournament below compiles
+  file for the runtime's Python (``infra.cdk.bytecode``, PEP 552), and the tournament below compiles
   none of them from source: a cold start loads bytecode.
 - The CDK app is synthesized with the layer built from ``infra/requirements.lock`` for this
   machine's CPU (a stand-in for arm64); the staged code and layer asset folders are taken from
@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 
 from functions.routes import TIMERS
-from infra.constructs.functions import CODE_PACKAGES
-from infra.lock import locked_versions, normalize
-from infra.runtime_version import LAMBDA_PYTHON_VERSION
+from infra.cdk.constructs.functions import CODE_PACKAGES
+from infra.cdk.lock import locked_versions, normalize
+from infra.cdk.runtime_version import LAMBDA_PYTHON_VERSION
 from tests.artifact.support import MotoServer, Recorder, shipped_modules
 
 pytestmark = pytest.mark.artifact
@@ -140,7 +140,7 @@ def test_the_assets_ship_up_to_date_unchecked_hash_bytecode(
 
 
 def test_the_bytecode_check_finds_missing_stale_and_timestamp_files(runtime_interpreter, tmp_path):
-    from infra.bytecode import CODE_PREFIX, compile_tree
+    from infra.cdk.bytecode import CODE_PREFIX, compile_tree
 
     for name in ("fresh", "stale", "timestamp"):
         (tmp_path / f"{name}.py").write_text(f"NAME = {name!r}\n")
@@ -226,7 +226,7 @@ def test_a_tournament_through_the_packaged_functions(
         create_tables(_boto3_client("dynamodb", moto.endpoint), table)
         sfn = _boto3_client("stepfunctions", moto.endpoint)
         # moto records executions and runs none (the driver plays the loop): a stand-in
-        # definition is enough; the real one is tested in tests/engine.
+        # definition is enough; the real one is tested in tests/functional.
         machine = sfn.create_state_machine(
             name=table,
             definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),

@@ -26,8 +26,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from infra.emulator import Emulator
-from infra.emulator.bots import BotConfig, BotResult, play_tournament
-from infra.emulator.solver import DuelSolver
+from infra.players.bots import BotConfig, BotResult, play_tournament
+from infra.players.solver import DuelSolver
 from shared.protocol.limits import PING_INTERVAL_SECONDS
 from shared.protocol.outbound import unpack
 

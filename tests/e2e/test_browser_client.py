@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.solver import DuelSolver
+from infra.players.solver import DuelSolver
 from tests.e2e.browser import (
     BrowserMissingError,
     Page,

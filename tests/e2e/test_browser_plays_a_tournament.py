@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.bots import BotConfig, BotResult, play_tournament
-from infra.emulator.solver import DuelSolver
+from infra.players.bots import BotConfig, BotResult, play_tournament
+from infra.players.solver import DuelSolver
 from tests.e2e.browser import BrowserMissingError, Page, chromium_page, find_chromium
 from tests.e2e.support import EmulatorThread, check_final_standings, rating_records
 

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.bots import Bot, BotConfig
-from infra.emulator.solver import DuelSolver
+from infra.players.bots import Bot, BotConfig
+from infra.players.solver import DuelSolver
 from tests.e2e.browser import BrowserMissingError, Page, chromium_page, find_chromium
 from tests.e2e.support import TIMINGS, EmulatorThread
 

@@ -21,7 +21,7 @@ import time
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.bots import BotResult
+from infra.players.bots import BotResult
 from tests.e2e.support import (
     EmulatorThread,
     Message,

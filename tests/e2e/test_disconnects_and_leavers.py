@@ -19,7 +19,7 @@ import asyncio
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.bots import BotResult, DuelRecord
+from infra.players.bots import BotResult, DuelRecord
 from tests.e2e.support import (
     EmulatorThread,
     Message,

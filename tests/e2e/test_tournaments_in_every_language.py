@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 from infra.emulator import Emulator
-from infra.emulator.bots import BotConfig, BotResult
+from infra.players.bots import BotConfig, BotResult
 from tests.e2e.support import (
     TIMINGS,
     EmulatorThread,

@@ -473,7 +473,7 @@ class DynamoStore:
             if len(ops) == 1 and "Put" in ops[0]:
                 put = ops[0]["Put"]
                 # conditional: every op built by _op/_rating_ops carries a ConditionExpression
-                # (tests/hardening/test_data_safety.py builds each kind and checks)
+                # (tests/faults/test_data_safety.py builds each kind and checks)
                 self.client.put_item(**put, ReturnValuesOnConditionCheckFailure="ALL_OLD")
             else:
                 for op in ops:

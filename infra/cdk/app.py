@@ -1,0 +1,87 @@
+"""Infrastructure: the CDK app entry point (``cdk.json`` runs ``python -m infra.cdk.app``).
+
+Context: ``stage`` (``dev`` | ``prod``, default ``dev``); ``layerDir`` (use a prebuilt layer
+folder instead of building one with pip); ``alarmTopicArn`` (an SNS topic for alarms);
+``apiGatewayAccountRole`` (``true`` to have this stack set API Gateway's region-wide CloudWatch
+role; default off: that setting belongs to the account, not to one stack); ``tracing``
+(``active`` | ``off``, default the stage's policy: active in dev, off in prod);
+``reserveConcurrency`` (``false`` for an account whose concurrency quota cannot spare the
+stage's reservations). The stack is environment-agnostic: synth needs no AWS credentials.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import App, Validations
+from cdk_nag import AwsSolutionsChecks
+
+from infra.cdk.layer import build_layer
+from infra.cdk.stack import STAGES, WordleTournamentStack
+
+
+def stack_name(stage: str) -> str:
+    return f"WordleTournament-{stage}"
+
+
+def add_stage(
+    app: App,
+    stage: str,
+    *,
+    layer_dir: Path,
+    alarm_topic_arn: str | None = None,
+    account_log_role: bool = False,
+    tracing: str | None = None,
+    reserve_concurrency: bool = True,
+    legacy_waiting_index: bool = False,
+) -> WordleTournamentStack:
+    """Add the stack of ``stage`` to ``app``. Raises KeyError for an unknown stage."""
+    if stage not in STAGES:
+        raise KeyError(f"unknown stage {stage!r}; choose one of {sorted(STAGES)}")
+    return WordleTournamentStack(
+        app,
+        stack_name(stage),
+        config=STAGES[stage],
+        layer_dir=layer_dir,
+        alarm_topic_arn=alarm_topic_arn,
+        account_log_role=account_log_role,
+        tracing=tracing,
+        reserve_concurrency=reserve_concurrency,
+        legacy_waiting_index=legacy_waiting_index,
+        description=f"Wordle Tournament backend ({stage})",
+    )
+
+
+def add_checks(app: App) -> None:
+    """cdk-nag's AWS Solutions pack as a policy-validation plugin: synth fails on any finding
+    not acknowledged with a reason (``infra.cdk.constructs.nag.acknowledge``)."""
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+
+
+def _flag(value: object, default: bool) -> bool:
+    if value is None:
+        return default
+    return str(value).lower() not in ("false", "0", "no")
+
+
+def main() -> None:
+    app = App()
+    context = app.node.try_get_context
+    stage = str(context("stage") or "dev")
+    layer_dir = context("layerDir")
+    add_stage(
+        app,
+        stage,
+        layer_dir=Path(layer_dir) if layer_dir else build_layer(),
+        alarm_topic_arn=context("alarmTopicArn"),
+        account_log_role=_flag(context("apiGatewayAccountRole"), default=False),
+        tracing=context("tracing"),
+        reserve_concurrency=_flag(context("reserveConcurrency"), default=True),
+        legacy_waiting_index=_flag(context("legacyWaitingIndex"), default=False),
+    )
+    add_checks(app)
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Infrastructure: the clocks (DESIGN.md §3 Clocks) — the Express deadline state machine built
+from the one shared definition (``shared.adapters.step_functions.state_machine_definition``:
+one looping execution per round, one wait+apply per reconnect deadline), and the every-minute
+schedule that runs the watchdog."""
+
+from __future__ import annotations
+
+import json
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infra.cdk.constructs.nag import acknowledge
+from shared.adapters.step_functions import state_machine_definition
+
+WATCHDOG_RATE = Duration.minutes(1)
+
+
+class DeadlineClock(Construct):
+    """Attributes: ``state_machine`` (Express; its name is CloudFormation's, so a change that
+    replaces it can deploy), ``watchdog_rule``.
+
+    Args: clock_function — what the machine invokes (the clock function's ``live`` alias);
+    watchdog_function — what the schedule runs (the watchdog's ``live`` alias); tracing — X-Ray
+    on the machine's executions."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        clock_function: lambda_.IFunction,
+        watchdog_function: lambda_.IFunction,
+        log_retention: logs.RetentionDays,
+        removal_policy: RemovalPolicy,
+        tracing: bool = True,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        role = self._build_role(clock_function)
+        log_group = logs.LogGroup(
+            self, "ExecutionLogs", retention=log_retention, removal_policy=removal_policy
+        )
+        self.state_machine = self._build_state_machine(clock_function, role, log_group, tracing)
+        if not tracing:
+            acknowledge(
+                self.state_machine,
+                "AwsSolutions-SF2",
+                "Tracing is a per-stage policy (infra/README.md, Tracing): off in prod, where a "
+                "round's loop would record a trace per wake for little insight the execution "
+                "logs (level ALL) do not already give; -c tracing=active turns it on.",
+            )
+        self._grant_successor_start(role)
+        self.watchdog_rule = self._build_watchdog_schedule(watchdog_function)
+
+    def _build_role(self, clock_function: lambda_.IFunction) -> iam.Role:
+        role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
+            description=(
+                "Deadline state machine: invoke the clock function, start its own successor, "
+                "log, trace"
+            ),
+        )
+        # The definition invokes the live alias's ARN only: no ``:*`` version grant.
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="InvokeClock",
+                actions=["lambda:InvokeFunction"],
+                resources=[clock_function.function_arn],
+            )
+        )
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "Step Functions log delivery (logs:*LogDelivery, resource policies) and X-Ray "
+            "(PutTraceSegments, sampling) accept only Resource '*'; CDK adds exactly those.",
+        )
+        return role
+
+    def _grant_successor_start(self, role: iam.Role) -> None:
+        """A round's loop outlives an Express execution (5 min): it hands over to a successor
+        execution of this same machine. The grant names the machine, in a policy the machine
+        does not wait for (in the role's default policy it would be a dependency cycle)."""
+        iam.Policy(
+            self,
+            "StartSuccessor",
+            roles=[role],
+            statements=[
+                iam.PolicyStatement(
+                    sid="StartSuccessor",
+                    actions=["states:StartExecution"],
+                    resources=[self.state_machine.state_machine_arn],
+                )
+            ],
+        )
+
+    def _build_state_machine(
+        self,
+        clock_function: lambda_.IFunction,
+        role: iam.Role,
+        log_group: logs.LogGroup,
+        tracing: bool,
+    ) -> sfn.StateMachine:
+        definition = state_machine_definition(clock_function.function_arn)
+        return sfn.StateMachine(
+            self,
+            "Deadlines",
+            # No state_machine_name: CloudFormation names it, so a change that needs a
+            # replacement (e.g. the type) creates the new machine before deleting the old.
+            # Express: billed per request and duration, not per transition; a round's loop
+            # wakes ~5 times and mostly waits (infra/benchmarks/RESULTS.md, figure 3).
+            state_machine_type=sfn.StateMachineType.EXPRESS,
+            definition_body=sfn.DefinitionBody.from_string(json.dumps(definition)),
+            role=role,
+            tracing_enabled=tracing,
+            # Express keeps no execution history: CloudWatch Logs are its only record (ALL:
+            # every state, so a loop's wakes, handovers and failures can be followed). Execution
+            # data stays out of the logs: the input names refs and seqs only, but the Lambda's
+            # output is not ours to log.
+            logs=sfn.LogOptions(
+                destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False
+            ),
+        )
+
+    def _build_watchdog_schedule(self, watchdog_function: lambda_.IFunction) -> events.Rule:
+        return events.Rule(
+            self,
+            "WatchdogSchedule",
+            description="Apply deadlines whose timer never fired (DESIGN.md §3 Clocks)",
+            schedule=events.Schedule.rate(WATCHDOG_RATE),
+            targets=[
+                # A missed run is harmless: the next one, a minute later, does the same work.
+                targets.LambdaFunction(
+                    watchdog_function, retry_attempts=1, max_event_age=Duration.minutes(2)
+                )
+            ],
+        )

@@ -1,0 +1,254 @@
+"""Infrastructure: the alarms an on-call person acts on, in both stages — each alarm's metric,
+threshold, periods and treatment of missing data, read from the synthesized template with
+``aws_cdk.assertions.Template``; the access-log metric filters; the golden-signals dashboard;
+every alarm points at its section of ``infra/RUNBOOK.md``."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from infra.cdk.constructs.functions import SPECS
+from infra.cdk.stack import STAGES
+from tests.tools.cdk.cfn import functions_by_handler, resources
+
+RUNBOOK = Path(__file__).resolve().parents[3] / "infra" / "RUNBOOK.md"
+STAGE_NAMES = sorted(STAGES)
+
+
+def _template(synthesized: Any, stage: str) -> Template:
+    return Template.from_json(synthesized.templates[stage])
+
+
+def _alarms(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Runbook anchor (``infra/RUNBOOK.md#<anchor>``) -> the alarms that name it."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for props in resources(template, "AWS::CloudWatch::Alarm").values():
+        anchor = props["AlarmDescription"].rsplit("#", 1)[1]
+        out.setdefault(anchor, []).append(props)
+    return out  # type: ignore[return-value]
+
+
+def _one(template: dict[str, Any], anchor: str) -> dict[str, Any]:
+    (alarm,) = _alarms(template)[anchor]
+    return alarm
+
+
+def _app_alarm(stage: str, metric: str, **expected: Any) -> dict[str, Any]:
+    return {
+        "Namespace": "WordleTournament",
+        "MetricName": metric,
+        "Dimensions": [{"Name": "service", "Value": f"wordle-tournament-{stage}"}],
+        **expected,
+    }
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_application_alarms(synthesized, stage):
+    """A route's bug (InternalError > 0), a try-again rate, overdue deadlines, late wakes,
+    failed pushes: the counts Lambda's own metrics cannot see."""
+    template = _template(synthesized, stage)
+    thresholds = STAGES[stage].alarm_thresholds
+    cases = {
+        "InternalError": {"Threshold": 1, "EvaluationPeriods": 1, "Statistic": "Sum"},
+        "TryAgain": {"Threshold": thresholds["TryAgain"], "EvaluationPeriods": 1},
+        "OverdueDeadlines": {"Threshold": 1, "EvaluationPeriods": 1},
+        "PostFailed": {"Threshold": 10, "EvaluationPeriods": 1},
+        "TimerLateMs": {"Threshold": 3000, "EvaluationPeriods": 3, "ExtendedStatistic": "p99"},
+    }
+    for metric, expected in cases.items():
+        template.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            _app_alarm(
+                stage,
+                metric,
+                ComparisonOperator="GreaterThanOrEqualToThreshold",
+                TreatMissingData="notBreaching",
+                Period=300,
+                **expected,
+            ),
+        )
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_a_silent_watchdog_alarms(synthesized, stage):
+    """The heartbeat: fewer than 1 completed run in each of two 5-minute periods, and no data
+    at all (the watchdog never ran) counts as breaching."""
+    _template(synthesized, stage).has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        _app_alarm(
+            stage,
+            "WatchdogHeartbeat",
+            ComparisonOperator="LessThanThreshold",
+            Threshold=1,
+            EvaluationPeriods=2,
+            DatapointsToAlarm=2,
+            TreatMissingData="breaching",
+        ),
+    )
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_every_function_alarms_on_errors_throttles_and_saturation(synthesized, stage):
+    template = synthesized.templates[stage]
+    assertions = _template(synthesized, stage)
+    reserved = STAGES[stage].reserved
+    for module, spec in SPECS.items():
+        logical_id, _ = functions_by_handler(template)[spec.handler]
+        dimensions = [{"Name": "FunctionName", "Value": {"Ref": logical_id}}]
+        for metric in ("Errors", "Throttles"):
+            assertions.has_resource_properties(
+                "AWS::CloudWatch::Alarm",
+                {"Namespace": "AWS/Lambda", "MetricName": metric, "Dimensions": dimensions},
+            )
+        assertions.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "Namespace": "AWS/Lambda",
+                "MetricName": "ConcurrentExecutions",
+                "Dimensions": dimensions,
+                "Statistic": "Maximum",
+                "Threshold": math.ceil(reserved[module] * 0.8),
+            },
+        )
+    assertions.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Namespace": "AWS/Lambda",
+            "MetricName": "ConcurrentExecutions",
+            "Dimensions": Match.absent(),
+            "Threshold": STAGES[stage].alarm_thresholds["AccountConcurrency"],
+        },
+    )
+    alarms = _alarms(template)
+    assert len(alarms["functionerrors"]) == len(SPECS)
+    assert len(alarms["functionthrottles"]) == len(SPECS)
+    assert len(alarms["functionsaturation"]) == len(SPECS)
+
+
+def _math_metric_names(alarm: dict[str, Any]) -> set[str]:
+    return {m["MetricStat"]["Metric"]["MetricName"] for m in alarm["Metrics"] if "MetricStat" in m}
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_table_throttles_and_system_errors_alarm(synthesized, stage):
+    template = synthesized.templates[stage]
+    (table_id,) = resources(template, "AWS::DynamoDB::Table")
+    for anchor, metric in (
+        ("tablethrottles", "ThrottledRequests"),
+        ("tablesystemerrors", "SystemErrors"),
+    ):
+        alarm = _one(template, anchor)
+        assert _math_metric_names(alarm) == {metric}
+        operations = set()
+        for m in alarm["Metrics"]:
+            if "MetricStat" in m:
+                dims = {d["Name"]: d["Value"] for d in m["MetricStat"]["Metric"]["Dimensions"]}
+                assert dims["TableName"] == {"Ref": table_id}
+                operations.add(dims["Operation"])
+        assert {"GetItem", "PutItem", "UpdateItem", "TransactWriteItems", "Query"} <= operations
+        assert alarm["Threshold"] == 1
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_deadline_machine_failures_timeouts_and_throttles_alarm(synthesized, stage):
+    template = synthesized.templates[stage]
+    (machine_id,) = resources(template, "AWS::StepFunctions::StateMachine")
+    assertions = _template(synthesized, stage)
+    for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionThrottled"):
+        assertions.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "Namespace": "AWS/States",
+                "MetricName": metric,
+                "Dimensions": [{"Name": "StateMachineArn", "Value": {"Ref": machine_id}}],
+                "Threshold": 1,
+            },
+        )
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_websocket_errors_alarm(synthesized, stage):
+    template = synthesized.templates[stage]
+    (api_id,) = resources(template, "AWS::ApiGatewayV2::Api")
+    assertions = _template(synthesized, stage)
+    dimensions = [{"Name": "ApiId", "Value": {"Ref": api_id}}, {"Name": "Stage", "Value": stage}]
+    thresholds = {
+        "IntegrationError": 1,
+        "ExecutionError": 1,
+        "ClientError": STAGES[stage].alarm_thresholds["ApiClientErrors"],
+    }
+    for metric, threshold in thresholds.items():
+        assertions.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "Namespace": "AWS/ApiGateway",
+                "MetricName": metric,
+                "Dimensions": dimensions,
+                "Threshold": threshold,
+            },
+        )
+    # 5xx: WebSocket APIs publish no 5XX metric; the access log's metric filter counts them
+    assertions.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Namespace": "WordleTournament",
+            "MetricName": "ApiStatus5xx",
+            "Dimensions": [{"Name": "stage", "Value": stage}],
+            "Threshold": 1,
+        },
+    )
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_access_log_metric_filters_count_4xx_and_5xx_per_stage(synthesized, stage):
+    template = synthesized.templates[stage]
+    (stage_props,) = resources(template, "AWS::ApiGatewayV2::Stage").values()
+    access_log_group = stage_props["AccessLogSettings"]["DestinationArn"]["Fn::GetAtt"][0]
+    assertions = _template(synthesized, stage)
+    assertions.resource_count_is("AWS::Logs::MetricFilter", 2)
+    for name, digit in (("ApiStatus4xx", "4"), ("ApiStatus5xx", "5")):
+        assertions.has_resource_properties(
+            "AWS::Logs::MetricFilter",
+            {
+                "LogGroupName": {"Ref": access_log_group},
+                "FilterPattern": f'{{ $.status = "{digit}*" }}',
+                "MetricTransformations": [
+                    {
+                        "MetricNamespace": "WordleTournament",
+                        "MetricName": name,
+                        "MetricValue": "1",
+                        "Dimensions": [{"Key": "stage", "Value": "$.stage"}],
+                    }
+                ],
+            },
+        )
+    # the filters' dimension is in the access log
+    assert '"stage": "$context.stage"' in stage_props["AccessLogSettings"]["Format"]
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_every_alarm_has_a_runbook_section(synthesized, stage):
+    headings = {
+        re.sub(r"[^a-z0-9 -]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        for line in RUNBOOK.read_text(encoding="utf-8").splitlines()
+        if line.startswith("### ")
+    }
+    anchors = set(_alarms(synthesized.templates[stage]))
+    assert anchors - headings == set()
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_dashboard_is_laid_out_by_the_golden_signals(synthesized, stage):
+    (dashboard,) = resources(synthesized.templates[stage], "AWS::CloudWatch::Dashboard").values()
+    assert "DashboardName" not in dashboard  # no fixed physical name
+    body = str(dashboard["DashboardBody"])
+    rows = [body.index(f"## {signal}") for signal in ("Traffic", "Errors", "Latency", "Saturation")]
+    assert rows == sorted(rows)
+    for metric in ("InternalError", "TimerLateMs", "ConcurrentExecutions", "MessageCount"):
+        assert metric in body

@@ -1,0 +1,91 @@
+"""Infrastructure: the table is built from ``shared.adapters.dynamo.schema`` — keys, attribute
+types, indexes, TTL — on demand with point-in-time recovery; prod keeps it."""
+
+from __future__ import annotations
+
+from shared.adapters.dynamo import schema
+from tests.tools.cdk.cfn import resources
+
+
+def _table(template):
+    ((logical_id, props),) = resources(template, "AWS::DynamoDB::Table").items()
+    return logical_id, props, template["Resources"][logical_id]
+
+
+def _normalised_indexes(indexes):
+    return sorted(
+        (
+            {
+                "IndexName": i["IndexName"],
+                "KeySchema": i["KeySchema"],
+                "Projection": {"ProjectionType": i["Projection"]["ProjectionType"]},
+            }
+            for i in indexes
+        ),
+        key=lambda i: i["IndexName"],
+    )
+
+
+def test_keys_and_attributes_are_the_schema_modules(dev):
+    _, table, _ = _table(dev)
+    assert table["KeySchema"] == schema.KEY_SCHEMA
+    assert sorted(table["AttributeDefinitions"], key=str) == sorted(
+        schema.ATTRIBUTE_DEFINITIONS, key=str
+    )
+
+
+def test_indexes_are_the_schema_modules(dev):
+    _, table, _ = _table(dev)
+    assert _normalised_indexes(table["GlobalSecondaryIndexes"]) == _normalised_indexes(
+        schema.GLOBAL_SECONDARY_INDEXES
+    )
+
+
+def test_on_demand_with_pitr_and_ttl(dev):
+    _, table, _ = _table(dev)
+    assert table["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert table["TimeToLiveSpecification"] == {
+        "AttributeName": schema.TTL_ATTRIBUTE,
+        "Enabled": True,
+    }
+
+
+def test_prod_table_is_protected_and_retained(prod):
+    _, table, resource = _table(prod)
+    assert table["DeletionProtectionEnabled"] is True
+    assert resource["DeletionPolicy"] == "Retain"
+    assert resource["UpdateReplacePolicy"] == "Retain"
+
+
+def test_dev_table_goes_with_its_stack(dev):
+    _, table, resource = _table(dev)
+    assert table.get("DeletionProtectionEnabled", False) is False
+    assert resource["DeletionPolicy"] == "Delete"
+
+
+def _table_alone(**kwargs):
+    from aws_cdk import App, Stack
+    from aws_cdk.assertions import Template
+
+    from infra.cdk.constructs.table import GameTable
+
+    stack = Stack(App(analytics_reporting=False), "TableOnly")
+    GameTable(stack, "Data", retain_data=False, **kwargs)
+    ((_, props),) = resources(Template.from_stack(stack).to_json(), "AWS::DynamoDB::Table").items()
+    return props
+
+
+def test_the_first_upgrade_deployment_keeps_the_legacy_waiting_index_beside_the_new_one():
+    """Upgrading a stack made with ``gsi_waiting`` takes two deployments (CloudFormation adds or
+    deletes one GSI per update): the first keeps it and adds ``gsi_lobbies``, the next drops
+    it. Either way, exactly one GSI differs from the stack before."""
+    legacy = _table_alone(legacy_waiting_index=True)
+    current = _table_alone()
+    names = {i["IndexName"] for i in legacy["GlobalSecondaryIndexes"]}
+    assert names == {"gsi_waiting", schema.GSI_WAITING, schema.GSI_DUE}
+    assert {"AttributeName": "waiting_sk", "AttributeType": "S"} in legacy["AttributeDefinitions"]
+    (old,) = [i for i in legacy["GlobalSecondaryIndexes"] if i["IndexName"] == "gsi_waiting"]
+    assert old["KeySchema"] == schema.LEGACY_WAITING_INDEX["KeySchema"]
+    assert {i["IndexName"] for i in current["GlobalSecondaryIndexes"]} == names - {"gsi_waiting"}
+    assert schema.GSI_WAITING != "gsi_waiting"  # a new name: no GSI changes in place
