@@ -46,7 +46,7 @@ from tests.e2e.browser import (
 )
 from tests.e2e.support import TIMINGS, EmulatorThread
 
-pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
+pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"

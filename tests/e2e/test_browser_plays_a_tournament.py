@@ -31,7 +31,7 @@ from infra.players.solver import DuelSolver
 from tests.e2e.browser import BrowserMissingError, Page, chromium_page, find_chromium
 from tests.e2e.support import EmulatorThread, check_final_standings, rating_records
 
-pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
+pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e, pytest.mark.browser]
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"

@@ -19,7 +19,7 @@ from infra.emulator import Emulator
 from tests.e2e.browser import BrowserMissingError, Page, chromium_page, find_chromium
 from tests.e2e.support import EmulatorThread
 
-pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
+pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e, pytest.mark.browser]
 
 IN_LOBBY = "!!document.querySelector('#lobby-h')"
 

@@ -31,7 +31,7 @@ from infra.players.solver import DuelSolver
 from tests.e2e.browser import BrowserMissingError, Page, chromium_page, find_chromium
 from tests.e2e.support import TIMINGS, EmulatorThread
 
-pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e]
+pytestmark = [pytest.mark.enable_socket, pytest.mark.e2e, pytest.mark.browser]
 
 FAST = BotConfig(strength=1.0, think_ms=(50, 200))
 SLOW = BotConfig(strength=1.0, think_ms=(3500, 3500))  # one opponent turn, to reload in
