@@ -9,11 +9,11 @@ https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-api
 ``CancellationReasons`` of ``TransactWriteItems`` (API reference). The mapping under test is
 documented in ``shared/adapters/dynamo/store.py``.
 
-Injection: the store runs on a client built exactly like production's (``bootstrap._client``:
-standard retry mode, 3 tries; its backoff delays recorded, not slept); its requests are
-tagged and moto's in-process endpoint answers the chosen ones with an error *instead of*
-applying them, or *after* applying them (the answer lost: "outcome unknown"), or raises a
-transport error. Moto has no ``ClientRequestToken`` idempotency; the injector emulates
+Injection: the store runs on a client built exactly like production's
+(``shared.runtime.bootstrap.client``: standard retry mode, 3 tries; its backoff delays
+recorded, not slept); its requests are tagged and moto's in-process endpoint answers the
+chosen ones with an error *instead of* applying them, or *after* applying them (the answer
+lost: "outcome unknown"), or raises a transport error. Moto has no ``ClientRequestToken`` idempotency; the injector emulates
 DynamoDB's (a repeated token of an applied transaction answers success, changing nothing)
 unless a test turns it off.
 
@@ -60,7 +60,8 @@ from tests.faults.support import started
 
 # --------------------------------------------------------------------------- the codes
 BOTOCORE_ATTEMPTS = 3
-"""Tries botocore's standard mode makes per call (``bootstrap._client``; checked below)."""
+"""Tries botocore's standard mode makes per call (``shared.runtime.bootstrap.client``; checked
+below)."""
 
 THROTTLING = [
     "ThrottlingException",

@@ -260,7 +260,7 @@ class Functions(Construct):
 
     def for_target(self, target: str) -> lambda_.Alias:
         """The ``live`` alias for a ``ROUTES`` / ``TIMERS`` target
-        (``"functions.guess:handler"``): what the API and the clocks invoke."""
+        (``"functions.messages:guess"``): what the API and the clocks invoke."""
         return self.live[function_name(target)]
 
     def function_for_target(self, target: str) -> lambda_.Function:
