@@ -54,6 +54,7 @@ CODE_EXCLUDE = [
     "/wordlists/build.py",  # regenerates the lists offline; needs packages we never ship
     "/shared/protocol/conformance/",  # the client authors' kit (recorded JSON), not code
     "/shared/protocol/*.md",
+    "/shared/domain/*.md",  # the rulings and design notes: documentation, not code
 ]
 """gitignore-style patterns (``IgnoreMode.GIT``): exclude everything, then re-include the
 packages; caches, tests, ``.venv``, ``node_modules`` and ``cdk.out`` are never in the asset. The
