@@ -1,20 +1,10 @@
 """Entrypoint: the clock function — the Task of the deadline state machine
-(``shared.adapters.step_functions``; DESIGN.md §3 Clocks), on AWS and in the local interpreter
-of the same definition (``infra.emulator.states``).
+(``shared.adapters.step_functions``), on AWS and in ``infra.emulator.states``.
 
-Input: ``{"state": <the loop's state>, "machine": <the state machine's ARN>}`` as the
-definition's Task passes it (a bare state is taken too). The state is ``{"kind", "ref", "seq",
-"due_ms", "due", "loop_started_ms"}`` (``due_ms`` UTC ms, ``due`` the Wait's ISO-8601
-timestamp). ``machine`` is where this function starts executions (the next round's loop, a
-reconnect deadline): it comes from the execution context (``$$.StateMachine.Id``) rather than
-the environment, because the machine invokes this function's ``live`` alias and a function
-that named the machine in its environment would make the stack a dependency cycle.
-
-It applies what is due now (``shared.services.deadlines.fire_round``: never early — an early
-wake only reads) and returns the next state (``loop_state``): ``loop`` (wait until the new
-``due`` and call again), ``handover`` (continue in a successor execution before Express's 5
-minutes), plus ``applied`` and ``name``. Errors (e.g. ``TryAgainError`` when the table stays
-busy) propagate: the Task's Retry runs it again, and the watchdog recovers a loop that dies.
+Input ``{"state": {kind, ref, seq, due_ms, due, loop_started_ms}, "machine": <ARN>}`` (a bare
+state too; ``due_ms`` UTC ms, ``due`` ISO-8601). Applies what is due, never early
+(``shared.services.deadlines.fire_round``), returns the next state (``loop``, ``handover``,
+``applied``, ``name``). Errors propagate (the Task retries; the watchdog recovers a dead loop).
 """
 
 from __future__ import annotations

@@ -1,56 +1,10 @@
 """Local runtime: the composition of gateway, clock and DynamoDB — what tests and the CLI start.
 
-::
-
-    async with Emulator(port=0, turn_seconds=1, intro_seconds=0.2) as emu:
-        async with websockets.connect(emu.ws_url) as ws:
-            ...
-
-Start-up order (each step needs the previous one): thread pool -> DynamoDB (embedded moto in its
-own process, :mod:`infra.emulator.dynamo_process`, unless ``dynamodb_endpoint``) -> bind the
-port -> environment (settings names, DESIGN.md §5) -> tables
--> the handlers' ``Deps`` built (``shared.runtime.bootstrap.build`` from the exported settings,
-with the LocalClock) -> handlers imported -> gateway serving -> clock firing -> bots.
-:meth:`Emulator.stop` undoes it in reverse and restores the environment, so tests can start one
-emulator after another in one process (never two at once: the environment and moto's data are
-process-global).
-
-Transports: the handlers' boto3 clients come from one session on which, with ``in_process``
-(the default), Management API calls to this gateway are answered in this process and DynamoDB
-calls to the embedded moto skip HTTP (:mod:`infra.emulator.inprocess`: botocore still
-validates, serialises, signs and parses): they go over a pipe to moto's own process
-(``dynamodb_process``, the default: moto's CPU then runs beside the handlers', not under their
-interpreter lock), or, with ``dynamodb_process=False``, to moto in this process. An external
-``dynamodb_endpoint`` is always called over HTTP; the HTTP ``@connections`` route and the moto
-server stay up for outside callers (:meth:`Emulator.management_client`,
-:meth:`Emulator.dynamodb_client`).
-Handlers run on a pool of ``max_workers`` threads, by default the cores this process may use,
-plus one while DynamoDB answers from outside this process (:func:`worker_count`): a handler
-waiting for moto's process holds no interpreter lock, and the extra thread runs meanwhile (100
-tournaments, one run each: p99 100 ms with 2 threads, 60 ms with 3, 81 ms with 4); with moto in
-this process, more threads than cores only wait for the GIL. Queued
-invocations are taken by priority, as they would not queue at all on AWS: ``guess`` first, then
-the clock function, then the rest (:mod:`infra.emulator.pool`).
-
-Wiring of the real handlers: ``functions.routes.ROUTES`` (route key -> ``"module:attr"``) and
-``functions.routes.TIMERS`` (``"clock"``: the clock function the LocalClock invokes;
-``"watchdog"``: the sweeper, invoked every ``watchdog_seconds`` with an EventBridge "Scheduled
-Event", as the scheduled rule does). Each is a ``functions._entry.Entrypoint``, called through
-its Lambda wrapper with this emulator's ``Deps`` (``Entrypoint.invoke``).
-
-API Gateway's limits and failure modes (see :mod:`infra.emulator.gateway`; defaults are AWS's,
-from ``shared.protocol.limits``; seconds as floats):
-
-* ``idle_timeout_seconds`` (600): a connection with no message either way for that long is
-  closed with 1001 "Going away";
-* ``max_connection_seconds`` (7200): every connection is closed (1001) at that age;
-* ``disconnect_loss`` (0.0): share of closes whose ``$disconnect`` never runs, 0..1, drawn from
-  ``random.Random(gateway_seed)``;
-* ``half_open_seconds`` (0 = off): how long a connection whose client vanished without a close
-  frame (``emulator.gateway.drop(connection_id)``) still accepts ``PostToConnection`` (data
-  discarded) before it is gone (410) and ``$disconnect`` reports 1006.
-
-Frame (32 KB) and message (128 KB) sizes are always enforced.
+``async with Emulator(port=0, turn_seconds=1) as emu:`` then connect to ``emu.ws_url``. Runs the
+real handlers (``functions.routes.ROUTES`` and ``TIMERS``) with API Gateway's limits (defaults
+from ``shared.protocol.limits``, seconds as floats; see ``infra.emulator.gateway``). One emulator
+per process at a time: the environment and moto's data are process-global. Start-up order,
+transports and the worker pool: ``shared/domain/RULINGS.md``, "Local runtime".
 """
 
 from __future__ import annotations
@@ -186,7 +140,8 @@ class Emulator:
     ``dynamodb_process=False`` runs the embedded moto in this process instead of its own.
     ``create_tables=False`` skips the schema module. ``idle_timeout_seconds``,
     ``max_connection_seconds``, ``disconnect_loss``, ``half_open_seconds`` and ``gateway_seed``
-    set the gateway's limits and failure modes (module docstring; defaults are AWS's).
+    set the gateway's limits and failure modes (each documented in ``infra.emulator.gateway``;
+    defaults: AWS's 600 s idle timeout and 7200 s cap, no lost ``$disconnect``, half-open off).
     ``switch_interval_seconds`` (:data:`SWITCH_INTERVAL_SECONDS`; None leaves it) is the
     interpreter's thread switch interval while the emulator runs; :meth:`stop` restores it.
 

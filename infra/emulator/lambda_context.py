@@ -60,6 +60,7 @@ def make_context(
 
 
 def function_name_for(handler: Any, prefix: str = "wordle-tournament") -> str:
-    """A Lambda-like function name from a handler's module (``functions.guess`` -> ``…-guess``)."""
+    """A Lambda-like function name from a handler's module (``functions.connect`` ->
+    ``…-connect``)."""
     module = getattr(handler, "__module__", None) or "handler"
     return f"{prefix}-{module.rsplit('.', 1)[-1]}".replace("_", "-")

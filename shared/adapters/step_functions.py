@@ -1,53 +1,10 @@
 """Adapters layer: ``StepFunctionsClock`` — one looping Express execution per round.
 
-The deadline state machine (Amazon States Language) lives here once; CDK, the local runtime's
-interpreter (``infra.emulator.states``) and the tests load it from ``state_machine_definition``.
-It is an **Express** state machine that loops:
-
-    WaitUntilDue (Wait until $.due) -> ApplyDeadline (invoke the clock function; its
-    Payload becomes the state) -> Next (Choice): loop and handover -> StartSuccessor;
-    loop -> WaitUntilDue; else Done (Succeed).
-
-Time (AWS Step Functions Developer Guide, "Wait workflow state": a Timestamp "considers the
-time value up to seconds and truncates milliseconds"): every Wait timestamp is rounded *up* to
-the whole second (``wait_timestamp``), so a wake is never before the time it waits for; the
-clock function still checks (``shared.services.deadlines``): a wake before a deadline applies
-nothing and the loop waits again. Turn skips are due ``skip_grace_ms`` after their deadline.
-
-Why one loop per round never misses a deadline (DESIGN.md §3 Clocks): the clock function
-applies *every* deadline due at the wake time (``Tournament.expire``), then returns the round's
-next due time, and the loop waits until then. Within a round a deadline is only ever replaced
-by one no earlier — a turn lasts at most ``turn_ms`` and the next turn's deadline is ``now +
-turn_ms`` (a guess, made before the old deadline) or ``old deadline + turn_ms`` (a skip) — and
-the loop's next wake is the earliest due time pending when it was set, so nothing can fall due
-before that wake (at worst a wake is stale: nothing due, it only reads and waits again).
-Whatever a wake finds due it applies, however late, so no deadline is ever lost. A new round
-brings its own intro timer, hence its own loop; a loop ends when its round closes or the
-tournament ends.
-
-What ``schedule`` does with each Timer kind:
-
-- INTRO: starts the round's loop (input ``{kind:"intro", ref: tid, seq: round, due_ms, due,
-  loop_started_ms}``); the loop then covers every turn deadline of the round;
-- RECONNECT: starts one execution of the same machine: a wait and an apply (the clock function
-  returns ``loop: false`` for it, or ``loop: true`` once if it woke early).
-
-Express executions are at-least-once and have no name idempotency: a duplicate start (a retried
-request, the watchdog restarting a loop that was merely late) runs a second loop, which is
-harmless — the clock function applies only what is due and is a read-only no-op otherwise.
-
-Lambda failures and the 5-minute limit (AWS Step Functions Developer Guide, "Choosing workflow
-type": an Express execution runs at most 5 minutes; "Handling errors": Retry with
-IntervalSeconds, MaxAttempts, BackoffRate): the apply Task times out after
-``APPLY_TIMEOUT_S`` and is retried ``MaxAttempts`` times with backoff, the successor's start
-likewise; ``worst_case_tail_ms`` adds them up from the definition itself. A loop hands over to
-a successor execution (``states:startExecution`` with the current state, request-response:
-Express supports no ``.sync``) when its next wake would come later than ``HANDOVER_AFTER_MS``
-after it started, which leaves that worst case room inside ``EXPRESS_LIMIT_MS``
-(tests/functional/deadlines/test_clock_loop.py checks the sum). A loop that dies anyway (Lambda
-errors past
-the retries) leaves an overdue deadline: the watchdog applies it and starts the round's loop
-again.
+``state_machine_definition`` (loaded by CDK, ``infra.emulator.states`` and the tests):
+WaitUntilDue -> ApplyDeadline (the clock function) -> Next: loop, hand over to a successor before
+``EXPRESS_LIMIT_MS``, or Done. Wait timestamps are rounded up to whole seconds (ruling 13).
+INTRO timers start a round's loop; RECONNECT timers one wait-and-apply execution. Why nothing is
+missed, duplicates and the handover budget: ``shared/domain/RULINGS.md``, "Clocks".
 """
 
 from __future__ import annotations
@@ -125,7 +82,7 @@ STATE_FIELDS = ("kind", "ref", "seq", "due_ms", "due", "loop_started_ms")
 
 
 def state_machine_definition(clock_function_arn: str) -> dict[str, Any]:
-    """ASL of the deadline loop (see the module docstring).
+    """ASL of the deadline loop (the module docstring; RULINGS.md, "Clocks").
 
     Input (and the state between wakes): ``{"kind", "ref", "seq", "due_ms", "due":
     "<ISO-8601 UTC>", "loop_started_ms"}``. The clock function receives ``{"state": <the
@@ -273,7 +230,7 @@ class StepFunctionsClock(LazyClient):
 
         try:
             # The name is for the logs: Express does not deduplicate by name (a duplicate
-            # execution is harmless, see the module docstring).
+            # execution is harmless, RULINGS.md "Clocks").
             self.client.start_execution(
                 stateMachineArn=self._arn, name=timer.name, input=json.dumps(payload)
             )

@@ -1,21 +1,11 @@
 """Domain layer: lobby admission and lobby choice for matchmaking (ruling 8).
 
-Pure values and functions, stdlib only. A ``Lobby`` is its language, its status and its seats,
-each seat a player (with the nickname shown in the lobby) and the rating snapshot used for
-admission and, for party members, the party they came with; its transitions are ``with_seat``,
-``without_player`` and ``started``. A solo player joins a waiting lobby of their game language
-only if their rating is within ``RATING_WINDOW`` of every solo player in it and within
-``RATING_WINDOW`` of the mean rating of each party in it. The window never widens: nothing here
-takes the time, so waiting longer never admits anyone who was refused before. A party's members
-are exempt from the window among themselves; a party opens its own lobby (``party_lobby``), which
-is then filled by solo players only. A lobby starts when its 8th seat fills (``is_full``).
-
-The window as an interval: the ratings a waiting lobby admits form one interval
-``admission_range(lobby) = (lo, hi)`` (``lo`` = the largest solo rating or party mean minus 200,
-``hi`` = the smallest plus 200, rounded inwards for a fractional party mean), and
-``hi - lo <= 2 * RATING_WINDOW``. A ``WaitingLobby`` is the summary that choosing needs (seats
-taken, age, interval); the store indexes it so that the lobbies admitting a rating are found
-whatever their number (``shared.adapters.dynamo.schema``).
+Pure values and functions, stdlib only. ``Lobby`` (language, status, seats with rating snapshot
+and party) and its transitions ``with_seat``, ``without_player``, ``started``; ``check_admission``
+(the 200-point window, which never widens: nothing here reads the time); ``party_lobby`` (filled
+by solo players only); ``admission_range`` (the ratings a waiting lobby admits, one interval
+``(lo, hi)`` with ``hi - lo <= 2 * RATING_WINDOW``). A party is measured by its mean rating here;
+ruling 8 says its highest (``shared/domain/RULINGS.md``, "Persistence").
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """Domain layer: pairing the players still alive for a round (ruling 4).
 
-Ruling 4: "Each round: if the alive count is odd, the bye goes to a player who did not have the
-previous bye and, among those, has had the fewest byes in this tournament (uniformly at random
-among ties). Then, among all matchings of the others, pick uniformly at random among those with
-the fewest rematches of the previous round's pairs (with at most 8 players, enumerate them all)."
-
-The order matters: the bye is chosen first, on bye counts alone, and only then the matching,
-among the matchings of the players left after *that* bye. A matching with fewer rematches never
-moves the bye away from the players with the fewest byes. With at most 8 players every matching
-is enumerated (at most 105 perfect matchings of 8, 15 of 6).
-
-Why the counts stay level (every tournament starts with none): the previous bye's holder took it
-at the minimum count and nobody else's count has changed since, so they are never the only
-player at the minimum; the bye therefore always goes to a player at the minimum count of all
-alive players, and the alive players' counts never differ by more than one (going out only
-removes counts, which cannot widen the spread). Seven players alive for seven rounds get one
-bye each.
+The bye is chosen first, on bye counts alone (``bye_candidates``); then the matching, among the
+matchings of the players left after that bye with the fewest rematches (``best_matchings``).
+With at most 8 players every matching is enumerated (105 perfect matchings of 8, 15 of 6). Why
+bye counts never differ by more than one: ``shared/domain/RULINGS.md``, "Tournament rules".
 """
 
 from __future__ import annotations

@@ -493,8 +493,8 @@ def render_readme(document: dict[str, Any] | None = None) -> str:
         "## Messages",
         "",
         'A "ruling N" in a description names one of the numbered product rulings of the '
-        "game's design (the decisions behind the rules); what it means for the protocol is "
-        "stated here.",
+        "game's design (the decisions behind the rules), stated in `shared/domain/RULINGS.md`; "
+        "what it means for the protocol is stated here.",
         "",
         "Client to server (payload schemas: `components.schemas` of `asyncapi.json`):",
         "",

@@ -7,33 +7,11 @@ from collections import OrderedDict
 
 
 class RateLimiter:
-    """Per-connection token buckets: ``per_second`` tokens refill continuously up to
-    ``burst``; every inbound message takes one (``allow``), refused when the bucket is empty.
-
-    Where the state lives — in this process, per Lambda container, deliberately:
-
-    - the guess hot path stays at 1 read + 1 write (DESIGN.md §3). A bucket in the CONN item
-      would cost every message a write (and the guess, which never reads CONN, a read too):
-      doubling the cost of every action to police the rare abuser;
-    - a container runs one invocation at a time and API Gateway reuses warm containers, so a
-      client looping on one connection mostly meets the same bucket: it is refused with
-      ``rate_limited`` without a single DynamoDB call;
-    - documented limit: a flood fanned out over N concurrent containers gets up to N buckets.
-      The ceilings behind it are API Gateway's stage/route throttling. Every action is also
-      safe to repeat (conditional writes), so what leaks through can only cost money, never
-      corrupt a game.
-
-    Abuse: every refusal is a strike; strikes are forgiven only when the client lets its bucket
-    refill to half of ``burst`` (it slowed down for real, not just long enough for one more
-    token). A connection with ``close_after`` strikes is ``exhausted``; the entrypoints then
-    close it (API Gateway Management API ``DeleteConnection``), so a client that ignores
-    ``rate_limited`` stops costing invocations. With the defaults (5/s, burst 20, 20 strikes) a
-    client that pauses 2 s after a ``rate_limited`` is never closed; one that keeps sending
-    faster than 5/s is closed after 20 refusals (4 s at 10/s, well under a second when it loops).
-
-    Bounded memory: at most ``max_connections`` buckets, least recently used evicted (an
-    evicted connection starts again with a full bucket). Thread-safe.
-    """
+    """Per-connection token buckets: ``per_second`` tokens refill up to ``burst``; each message
+    takes one (``allow``). A refusal is a strike, forgiven once the bucket refills to half of
+    ``burst``; ``close_after`` strikes make the connection ``exhausted`` (the entrypoints close
+    it). In-process, per container: a flood over N containers gets N buckets (why: RULINGS.md,
+    "Retries and limits"). At most ``max_connections`` buckets, LRU-evicted. Thread-safe."""
 
     def __init__(
         self,

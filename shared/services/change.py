@@ -44,30 +44,12 @@ class Done(Generic[T]):
 
 
 def run(deps: Deps, step: Callable[[], Change[T]], *, busy_budget_ms: int = 2_000) -> Done[T]:
-    """Run ``step`` and commit its change, retrying the whole step (fresh reads, a fresh
-    decision) when the store reports a transient failure:
-
-    - ``ConflictError``: another writer got there first (a failed condition);
-    - ``ContentionError``: another transaction was writing the item (DynamoDB's
-      ``TransactionConflictException`` / ``TransactionConflict``); nothing was written;
-    - ``BusyError``: the table was throttled or unavailable after botocore's own retries
-      (which already waited); nothing was written. Retried only while less than
-      ``busy_budget_ms`` (``deps.clock``) has passed since the first try, so that a table that
-      stays busy is answered ``try_again`` well within the function's timeout.
-
-    Between tries it waits a "full jitter" exponential backoff (uniform in
-    ``[0, min(cap, base * 2**n)]``: 10, 20, 40, 80, 160, 200... ms ceilings by default, under
-    1.5 s over the 10 attempts), so racers that keep colliding spread out instead of retrying
-    in lockstep (AWS Architecture Blog, "Exponential Backoff And Jitter"; DynamoDB developer
-    guide, "Error retries and exponential backoff"). Raises a plain ``TryAgainError``
-    (``try_again`` to the player; nothing was saved by the failed tries) after
-    ``deps.max_attempts`` tries or the busy budget; a plain ``TryAgainError`` raised by a step
-    is never retried. Anything else (a refusal of the rules, a non-transient DynamoDB error)
-    propagates at once, with nothing saved or pushed.
-
-    Then flushes the committed change's outbox: timers scheduled, messages pushed,
-    connections closed. Returns the step's value and the connections found gone.
-    """
+    """Run ``step`` and commit its change, retrying the whole step (fresh reads) on
+    ``ConflictError`` / ``ContentionError`` (up to ``deps.max_attempts``) and on ``BusyError``
+    (within ``busy_budget_ms``), with full-jitter backoff; then flushes the outbox (timers,
+    pushes, closes). Returns the step's value and the connections found gone. Raises a plain
+    ``TryAgainError`` when the tries run out; anything else propagates at once, nothing saved.
+    Backoff figures: ``shared/domain/RULINGS.md``, "Retries and limits"."""
     started = deps.clock.now_ms()
     for n in range(deps.max_attempts):
         try:

@@ -46,8 +46,8 @@ class BusyError(TryAgainError):
     for throttling. AWS: "Error handling with DynamoDB", "OK to retry? Yes"
     (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html).
 
-    Raised by the ``Store``. ``services.base.retrying`` retries the whole use case on it (within
-    a time budget); raised outside ``retrying`` (a session lookup) it is a ``TryAgainError``:
+    Raised by the ``Store``. ``shared.services.change.run`` retries the whole use case on it
+    (within a time budget); raised outside ``run`` (a session lookup) it is a ``TryAgainError``:
     the player gets ``try_again``.
     """
 
@@ -59,8 +59,8 @@ class ContentionError(BusyError):
     DynamoDB",
     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html).
 
-    A lost race like ``ConflictError``: ``retrying`` re-reads and retries it like one (up to
-    ``Deps.max_attempts``, no time budget); outside ``retrying`` it is ``try_again``.
+    A lost race like ``ConflictError``: ``shared.services.change.run`` re-reads and retries it
+    like one (up to ``Deps.max_attempts``, no time budget); outside ``run`` it is ``try_again``.
     """
 
 
@@ -71,6 +71,7 @@ class ConflictError(Exception):
 
     Raised by ``Store.commit``; services reload and retry the whole use case (never shown to
     players as such: after the retries it becomes ``TryAgainError``). A caller outside
-    ``retrying`` may take it to mean "the item exists" (``players.connect``): DynamoDB's other
-    refusals are never a ``ConflictError``.
+    ``change.run`` may take it to mean "the item exists"
+    (``shared.services.connections.connect``): DynamoDB's other refusals are never a
+    ``ConflictError``.
     """

@@ -77,19 +77,7 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
     or open a new one; everyone seated gets ``lobby`` (and the 8th seat's commit starts the
     tournament). Raises UnknownLanguageError, AlreadyQueuedError, AlreadyPlayingError,
     AlreadyInPartyError (party members start together with ``party_start``), NoSessionError
-    (the connection closed meanwhile).
-
-    Choice, per try of ``change.run`` (issue 17): the store returns every waiting lobby that
-    admits the player's rating (no blind spot, however many wait). The first try takes the
-    preferred one (fullest, then oldest: at low load lobbies fill one at a time); a try after
-    a conflict (``SPREAD_FROM_ATTEMPT``) takes one at random; after 8 conflicts
-    (``OPEN_FROM_ATTEMPT``) the joiner opens in a random lane, the lanes doubling with each
-    conflict up to ``MAX_LANES``; after only 2 conflicts (``SUSTAINED_OPEN_FROM_ATTEMPT``) when
-    the lobby it contends for was opened under sustained load (``_sustained``: read with the
-    lobby, no extra read). So the number of lobbies filling at once grows with the
-    contention, i.e. with the arrival rate, and no single item serialises a language. The
-    seat's commit is conditional on the lobby's and the player's versions (``seating``):
-    exactly-once seating and no player in two lobbies whatever the choice."""
+    (the connection closed meanwhile). How a lobby is chosen under contention: RULINGS.md."""
     deps.lexicon.language(language_code)
     tries = itertools.count(1)
     open_from = OPEN_FROM_ATTEMPT

@@ -54,7 +54,7 @@ class Packaged:
     layer_dir: Path
     """The staged layer asset folder (``python/`` inside)."""
     handlers: dict[str, str]
-    """Function logical id -> its ``Handler`` (``functions.guess.handler``)."""
+    """Function logical id -> its ``Handler`` (``functions.messages.guess``)."""
     routes: dict[str, str]
     """WebSocket route key -> the ``Handler`` of the function its integration invokes."""
     environment: dict[str, Any]

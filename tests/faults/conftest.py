@@ -1,7 +1,7 @@
 """Hardening fixtures: faults injected at the adapter boundary, never inside the services.
 
 - ``dynamo_faults``: the backend's store is swapped for a ``DynamoStore`` on a client built
-  exactly like production's (``shared.runtime.bootstrap._client``: botocore *standard* retry
+  exactly like production's (``shared.runtime.bootstrap.client``: botocore *standard* retry
   mode, 3 tries). Its requests are tagged (``request-created`` hook) and moto's in-process
   endpoint (the ``before-send`` stubber) answers chosen calls with an error response *instead
   of* applying them. So botocore's own retry machinery really runs (its backoff delays are

@@ -7,15 +7,15 @@ Sources for the codes and what each means: "Error handling with DynamoDB"
 "Amazon DynamoDB Transactions: How it works" (transaction conflicts, idempotency:
 https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html) and the
 ``CancellationReasons`` of ``TransactWriteItems`` (API reference). The mapping under test is
-documented in ``shared/adapters/dynamo/store.py``.
+documented in ``shared/domain/RULINGS.md`` ("Persistence").
 
-Injection: the store runs on a client built exactly like production's (``bootstrap._client``:
-standard retry mode, 3 tries; its backoff delays recorded, not slept); its requests are
-tagged and moto's in-process endpoint answers the chosen ones with an error *instead of*
-applying them, or *after* applying them (the answer lost: "outcome unknown"), or raises a
-transport error. Moto has no ``ClientRequestToken`` idempotency; the injector emulates
-DynamoDB's (a repeated token of an applied transaction answers success, changing nothing)
-unless a test turns it off.
+Injection: the store runs on a client built exactly like production's
+(``shared.runtime.bootstrap.client``: standard retry mode, 3 tries; its backoff delays
+recorded, not slept); its requests are tagged and moto's in-process endpoint answers the
+chosen ones with an error *instead of* applying them, or *after* applying them (the answer
+lost: "outcome unknown"), or raises a transport error. Moto has no ``ClientRequestToken``
+idempotency; the injector emulates DynamoDB's (a repeated token of an applied transaction
+answers success, changing nothing) unless a test turns it off.
 
 The write paths (one per kind of write request the store sends): a guess (one conditional
 ``PutItem``), a round-closing guess with ratings (``TransactWriteItems``: the tournament, a
@@ -60,7 +60,8 @@ from tests.faults.support import started
 
 # --------------------------------------------------------------------------- the codes
 BOTOCORE_ATTEMPTS = 3
-"""Tries botocore's standard mode makes per call (``bootstrap._client``; checked below)."""
+"""Tries botocore's standard mode makes per call (``shared.runtime.bootstrap.client``; checked
+below)."""
 
 THROTTLING = [
     "ThrottlingException",

@@ -54,6 +54,7 @@ CODE_EXCLUDE = [
     "/wordlists/build.py",  # regenerates the lists offline; needs packages we never ship
     "/shared/protocol/conformance/",  # the client authors' kit (recorded JSON), not code
     "/shared/protocol/*.md",
+    "/shared/domain/*.md",  # the rulings and design notes: documentation, not code
 ]
 """gitignore-style patterns (``IgnoreMode.GIT``): exclude everything, then re-include the
 packages; caches, tests, ``.venv``, ``node_modules`` and ``cdk.out`` are never in the asset. The
@@ -260,7 +261,7 @@ class Functions(Construct):
 
     def for_target(self, target: str) -> lambda_.Alias:
         """The ``live`` alias for a ``ROUTES`` / ``TIMERS`` target
-        (``"functions.guess:handler"``): what the API and the clocks invoke."""
+        (``"functions.messages:guess"``): what the API and the clocks invoke."""
         return self.live[function_name(target)]
 
     def function_for_target(self, target: str) -> lambda_.Function:

@@ -1,69 +1,10 @@
 """Adapters layer: ``DynamoStore``, the DynamoDB implementation of the ``Store`` port.
 
-Every write is conditional: a versioned record is saved with ``version = :loaded`` (or
-``attribute_not_exists(pk)`` when new) and written back with ``version + 1``; several writes
-go in one ``TransactWriteItems``. A failed condition raises ``ConflictError`` (the service
-reloads and retries the whole use case); ``ReturnValuesOnConditionCheckFailure=ALL_OLD`` is
-requested so the failure is explained without a second read.
-
-DynamoDB's error model and what each answer becomes here. Sources: "Error handling with
-DynamoDB" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html),
-"Transaction conflict handling in DynamoDB" and "Idempotency" in "Amazon DynamoDB Transactions:
-How it works" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html),
-and the ``CancellationReasons`` of ``TransactWriteItems`` (API reference,
-https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
-The client runs botocore's *standard* retry mode (``shared.runtime.bootstrap``): throttling,
-5xx and transport errors are first retried there, with exponential backoff; only what still
-fails after those retries reaches the mapping below.
-
-- ``ConflictError`` — someone wrote the item since we read it:
-  ``ConditionalCheckFailedException``, or a transaction cancelled with a
-  ``ConditionalCheckFailed`` reason.
-- ``ContentionError`` — a transaction was writing the item (nothing written):
-  ``TransactionConflictException`` on a plain PutItem / UpdateItem / DeleteItem (botocore does
-  not retry it), a transaction cancelled for ``TransactionConflict`` (no condition failed),
-  ``ReplicatedWriteConflictException`` (global tables).
-- ``BusyError`` — throttled or unavailable (nothing written, or verified not written, below):
-  ``ProvisionedThroughputExceededException``, ``ThrottlingException``, ``RequestLimitExceeded``,
-  ``InternalServerError`` (500), ``ServiceUnavailable`` (503),
-  ``TransactionInProgressException``, timeouts and connection errors; a transaction cancelled
-  for ``ThrottlingError`` or ``ProvisionedThroughputExceeded``; a ``BatchGetItem`` whose keys
-  stay unprocessed.
-
-  These three are transient: ``services.base.retrying`` retries the whole use case (re-read,
-  re-decide, re-commit) with backoff, then answers ``try_again``; raised outside ``retrying``
-  (a session lookup) the two ``TryAgainError`` subclasses answer ``try_again`` at once.
-- anything else is a bug or a misconfiguration, raised as botocore's ``ClientError`` and never
-  retried (the same request would fail the same way): ``ValidationException``,
-  ``ItemCollectionSizeLimitExceededException`` (AWS lists it as retryable, but it concerns
-  tables with a local secondary index, which this one does not have, and retrying never
-  shrinks a collection), a transaction cancelled for ``ValidationError``,
-  ``ItemCollectionSizeLimitExceeded`` or a reason not listed here, and any other error
-  (``ResourceNotFoundException``, access). Logged here at ERROR with the operation and the
-  codes only (never items: a tournament item holds the secret words); the handler logs the
-  stack and answers ``internal_error``. Nothing is half-applied: each request is atomic.
-
-Writes whose outcome is unknown. A 5xx, a timeout or ``TransactionInProgressException`` may
-come *after* DynamoDB applied the write; botocore then resends the same request:
-
-- a single ``PutItem``: the resent conditional put fails its condition (our own write moved
-  the version) and ``ALL_OLD`` returns the item. When the request was retried
-  (``RetryAttempts`` > 0) and that item is exactly the one we sent, the earlier attempt landed:
-  the commit succeeds;
-- a ``TransactWriteItems``: botocore resends the same ``ClientRequestToken`` (filled once per
-  call) and DynamoDB answers a repeated token of an applied transaction with success, changing
-  nothing (within 10 minutes). Where that idempotency is missing (moto; a token past its
-  window) the repeat is cancelled with ``ConditionalCheckFailed`` on every put, each returning
-  exactly what we sent: recognised as landed as well;
-- when the last answer is still such an error (botocore's retries ran out, or an error came
-  after a retry), one strongly consistent ``GetItem`` of the commit's first put settles it: the
-  item we sent -> landed, the commit succeeds; anything else -> ``BusyError`` (none of ours is
-  there; the retried use case re-reads and re-decides). If that read fails too, the outcome
-  stays unknown: ``BusyError``, logged at WARNING. The retried use case then re-reads, so a
-  write that did land is never applied twice (the version condition), but its pushes are lost.
-
-``delete_connection`` is an unconditional delete: a retry after an unknown outcome finds the
-item gone and returns nothing (what the connection held is lost; logged at WARNING).
+Every write is conditional (``version = :loaded``, or ``attribute_not_exists(pk)`` when new;
+saved with ``version + 1``); several writes go in one ``TransactWriteItems``. Raises
+``ConflictError`` (a failed condition), ``ContentionError`` / ``BusyError`` (transient, nothing
+written) or botocore's ``ClientError`` (a bug or misconfiguration, never retried). The full
+error mapping and the handling of unknown outcomes: ``shared/domain/RULINGS.md``, "Persistence".
 """
 
 from __future__ import annotations
@@ -179,7 +120,7 @@ def _bug(operation: str, codes: object, err: Exception) -> None:
 
 def _transient(operation: str, err: ClientError | BotoCoreError) -> Exception | None:
     """The exception to raise for a failed read or plain write, or None (logged) to re-raise
-    ``err`` as is (see the module docstring)."""
+    ``err`` as is (RULINGS.md, "Persistence")."""
     if isinstance(err, BotoCoreError):  # connection refused or reset, read timeout
         return BusyError(f"the table is busy ({type(err).__name__}); please try again")
     code = _code(err)
@@ -276,7 +217,7 @@ class DynamoStore:
             inject a recorder).
 
     Raises (every method): ``BusyError``, ``ContentionError``, or botocore's ``ClientError``
-    for a non-transient refusal; ``commit`` also ``ConflictError`` (module docstring).
+    for a non-transient refusal; ``commit`` also ``ConflictError`` (RULINGS.md, "Persistence").
     """
 
     def __init__(
@@ -463,7 +404,7 @@ class DynamoStore:
         Raises ConflictError when any condition failed, ContentionError / BusyError when
         DynamoDB turned the request away for a passing reason (nothing was written in any of
         these), botocore's ClientError for a non-transient refusal (a bug; nothing written). A
-        write whose answer was lost but which did land counts as done (module docstring).
+        write whose answer was lost but which did land counts as done (RULINGS.md, "Persistence").
         """
         now = self._now_ms()
         ops = [op for w in writes for op in self._ops(w, now)]

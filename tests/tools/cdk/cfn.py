@@ -23,7 +23,7 @@ def as_list(value: Any) -> list[Any]:
 
 
 def functions_by_handler(template: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Lambda handler (``functions.guess.handler``) -> (logical id, properties)."""
+    """Lambda handler (``functions.messages.guess``) -> (logical id, properties)."""
     return {
         props["Handler"]: (logical_id, props)
         for logical_id, props in resources(template, "AWS::Lambda::Function").items()
