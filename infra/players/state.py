@@ -331,12 +331,11 @@ class ClientState:
     def _on_session(self, m: Msg) -> None:
         if m.get("token"):
             self.token = m["token"]
-        snap = m.get("snapshot")
-        if m.get("resumed") and snap is not None:
+        if m.get("resumed"):
             # a resume redraws everything from the snapshot
             self._reset()
             self.me = _player(m["player"])
-            self._load_snapshot(snap)
+            self._load_snapshot(m.get("snapshot") or {})
         else:
             self.me = _player(m["player"])
 
