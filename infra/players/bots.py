@@ -29,6 +29,10 @@ reconnects at once and resumes with its token (``session``), as after a delibera
 snapshot restores the lobby seat or the tournament, or, if the tournament ended meanwhile,
 its ``tournament_end`` and ``rating``.
 
+What a bot knows (session, token, lobby, round, its duel's board and turn, standings, rating,
+the end) is folded from every server message by :class:`infra.players.state.ClientState`, the
+fold every Python client uses; the bot's handlers decide what to do about it.
+
 Library entry points: :func:`play_tournament` (one tournament, results for tests and benchmarks)
 and :func:`run_bot_pool` (keeps lobbies filled; ``python -m infra.emulator --bots N``).
 """
@@ -52,6 +56,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from infra.players.solver import DuelSolver
+from infra.players.state import Board, ClientState
 from shared.domain.languages import LANGUAGE_CODES
 from shared.protocol.limits import PING_INTERVAL_SECONDS
 from shared.protocol.outbound import unpack
@@ -168,10 +173,8 @@ class Bot:
         self.name = name
         self.rng = random.Random(seed)
         self.join = join
-        self.token: str | None = None
-        self.player_id: str | None = None
-        self.nickname: str | None = None
-        self.rating: int | None = None
+        self.view = ClientState()
+        """What the bot knows, folded from every server message (``infra.players.state``)."""
         self.offset_ms = 0.0
         """Server clock minus local clock, from ping/pong."""
         self.results: list[BotResult] = []
@@ -196,12 +199,31 @@ class Bot:
         (at most ``SESSION_RETRIES``)."""
         self._finished = asyncio.Event()
         self._leave_deadline: float | None = None
-        self._round: int | None = None
         self.connections = 0
         """WebSocket connections opened so far (resumes after server closes included)."""
         self.server_closes = 0
         """Connections that ended without the bot hanging up (idle/duration limits, drops)."""
         self._sessions = 0
+
+    @property
+    def token(self) -> str | None:
+        return self.view.token
+
+    @token.setter
+    def token(self, token: str | None) -> None:
+        self.view.token = token
+
+    @property
+    def player_id(self) -> str | None:
+        return self.view.player_id
+
+    @property
+    def nickname(self) -> str | None:
+        return self.view.me.nickname if self.view.me else None
+
+    @property
+    def rating(self) -> int | None:
+        return self.view.me.rating if self.view.me else None
 
     # -- running -----------------------------------------------------------------------------
 
@@ -304,6 +326,10 @@ class Bot:
         kind = m.get("type")
         if self.current is not None:
             self.current.events += 1
+        try:
+            self.view.apply(m)  # what the bot knows first, then what it does about it
+        except (KeyError, TypeError, ValueError, AttributeError):
+            log.exception("%s: cannot fold %s event: %.300s", self.name, kind, m)
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             try:
@@ -316,14 +342,6 @@ class Bot:
     async def _on_session(self, m: dict[str, Any]) -> None:
         self._sessions += 1
         self._session_retries = 0
-        player = m["player"]
-        if m.get("token"):
-            self.token = m["token"]
-        self.player_id, self.nickname, self.rating = (
-            player["id"],
-            player["nickname"],
-            player["rating"],
-        )
         if m.get("resumed"):
             if self.current is not None:
                 self.current.resumes += 1
@@ -345,44 +363,36 @@ class Bot:
         await self._send({"action": "join", "language": self.language})
 
     async def _apply_snapshot(self, snap: dict[str, Any]) -> None:
-        lobby, rnd, duel = snap.get("lobby"), snap.get("round"), snap.get("duel")
-        if self.current is not None:
+        view = self.view  # the snapshot, folded
+        if self.current is not None:  # the result keeps the events as received
             if snap.get("standings"):
                 self.current.standings = snap["standings"]
             if snap.get("eliminated") and snap["eliminated"].get("player_id") == self.player_id:
                 self.current.eliminated = snap["eliminated"]
             if snap.get("rating"):
                 self.current.rating = snap["rating"]
-        if snap.get("rating"):
-            self.rating = snap["rating"]["rating"]
-        if snap.get("tournament_end") and self.state in ("playing", "queued"):
+        if view.end is not None and self.state in ("playing", "queued"):
             # it ended while we were away: the resume shows the end once (ruling 15)
             if self.current is not None:
                 self.current.tournament_end = snap["tournament_end"]
             log.info("%s %s: the tournament ended while away", self.name, self.nickname)
             self._finish()
             return
-        if snap.get("rating") and self.current is not None and self.current.left:
+        if view.result is not None and self.current is not None and self.current.left:
             self._finish()  # left, and the place is fixed: what _on_rating would have done
             return
-        if lobby and lobby.get("status") == "waiting":
+        if view.lobby is not None:
             self.state = "queued"
             return
-        if rnd:
+        if view.round is not None:
             self.state = "playing"
-            self._round = rnd.get("round")
             if self.current is not None:
-                self.current.tournament_id = rnd.get("tournament_id")
-            if duel and not duel.get("over") and self.player_id in duel["players"]:
-                self._start_duel(
-                    duel["duel_id"],
-                    duel["length"],
-                    next(p for p in duel["players"] if p != self.player_id),
-                )
-                for row in duel["rows"]:
-                    self._add_row(row)
-                if duel.get("next_player") == self.player_id and duel.get("deadline_ms"):
-                    self._schedule_move(duel["duel_id"], duel["deadline_ms"])
+                self.current.tournament_id = view.round.tournament_id
+            own = view.own_board
+            if own is not None and not own.over:
+                self._start_duel(own, next(p for p in own.players if p != self.player_id))
+                self._sync_rows(own)
+                self._move_if_my_turn()
             return
         if self.state == "queued":
             # The seat was released while we were away (ruling 9): queue again, same game.
@@ -403,9 +413,6 @@ class Bot:
             now = time.time() * 1000
             self.offset_ms = m["server_time_ms"] - (sent + now) / 2
 
-    async def _on_player(self, m: dict[str, Any]) -> None:
-        self.nickname = m["player"]["nickname"]
-
     async def _on_lobby(self, m: dict[str, Any]) -> None:
         status = m.get("status")
         if status == "waiting" and self.state in ("idle", "queued"):
@@ -413,63 +420,70 @@ class Bot:
         elif status == "started":
             self.state = "playing"
             if self.current is not None:
-                self.current.tournament_id = m.get("tournament_id")
+                self.current.tournament_id = self.view.tournament_id
             log.info("%s %s: tournament %s started", self.name, self.nickname, m["tournament_id"])
 
     async def _on_round(self, m: dict[str, Any]) -> None:
         self.state = "playing"
-        self._round = m["round"]
         if self.current is not None:
-            self.current.tournament_id = m["tournament_id"]
+            self.current.tournament_id = self.view.tournament_id
             self.current.standings = {"players": m["standings"], "round": m["round"]}
-        if m.get("bye") == self.player_id:
+        if self.view.bye:
             log.info("%s %s: round %s bye", self.name, self.nickname, m["round"])
 
     async def _on_duel_start(self, m: dict[str, Any]) -> None:
-        if self.player_id not in m["players"]:
+        own = self.view.boards.get(m["duel_id"])
+        if own is None or self.player_id not in own.players:
             return  # spectating another duel
-        opponent = m.get("opponent") or next(p for p in m["players"] if p != self.player_id)
-        self._round = m.get("round", self._round)
-        self._start_duel(m["duel_id"], m["length"], opponent)
+        opponent = m.get("opponent") or next(p for p in own.players if p != self.player_id)
+        self._start_duel(own, opponent)
         self._leave_this_duel = self.rng.random() < self.config.leave_rate
-        if m["next_player"] == self.player_id:
-            self._schedule_move(m["duel_id"], m["deadline_ms"])
+        self._move_if_my_turn()
 
-    def _start_duel(self, duel_id: str, length: int, opponent: str | None) -> None:
-        if self._duel is not None and self._duel.duel_id == duel_id:
+    def _start_duel(self, own: Board, opponent: str | None) -> None:
+        if self._duel is not None and self._duel.duel_id == own.duel_id:
             return
+        rnd = self.view.round.number if self.view.round else None
         self._duel = DuelRecord(
-            duel_id=duel_id, round=self._round, length=length, opponent=opponent
+            duel_id=own.duel_id, round=rnd, length=own.length or 0, opponent=opponent
         )
-        self._solver = DuelSolver(self.language, length)
+        self._solver = DuelSolver(self.language, own.length or 0)
         if self.current is not None:
             self.current.duels.append(self._duel)
 
-    def _add_row(self, row: dict[str, Any]) -> None:
+    def _sync_rows(self, own: Board) -> None:
+        """Record the board's rows the duel record lacks, and give the solver the scored ones."""
         if self._duel is None or self._solver is None:
             return
-        self._duel.rows.append(row)
-        if not row.get("skipped") and row.get("tiles") and row.get("marks"):
-            self._solver.add_row(row["tiles"], row["marks"])
+        for row in own.rows[len(self._duel.rows) :]:
+            self._duel.rows.append(row.as_message())
+            if not row.skipped and row.tiles and row.marks:
+                self._solver.add_row(row.tiles, row.marks)
+
+    def _move_if_my_turn(self) -> None:
+        turn = self.view.my_turn
+        if turn is not None and self._duel is not None and turn[0] == self._duel.duel_id:
+            self._schedule_move(*turn)
 
     async def _on_turn(self, m: dict[str, Any]) -> None:
         if self._duel is None or m["duel_id"] != self._duel.duel_id:
             return
         self._cancel_move()
-        self._add_row(m["row"])
-        if m.get("next_player") == self.player_id and m.get("deadline_ms"):
-            self._schedule_move(m["duel_id"], m["deadline_ms"])
+        own = self.view.boards.get(m["duel_id"])
+        if own is not None:
+            self._sync_rows(own)
+        self._move_if_my_turn()
 
     async def _on_duel_end(self, m: dict[str, Any]) -> None:
         if self._duel is None or m["duel_id"] != self._duel.duel_id:
             return
         self._cancel_move()
-        duel = self._duel
-        duel.reason, duel.word = m["reason"], m.get("display") or m["word"]
-        if m["result"] == "draw":
+        duel, own = self._duel, self.view.boards[m["duel_id"]]
+        duel.reason, duel.word = own.reason, own.display or own.word
+        if own.result == "draw":
             duel.result = "draw"
         else:
-            duel.result = "win" if m["winner"] == self.player_id else "loss"
+            duel.result = "win" if own.winner == self.player_id else "loss"
         log.info(
             "%s %s: duel %s %s (%s, %d rows, word %s)",
             self.name,
@@ -496,7 +510,6 @@ class Bot:
         )
 
     async def _on_rating(self, m: dict[str, Any]) -> None:
-        self.rating = m["rating"]
         if self.current is not None:
             self.current.rating = m
         log.info(

@@ -15,7 +15,9 @@ does). Once seated they ``ping`` every 15-20 s (ruling 14): API Gateway answers 
 no invocation, no table access) and moves the connection's ``LastActiveAt``, which the liveness
 checks read with GetConnection (``SimNotifier.last_active_ms``). In a played tournament each turn is
 answered after a think time uniform in ``THINK_S`` with the solver of ``infra.players.solver``
-(strength ``STRENGTH``); a turn is let time out with probability ``TIMEOUT_RATE``.
+(strength ``STRENGTH``); a turn is let time out with probability ``TIMEOUT_RATE``. What a player
+knows (its id, tournament, board, whose turn) is the clients' one fold of the events,
+``infra.players.state.ClientState``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.players.state import ClientState
 from infra.simulation.dynamo import FakeDynamoClient, Latency, Limits
 from infra.simulation.engine import Sim
 
@@ -167,19 +170,25 @@ class SimPlayer:
         self.n = n
         self.cid = f"c{n:07d}="
         self.rating = rating
-        self.player_id: str | None = None
+        self.view = ClientState()
+        """What the player knows, folded from every event (``infra.players.state``)."""
         self.state = "new"
         self.joined_at: float | None = None
         self.seated_at: float | None = None
-        self.lobbies: list[str] = []
-        self.tournament_id: str | None = None
         self.try_again = 0
         self.errors: list[str] = []
         self.duel: str | None = None
+        """The duel the solver plays (one of a played tournament)."""
         self.solver: Any = None
+        self.fed = 0
+        """Rows of ``duel``'s board given to the solver so far."""
         self.turn_seq = 0
         self.rng = random.Random(run.rng.random())
         self.ids = itertools.count(1)
+
+    @property
+    def player_id(self) -> str | None:
+        return self.view.player_id
 
     # ------------------------------------------------------------ sending
     def send(self, action: str, **fields: Any) -> None:
@@ -210,32 +219,30 @@ class SimPlayer:
 
     # ------------------------------------------------------------ receiving
     def receive(self, m: dict[str, Any]) -> None:
+        self.view.apply(m)  # what the player knows first, then what it does about it
         kind = m.get("type")
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             handler(m)
 
     def _on_session(self, m: dict[str, Any]) -> None:
-        if self.player_id is not None:
+        player_id = self.player_id
+        if player_id is None or player_id in self.run.by_player:
             return
-        self.player_id = m["player"]["id"]
-        self.run.by_player[self.player_id] = self
+        self.run.by_player[player_id] = self
         if self.rating != 1000:
-            self.run.set_rating(self.player_id, self.rating)
+            self.run.set_rating(player_id, self.rating)
         self.run.sim.call_at(self.run.sim.now + self.run.lat(NET_S), self.join)
 
     def _on_lobby(self, m: dict[str, Any]) -> None:
         status = m["status"]
-        if m["lobby_id"] not in self.lobbies:
-            self.lobbies.append(m["lobby_id"])
         if status == "waiting" and self.state == "joining":
             self.state = "queued"
             self.run.sim.call_at(self.run.sim.now + self.rng.uniform(*PING_S), self._ping_loop)
         elif status == "started" and self.seated_at is None:
             self.seated_at = self.run.sim.now
-            self.tournament_id = m["tournament_id"]
             self.run.seated(self, m)
-            self.state = "playing" if self.run.played(self.tournament_id) else "done"
+            self.state = "playing" if self.run.played(self.view.tournament_id) else "done"
 
     def _on_error(self, m: dict[str, Any]) -> None:
         code = m.get("code")
@@ -251,23 +258,29 @@ class SimPlayer:
         self.run.error_codes[str(code)] += 1
 
     def _on_duel_start(self, m: dict[str, Any]) -> None:
-        if self.state != "playing" or self.player_id not in m["players"]:
+        own = self.view.own_board
+        if self.state != "playing" or own is None or own.duel_id != m["duel_id"]:
             return
         from infra.players.solver import DuelSolver
 
-        self.duel = m["duel_id"]
-        self.solver = DuelSolver(LANGUAGE, m["length"])
-        if m.get("next_player") == self.player_id:
-            self._plan(m["duel_id"], m.get("turn", 1))
+        self.duel, self.fed = own.duel_id, 0
+        self.solver = DuelSolver(LANGUAGE, own.length or 0)
+        self._plan_if_my_turn()
 
     def _on_turn(self, m: dict[str, Any]) -> None:
         if self.state != "playing" or m["duel_id"] != self.duel or self.solver is None:
             return
-        row = m["row"]
-        if not row.get("skipped") and row.get("tiles") and row.get("marks"):
-            self.solver.add_row(row["tiles"], row["marks"])
-        if m.get("next_player") == self.player_id:
-            self._plan(m["duel_id"], m["turn"] + 1)
+        own = self.view.boards[m["duel_id"]]
+        for row in own.rows[self.fed :]:
+            if not row.skipped and row.tiles and row.marks:
+                self.solver.add_row(row.tiles, row.marks)
+        self.fed = len(own.rows)
+        self._plan_if_my_turn()
+
+    def _plan_if_my_turn(self) -> None:
+        turn = self.view.my_turn
+        if turn is not None and turn[0] == self.duel:
+            self._plan(self.duel)
 
     def _on_duel_end(self, m: dict[str, Any]) -> None:
         if m["duel_id"] == self.duel:
@@ -275,11 +288,11 @@ class SimPlayer:
             self.turn_seq += 1
 
     def _on_tournament_end(self, m: dict[str, Any]) -> None:
-        if self.state == "playing":
+        if self.state == "playing" and self.view.end is not None:
             self.state = "done"
-            self.run.ended.add(m["tournament_id"])
+            self.run.ended.add(self.view.end.tournament_id)
 
-    def _plan(self, duel_id: str, turn: int) -> None:
+    def _plan(self, duel_id: str) -> None:
         self.turn_seq += 1
         seq = self.turn_seq
         if self.rng.random() < TIMEOUT_RATE:
