@@ -283,14 +283,14 @@ def test_stale_clock_event_from_an_earlier_turn_changes_nothing(backend):
 
 
 def _word(game: Game, duel, salt: int = 0) -> str:
-    from engine.support import wrong_word
+    from tests.functional.driver import wrong_word
 
     return wrong_word(game.backend, game.t.language, duel, salt)
 
 
 # ------------------------------------------------------------------ reconnect deadline vs resume
 def test_resume_committing_first_makes_the_reconnect_deadline_in_flight_a_no_op(backend):
-    from engine.support import resume
+    from tests.functional.driver import resume
 
     game = started(backend)
     duel = game.t.duels[0]
@@ -315,7 +315,7 @@ def test_resume_committing_first_makes_the_reconnect_deadline_in_flight_a_no_op(
 
 
 def test_reconnect_deadline_committing_first_leaves_the_resumed_player_out(backend):
-    from engine.support import resume
+    from tests.functional.driver import resume
 
     game = started(backend)
     duel = game.t.duels[0]
