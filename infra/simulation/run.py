@@ -573,11 +573,11 @@ class Figures:
 
 def invariants(run: Run) -> dict[str, bool]:
     """The behavioural invariants the smoke test asserts, checked on the stored items."""
-    from shared.adapters.dynamo import codec
+    from shared.adapters.dynamo import records
     from shared.adapters.dynamo.store import from_av
 
     lobbies = [
-        codec.lobby_from_item(from_av(item))
+        records.lobby_from_item(from_av(item))
         for (pk, _), item in run.client.items.items()
         if pk.startswith("LOBBY#")
     ]

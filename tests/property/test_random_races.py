@@ -84,7 +84,7 @@ class MotoHardening(Hardening):
         return out
 
     def inner_waiting(self) -> list[LobbyRecord]:
-        from shared.adapters.dynamo import codec
+        from shared.adapters.dynamo import records
         from shared.adapters.dynamo.store import from_av
 
         kwargs: dict[str, Any] = {
@@ -97,7 +97,7 @@ class MotoHardening(Hardening):
         found = []
         while True:
             resp = _moto_client().scan(**kwargs)
-            found += [codec.lobby_from_item(from_av(i)) for i in resp["Items"]]
+            found += [records.lobby_from_item(from_av(i)) for i in resp["Items"]]
             if "LastEvaluatedKey" not in resp:
                 return found
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]

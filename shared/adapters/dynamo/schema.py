@@ -22,8 +22,8 @@ Items (``pk`` / ``sk``):
                                         no waiting lobby admits them; ``version``
 ``TOURN#<tournament_id>``  ``STATE``    the tournament aggregate (rounds, current duels, lives,
                                         places), connections and parties by player, as one
-                                        zlib-compressed document (``codec.STATE_SCHEMA``);
-                                        ``version``
+                                        zlib-compressed document
+                                        (``tournament_document.STATE_SCHEMA``); ``version``
 ``PARTY#<party_id>``       ``PARTY``    invite, members in joining order; ``version``
 ``INVITE#<invite>``        ``INVITE``   party id for an invite token
 =========================  ===========  =========================================================
@@ -164,6 +164,12 @@ LEGACY_ATTRIBUTE_DEFINITIONS = [{"AttributeName": "waiting_sk", "AttributeType":
 
 FINISHED_TTL_SECONDS = 7 * 24 * 3600
 """Finished lobbies and tournaments are kept a week, then removed by TTL."""
+
+
+def finished_ttl(now_ms: int) -> int:
+    """The TTL attribute's value (epoch seconds) for a lobby or tournament finished at
+    ``now_ms`` (epoch ms): ``FINISHED_TTL_SECONDS`` later."""
+    return now_ms // 1000 + FINISHED_TTL_SECONDS
 
 
 def player_key(player_id: str) -> dict[str, str]:
