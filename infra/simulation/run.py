@@ -130,7 +130,7 @@ class SimNotifier:
         self.run = run
 
     def send(self, messages: list[tuple[str, str]]) -> list[str]:
-        from shared.protocol.outbound import unpack
+        from shared.protocol.framing import unpack
 
         run = self.run
         for cid, text in messages:

@@ -44,6 +44,7 @@ FIRST_MESSAGE = (
     "shared.adapters.dynamo.tournament_document",
     "shared.services.model",
     "shared.services.outbox",
+    "shared.protocol.framing",
     "shared.protocol.outbound",
     "wordlists",
 )
@@ -58,6 +59,7 @@ APPLY_PATH = (
     "shared.services.seating",
     "shared.services.tournament_change",
     "shared.services.presenter",
+    "shared.protocol.framing",
     "shared.protocol.outbound",
 )
 """What applying a deadline runs (the rules, the records, the tournament's write path and what

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from shared.adapters.lexicon import WordListLexicon
 from shared.domain.tournament import Entrant, Tournament
-from shared.protocol.outbound import dump_event
+from shared.protocol.framing import dump_event
 from shared.services.deps import Deps, Timing
 from shared.services.model import Player, PlayerStatus, TournamentRecord
 from shared.services.snapshot import snapshot
