@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from shared.adapters.memory import InMemoryStore
 from shared.services.model import LobbyRecord
-from tests.fakes import InMemoryStore
 from tests.property.machine import STATS, Hardening
 
 NIGHTLY = os.environ.get("WT_HARDENING_NIGHTLY") == "1"

@@ -78,6 +78,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.adapters.dynamo import schema
+from shared.adapters.writes import TokenCreated
 from shared.lazy import lazy_module
 from shared.services.errors import BusyError, ConflictError, ContentionError
 
@@ -634,11 +635,3 @@ class DynamoStore:
             "ExpressionAttributeValues": {":c": {"N": str(w.change)}, ":one": {"N": "1"}},
         }
         return [put, {"Update": update}]
-
-
-class TokenCreated:
-    """Internal write: the hashed session token's lookup item."""
-
-    def __init__(self, token_hash: str, player_id: str) -> None:
-        self.token_hash = token_hash
-        self.player_id = player_id
