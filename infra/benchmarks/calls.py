@@ -31,7 +31,7 @@ from functions.routes import MOCK_ROUTES
 from infra.benchmarks import units
 from infra.emulator.states import Execution, ManualClock
 from infra.emulator.testing import Backend, RecordingNotifier, ScriptedPlayer
-from shared.protocol.outbound import unpack
+from shared.protocol.framing import unpack
 from shared.services.ports import Timer
 
 REGION = "us-east-1"

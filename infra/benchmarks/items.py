@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass
 
 from infra.benchmarks import units
-from shared.adapters.dynamo import codec
+from infra.benchmarks.schema1 import tournament_to_json
+from shared.adapters.dynamo import tournament_document
 from shared.adapters.dynamo.store import to_av
 from shared.domain.duel import Duel, DuelId, DuelResult, EndReason, Row
 from shared.domain.scoring import score
@@ -120,7 +121,7 @@ def worst_record(seed: int = 16) -> TournamentRecord:
 
 def item_size(record: TournamentRecord) -> int:
     """Bytes of the record's item by DynamoDB's rules (as ``DynamoStore`` writes it)."""
-    return units.item_size(to_av(codec.tournament_to_item(record, T0_MS)))
+    return units.item_size(to_av(tournament_document.tournament_to_item(record, T0_MS)))
 
 
 @dataclass
@@ -141,12 +142,12 @@ def measure(seed: int = 16, repeat: int = 2_000) -> ItemResult:
     record = worst_record(seed)
     size = item_size(record)
     before = {
-        **to_av(codec.tournament_to_item(record, T0_MS)),
-        "state": {"S": codec.tournament_to_json(record.tournament)},
+        **to_av(tournament_document.tournament_to_item(record, T0_MS)),
+        "state": {"S": tournament_to_json(record.tournament)},
         "connections": to_av({"m": dict(record.connections)})["m"],
         "party_ids": to_av({"m": dict(record.party_ids)})["m"],
     }
-    blob = codec.tournament_to_state(record)
+    blob = tournament_document.tournament_to_state(record)
 
     def per_call(fn: object) -> float:
         samples = []
@@ -162,8 +163,8 @@ def measure(seed: int = 16, repeat: int = 2_000) -> ItemResult:
         size_bytes=size,
         wru=units.write_units(size),
         rru=units.read_units(size, consistent=True),
-        json_bytes=len(codec.tournament_to_json(record.tournament).encode("utf-8")),
+        json_bytes=len(tournament_to_json(record.tournament).encode("utf-8")),
         schema1_size_bytes=units.item_size(before),
-        encode_us=per_call(lambda: codec.tournament_to_state(record)),
-        decode_us=per_call(lambda: codec.tournament_from_state(blob)),
+        encode_us=per_call(lambda: tournament_document.tournament_to_state(record)),
+        decode_us=per_call(lambda: tournament_document.tournament_from_state(blob)),
     )

@@ -18,8 +18,8 @@ set up by the benchmark only (the code under test is unchanged):
   JSON (``dump_event``);
 - ``services + domain``: the use case, the domain rules, the presenter building events;
 - ``store``: ``DynamoStore``'s own code (keys, conditions, error mapping);
-- ``codec``: the item <-> record encoding (``shared.adapters.dynamo.codec`` and the
-  attribute-value conversion);
+- ``codec``: the item <-> record encoding (``shared.adapters.dynamo.records``,
+  ``shared.adapters.dynamo.tournament_document`` and the attribute-value conversion);
 - ``botocore``: from ``provide-client-params`` to ``after-call`` of each AWS call (validation,
   serialisation, signing, the canned answer, parsing);
 - ``notifier``: ``ApiGatewayNotifier``'s own code.
@@ -289,8 +289,9 @@ class _FixedClock:
 def _patched(meter: _Meter) -> Iterator[None]:
     """Charge the protocol, the codec and the use case to their layers (module attributes the
     code under test looks up at call time), restored on exit."""
-    import shared.adapters.dynamo.codec as codec
+    import shared.adapters.dynamo.records as records
     import shared.adapters.dynamo.store as store
+    import shared.adapters.dynamo.tournament_document as tournament_document
     import shared.protocol.inbound as inbound
     import shared.services.duels as duels
     import shared.services.outbox as outbox
@@ -303,9 +304,10 @@ def _patched(meter: _Meter) -> Iterator[None]:
         (store, "from_av", "codec"),
     ]
     targets += [
-        (codec, name, "codec")
-        for name in dir(codec)
-        if name.endswith(("_to_item", "_from_item")) and callable(getattr(codec, name))
+        (module, name, "codec")
+        for module in (records, tournament_document)
+        for name in dir(module)
+        if name.endswith(("_to_item", "_from_item")) and callable(getattr(module, name))
     ]
     saved = [(module, name, getattr(module, name)) for module, name, _ in targets]
     try:

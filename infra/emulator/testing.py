@@ -41,7 +41,8 @@ from typing import Any
 import pytest
 
 from infra.emulator.states import ManualClock
-from shared.protocol.outbound import parse_outbound, unpack
+from shared.protocol.framing import unpack
+from shared.protocol.outbound import parse_outbound
 from shared.services.deps import Deps
 
 __all__ = [

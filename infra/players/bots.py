@@ -58,8 +58,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from infra.players.solver import DuelSolver
 from infra.players.state import Board, ClientState
 from shared.domain.languages import LANGUAGE_CODES
+from shared.protocol.framing import unpack
 from shared.protocol.limits import PING_INTERVAL_SECONDS
-from shared.protocol.outbound import unpack
 
 __all__ = [
     "Bot",

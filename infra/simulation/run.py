@@ -133,7 +133,7 @@ class SimNotifier:
         self.run = run
 
     def send(self, messages: list[tuple[str, str]]) -> list[str]:
-        from shared.protocol.outbound import unpack
+        from shared.protocol.framing import unpack
 
         run = self.run
         for cid, text in messages:
@@ -586,11 +586,11 @@ class Figures:
 
 def invariants(run: Run) -> dict[str, bool]:
     """The behavioural invariants the smoke test asserts, checked on the stored items."""
-    from shared.adapters.dynamo import codec
+    from shared.adapters.dynamo import records
     from shared.adapters.dynamo.store import from_av
 
     lobbies = [
-        codec.lobby_from_item(from_av(item))
+        records.lobby_from_item(from_av(item))
         for (pk, _), item in run.client.items.items()
         if pk.startswith("LOBBY#")
     ]

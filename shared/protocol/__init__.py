@@ -8,7 +8,9 @@ Deliberately light to import (no pydantic here): import what you need from the s
 - ``shared.protocol.inbound``: client → server messages, discriminated by ``action``;
   ``parse_inbound``, ``ACTIONS`` (one API Gateway route per action).
 - ``shared.protocol.outbound``: server → client events, discriminated by ``type``;
-  ``dump_event``, ``parse_outbound``, ``TYPES``.
+  ``parse_outbound``, ``TYPES``.
+- ``shared.protocol.framing``: what the events are built on, without pydantic;
+  ``dump_event``, ``frames`` (batches), ``unpack``.
 - ``shared.protocol.asyncapi``: the AsyncAPI 3.0 document built from the models;
   ``python -m shared.protocol.asyncapi`` rewrites the committed ``asyncapi.json`` and the
   client guide ``README.md`` (ping interval, heartbeat, resume, rate and size limits, every

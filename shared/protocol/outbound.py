@@ -1,8 +1,9 @@
 """Protocol layer: outbound events (server → client), discriminated by ``type``.
 
 Every event is a JSON object with a ``type`` and a ``request_id`` (the id of the inbound message
-it answers, else ``null``). ``dump_event`` writes every field, ``null`` included, so clients can
-rely on each key being present (the AsyncAPI schemas mark them all required).
+it answers, else ``null``). ``dump_event`` (``shared.protocol.framing``) writes every field,
+``null`` included, so clients can rely on each key being present (the AsyncAPI schemas mark them
+all required).
 
 Conventions: ids are opaque strings; deadlines are absolute UTC milliseconds (``*_ms``, ints) and
 clients count down from them; ``round`` numbers start at 1; a duel's ``turn`` is its row number,
@@ -19,29 +20,15 @@ field's metadata, extra keys refused, those checks) and builds their JSON schema
 document), which is how clients, bots and every test read what the server sends.
 """
 
-import json
-from collections.abc import Callable, Sequence
-from dataclasses import MISSING, field, fields
-from dataclasses import dataclass as _dataclass
-from typing import (
-    TYPE_CHECKING,
-    Annotated,
-    Any,
-    Final,
-    Literal,
-    TypeAlias,
-    TypeVar,
-    dataclass_transform,
-    get_args,
-)
+from collections.abc import Callable
+from typing import Annotated, Final, Literal, TypeAlias, get_args
 
 from shared.protocol.errors import ErrorCode, describe
-from shared.protocol.limits import MAX_MESSAGE_BYTES
+from shared.protocol.framing import Event as _Event
+from shared.protocol.framing import TaggedByType
+from shared.protocol.framing import message_class as _message
+from shared.protocol.framing import message_field as _f
 from shared.protocol.version import PROTOCOL_VERSION
-
-if TYPE_CHECKING:
-    from pydantic import GetCoreSchemaHandler
-    from pydantic_core import CoreSchema
 
 __all__ = [
     "EVENT_BY_TYPE",
@@ -72,11 +59,8 @@ __all__ = [
     "StandingsEvent",
     "TournamentEndEvent",
     "TurnEvent",
-    "dump_event",
     "error_event",
-    "frames",
     "parse_outbound",
-    "unpack",
 ]
 
 Mark: TypeAlias = Literal["correct", "present", "absent"]
@@ -84,40 +68,6 @@ Mark: TypeAlias = Literal["correct", "present", "absent"]
 
 PartyStatus: TypeAlias = Literal["open", "queued", "playing", "left"]
 """A party's state as its ``party`` message says it (see ``PartyEvent.status``)."""
-
-_CONFIG: Final[dict[str, Any]] = {
-    # A pydantic ``ConfigDict`` (a TypedDict, so a plain dict), read when pydantic validates
-    # these dataclasses or builds their JSON schema (pydantic, "Dataclasses: dataclass config",
-    # https://docs.pydantic.dev/latest/concepts/dataclasses/#dataclass-config).
-    "extra": "forbid",
-    # Every key is always sent (dump_event keeps nulls), so the published schema requires them.
-    "json_schema_serialization_defaults_required": True,
-}
-
-_T = TypeVar("_T")
-
-
-def _f(
-    *, description: str, default: Any = MISSING, default_factory: Any = MISSING, **constraints: Any
-) -> Any:
-    """A field with its published ``description`` and pydantic ``Field`` constraints
-    (``ge``, ``le``, ``min_length``, ``max_length``), kept as the field's metadata: pydantic reads
-    the metadata keys named like ``Field``'s arguments when it validates a stdlib dataclass or
-    builds its schema; the server never runs them (see the module docstring)."""
-    return field(
-        default=default,
-        default_factory=default_factory,
-        metadata={"description": description, **constraints},
-    )
-
-
-@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field, _f))
-def _message(cls: type[_T]) -> type[_T]:
-    """A protocol message class: a frozen, slotted, keyword-only stdlib dataclass that pydantic
-    validates with ``_CONFIG`` (``__pydantic_config__``)."""
-    setattr(cls, "__pydantic_config__", _CONFIG)  # noqa: B010 (a class attribute, not a field)
-    return _dataclass(frozen=True, slots=True, kw_only=True)(cls)
-
 
 _PLAYER_ID = "Player id."
 _TOURNAMENT_ID = "Tournament id."
@@ -253,13 +203,6 @@ class DuelBoard:
 
 
 # --- events ---------------------------------------------------------------------------------
-@_message
-class _Event:
-    request_id: str | None = _f(
-        default=None, description="The request_id of the inbound message this answers; else null."
-    )
-
-
 @_message
 class LobbyEvent(_Event):
     """The player's lobby changed (seat taken or freed, started, left)."""
@@ -563,23 +506,6 @@ class BatchEvent(_Event):
             raise ValueError("a batch never holds a batch")
 
 
-class _TaggedByType:
-    """``Annotated`` metadata: the union is tagged by ``type``. pydantic calls this hook when it
-    builds a validator or schema for the union (its ``__get_pydantic_core_schema__`` protocol,
-    https://docs.pydantic.dev/latest/concepts/types/#customizing-validation-with-__get_pydantic_core_schema__)
-    and gets the discriminated union ``Field(discriminator="type")`` makes: one model tried per
-    message, errors naming only it, ``oneOf`` with a ``discriminator`` in the schema."""
-
-    __slots__ = ()
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: "GetCoreSchemaHandler"
-    ) -> "CoreSchema":
-        from pydantic import Field
-
-        return handler(Annotated[source, Field(discriminator="type")])
-
-
 OutboundEvent: TypeAlias = Annotated[
     SessionEvent
     | PlayerEvent
@@ -597,7 +523,7 @@ OutboundEvent: TypeAlias = Annotated[
     | PongEvent
     | ErrorEvent
     | BatchEvent,
-    _TaggedByType(),
+    TaggedByType(),
 ]
 """Any outbound event; pydantic picks the class by ``type``."""
 
@@ -634,28 +560,6 @@ def parse_outbound(raw: str | bytes) -> OutboundEvent:
     return _parse(raw)
 
 
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _plain(value: Any) -> Any:
-    # A message as JSON-ready dicts and lists: every field, in declaration order.
-    names = _FIELD_NAMES.get(type(value))
-    if names is None:
-        if not hasattr(value, "__dataclass_fields__"):
-            if isinstance(value, list | tuple):
-                return [_plain(item) for item in value]
-            return value
-        names = _FIELD_NAMES[type(value)] = tuple(f.name for f in fields(value))
-    return {name: _plain(getattr(value, name)) for name in names}
-
-
-def dump_event(event: "OutboundEvent | Snapshot") -> str:
-    """The event (or a part of one, such as a ``Snapshot``) as compact JSON text, every field
-    present (``null`` included, in declaration order), non-ASCII kept as UTF-8
-    (``json.dumps``). This is what the notifier posts to a connection."""
-    return json.dumps(_plain(event), ensure_ascii=False, separators=(",", ":"))
-
-
 def error_event(
     code: ErrorCode | str, message: str | None = None, request_id: str | None = None
 ) -> ErrorEvent:
@@ -668,40 +572,3 @@ def error_event(
     return ErrorEvent(
         code=error_code, message=message or describe(error_code), request_id=request_id
     )
-
-
-_BATCH_OPEN = '{"type":"batch","request_id":null,"events":['
-_BATCH_CLOSE = "]}"
-
-
-def frames(texts: Sequence[str], limit: int = MAX_MESSAGE_BYTES) -> list[str]:
-    """The messages that carry ``texts`` (dumped events for one connection, in order): the one
-    text alone, or ``batch`` messages of at most ``limit`` bytes (UTF-8) each, in order. A single
-    text over the limit goes alone (it is the event's own size, not the batch's).
-
-    Source: API Gateway's WebSocket message quota (128 KB,
-    https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html)."""
-    if len(texts) <= 1:
-        return list(texts)
-    overhead = len(_BATCH_OPEN) + len(_BATCH_CLOSE)
-    groups: list[list[str]] = [[]]
-    size = overhead
-    for text in texts:
-        n = len(text.encode("utf-8")) + (1 if groups[-1] else 0)
-        if groups[-1] and size + n > limit:
-            groups.append([])
-            size = overhead
-            n = len(text.encode("utf-8"))
-        groups[-1].append(text)
-        size += n
-    return [g[0] if len(g) == 1 else _BATCH_OPEN + ",".join(g) + _BATCH_CLOSE for g in groups]
-
-
-def unpack(raw: str | bytes) -> list[dict[str, Any]]:
-    """The events a server message carries, in order, as JSON objects: a ``batch``'s events, or
-    the message itself (for clients that read JSON without the models). Raises ValueError for
-    text that is not JSON."""
-    message = json.loads(raw)
-    if isinstance(message, dict) and message.get("type") == "batch":
-        return list(message.get("events") or [])
-    return [message]

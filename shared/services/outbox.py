@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from shared.protocol.outbound import OutboundEvent, dump_event, frames
+from shared.protocol.framing import dump_event, frames
+from shared.protocol.outbound import OutboundEvent
 from shared.services.ports import Clock, Notifier, Timer
 
 

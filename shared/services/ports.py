@@ -106,9 +106,10 @@ class Notifier(Protocol):
 
 
 class Store(Protocol):
-    """Persistence (DynamoDB: ``shared.adapters.dynamo.store.DynamoStore``; fake:
-    ``tests/fakes.py``). Reads are strongly consistent unless noted; ``commit`` applies
-    versioned saves atomically and raises ``ConflictError`` when any condition fails."""
+    """Persistence (DynamoDB: ``shared.adapters.dynamo.store.DynamoStore``; in memory:
+    ``shared.adapters.memory.InMemoryStore``). Reads are strongly consistent unless noted;
+    ``commit`` applies versioned saves atomically and raises ``ConflictError`` when any
+    condition fails."""
 
     def get_connection(self, connection_id: str) -> Connection | None: ...
     def get_connections(self, connection_ids: Iterable[str]) -> dict[str, Connection]: ...

@@ -226,7 +226,7 @@ class Game:
         from boto3.dynamodb.types import TypeDeserializer
 
         from shared.adapters.dynamo import schema
-        from shared.adapters.dynamo.codec import tournament_from_item
+        from shared.adapters.dynamo.tournament_document import tournament_from_item
 
         if self.dynamodb is None:  # AWS_ENDPOINT_URL points it at the test's moto
             self.dynamodb = boto3.client("dynamodb")

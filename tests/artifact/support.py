@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from infra.cdk.runtime_version import runtime_python
-from shared.protocol.outbound import unpack
+from shared.protocol.framing import unpack
 
 __all__ = ["MotoServer", "Packaged", "Recorder", "runtime_python", "shipped_modules"]
 

@@ -54,7 +54,7 @@ from typing import Any, Final
 import pytest
 
 from infra.emulator.testing import Backend, ScriptedPlayer, running_backend
-from shared.protocol.outbound import unpack
+from shared.protocol.framing import unpack
 from shared.protocol.version import PROTOCOL_VERSION
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""Contract: ``InMemoryStore`` (tests/fakes.py) and ``DynamoStore`` on moto behave the same.
+"""Contract: ``InMemoryStore`` (``shared/adapters/memory.py``) and ``DynamoStore`` on moto
+behave the same.
 
 Every case runs against both, so the fake the unit tests rely on cannot drift from the real
 adapter (STYLE.md: "fakes need a contract test run against the real adapter too").
@@ -13,7 +14,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from shared.adapters.dynamo.store import TokenCreated
+from shared.adapters.memory import InMemoryStore
+from shared.adapters.writes import TokenCreated
 from shared.domain.matchmaking import Lobby, LobbyStatus, Seat
 from shared.domain.party import Party
 from shared.domain.tournament import Phase, PlayerState, Tournament
@@ -31,7 +33,6 @@ from shared.services.model import (
     RatingApplied,
     TournamentRecord,
 )
-from tests.fakes import InMemoryStore
 
 NOW = 1_800_000_000_000
 INVITE = "A" * 43

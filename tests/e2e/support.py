@@ -28,8 +28,8 @@ from websockets.exceptions import ConnectionClosed
 from infra.emulator import Emulator
 from infra.players.bots import BotConfig, BotResult, play_tournament
 from infra.players.solver import DuelSolver
+from shared.protocol.framing import unpack
 from shared.protocol.limits import PING_INTERVAL_SECONDS
-from shared.protocol.outbound import unpack
 
 Message = dict[str, Any]
 

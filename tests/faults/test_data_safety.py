@@ -143,7 +143,8 @@ def _ops(store, write):
 
 @pytest.mark.parametrize("version", [0, 3])
 def test_every_write_the_store_builds_carries_a_condition(version):
-    from shared.adapters.dynamo.store import DynamoStore, TokenCreated
+    from shared.adapters.dynamo.store import DynamoStore
+    from shared.adapters.writes import TokenCreated
 
     store = DynamoStore(object(), "t", lambda: 0)
     player = Player("p", "Nick Name", 1000, 0, version=version)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.adapters.dynamo import codec, schema
+from shared.adapters.dynamo import records, schema, tournament_document
 from shared.adapters.dynamo.store import from_av
 from shared.domain.duel import Duel
 from shared.domain.rating import rating_change
@@ -53,7 +53,7 @@ def peek_item(key: dict[str, str]) -> dict[str, Any] | None:
 def peek(tournament_id: str) -> TournamentRecord:
     item = peek_item(schema.tournament_key(tournament_id))
     assert item is not None, f"no tournament {tournament_id}"
-    return codec.tournament_from_item(item)
+    return tournament_document.tournament_from_item(item)
 
 
 def peek_raw(tournament_id: str) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def peek_raw(tournament_id: str) -> dict[str, Any]:
 def peek_player(player_id: str) -> Player:
     item = peek_item(schema.player_key(player_id))
     assert item is not None, f"no player {player_id}"
-    return codec.player_from_item(item)
+    return records.player_from_item(item)
 
 
 def peek_rating(player_id: str, tournament_id: str) -> dict[str, Any] | None:

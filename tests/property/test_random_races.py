@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from shared.adapters.memory import InMemoryStore
 from shared.services.model import LobbyRecord
-from tests.fakes import InMemoryStore
 from tests.property.machine import STATS, Hardening
 
 NIGHTLY = os.environ.get("WT_HARDENING_NIGHTLY") == "1"
@@ -84,7 +84,7 @@ class MotoHardening(Hardening):
         return out
 
     def inner_waiting(self) -> list[LobbyRecord]:
-        from shared.adapters.dynamo import codec
+        from shared.adapters.dynamo import records
         from shared.adapters.dynamo.store import from_av
 
         kwargs: dict[str, Any] = {
@@ -97,7 +97,7 @@ class MotoHardening(Hardening):
         found = []
         while True:
             resp = _moto_client().scan(**kwargs)
-            found += [codec.lobby_from_item(from_av(i)) for i in resp["Items"]]
+            found += [records.lobby_from_item(from_av(i)) for i in resp["Items"]]
             if "LastEvaluatedKey" not in resp:
                 return found
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]

@@ -74,6 +74,12 @@ FINISHED_TTL_SECONDS = 7 * 24 * 3600
 """Finished lobbies and tournaments are kept a week, then removed by TTL."""
 
 
+def finished_ttl(now_ms: int) -> int:
+    """The TTL attribute's value (epoch seconds) for a lobby or tournament finished at
+    ``now_ms`` (epoch ms): ``FINISHED_TTL_SECONDS`` later."""
+    return now_ms // 1000 + FINISHED_TTL_SECONDS
+
+
 def player_key(player_id: str) -> dict[str, str]:
     return {PK: f"PLAYER#{player_id}", SK: "PROFILE"}
 

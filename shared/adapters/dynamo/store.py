@@ -19,11 +19,12 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.adapters.dynamo import schema
+from shared.adapters.writes import TokenCreated
 from shared.lazy import lazy_module
 from shared.services.errors import BusyError, ConflictError, ContentionError
 
 if TYPE_CHECKING:
-    from shared.adapters.dynamo import codec
+    from shared.adapters.dynamo import records, tournament_document
     from shared.domain.matchmaking import WaitingLobby
     from shared.services import model
     from shared.services.model import (
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
 else:
     # The records, their codec and the domain behind them: imported by the first read or write
     # (a cold start builds the store before its first message needs them).
-    codec = lazy_module("shared.adapters.dynamo.codec")
+    records = lazy_module("shared.adapters.dynamo.records")
+    tournament_document = lazy_module("shared.adapters.dynamo.tournament_document")
     model = lazy_module("shared.services.model")
 
 logger = logging.getLogger(__name__)
@@ -241,16 +243,16 @@ class DynamoStore:
 
     def get_connection(self, connection_id: str) -> Connection | None:
         item = self._get(schema.connection_key(connection_id))
-        return codec.connection_from_item(item) if item else None
+        return records.connection_from_item(item) if item else None
 
     def get_player(self, player_id: str) -> Player | None:
         item = self._get(schema.player_key(player_id))
-        return codec.player_from_item(item) if item else None
+        return records.player_from_item(item) if item else None
 
     def get_players(self, player_ids: Iterable[str]) -> dict[str, Player]:
         found: dict[str, Player] = {}
         for raw in self._batch_get([schema.player_key(p) for p in sorted(set(player_ids))]):
-            p = codec.player_from_item(raw)
+            p = records.player_from_item(raw)
             found[p.player_id] = p
         return found
 
@@ -260,7 +262,7 @@ class DynamoStore:
         found: dict[str, Connection] = {}
         keys = [schema.connection_key(c) for c in sorted(set(connection_ids))]
         for raw in self._batch_get(keys):
-            c = codec.connection_from_item(raw)
+            c = records.connection_from_item(raw)
             found[c.connection_id] = c
         return found
 
@@ -289,7 +291,7 @@ class DynamoStore:
 
     def get_lobby(self, lobby_id: str) -> LobbyRecord | None:
         item = self._get(schema.lobby_key(lobby_id))
-        return codec.lobby_from_item(item) if item else None
+        return records.lobby_from_item(item) if item else None
 
     def waiting_lobbies(self, language: str, rating: int) -> list[WaitingLobby]:
         """Every waiting lobby of ``language`` that admits a solo player rated ``rating``
@@ -312,7 +314,7 @@ class DynamoStore:
             }
             while True:
                 resp = self._client.query(**kwargs)
-                found += [codec.waiting_from_entry(from_av(i)) for i in resp.get("Items", [])]
+                found += [records.waiting_from_entry(from_av(i)) for i in resp.get("Items", [])]
                 if "LastEvaluatedKey" not in resp:
                     break
                 kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
@@ -324,16 +326,16 @@ class DynamoStore:
         """The openers of ``language`` and ``lane`` for ``buckets`` that exist, by bucket (one
         strongly consistent BatchGetItem)."""
         keys = [schema.opener_key(language, b, lane) for b in sorted(set(buckets))]
-        openers = [codec.opener_from_item(raw) for raw in self._batch_get(keys)]
+        openers = [records.opener_from_item(raw) for raw in self._batch_get(keys)]
         return {o.bucket: o for o in openers}
 
     def get_tournament(self, tournament_id: str) -> TournamentRecord | None:
         item = self._get(schema.tournament_key(tournament_id))
-        return codec.tournament_from_item(item) if item else None
+        return tournament_document.tournament_from_item(item) if item else None
 
     def get_party(self, party_id: str) -> PartyRecord | None:
         item = self._get(schema.party_key(party_id))
-        return codec.party_from_item(item) if item else None
+        return records.party_from_item(item) if item else None
 
     def party_id_for_invite(self, invite: str) -> str | None:
         item = self._get(schema.invite_key(invite))
@@ -395,7 +397,7 @@ class DynamoStore:
         # unconditional: $disconnect ends the connection whatever it holds now
         resp = self._client.delete_item(TableName=self._table, Key=key, ReturnValues="ALL_OLD")
         old = resp.get("Attributes") or seen
-        return codec.connection_from_item(from_av(old))
+        return records.connection_from_item(from_av(old))
 
     def commit(self, writes: Sequence[Write | TokenCreated]) -> None:
         """Apply ``writes`` atomically (one conditional write, or a transaction).
@@ -507,17 +509,17 @@ class DynamoStore:
 
     def _op(self, w: Write | TokenCreated, now: int) -> dict[str, Any]:
         if isinstance(w, model.Player):
-            return self._versioned_put(codec.player_to_item(w), w.version)
+            return self._versioned_put(records.player_to_item(w), w.version)
         if isinstance(w, model.Connection):
-            return self._versioned_put(codec.connection_to_item(w), w.version)
+            return self._versioned_put(records.connection_to_item(w), w.version)
         if isinstance(w, model.LobbyRecord):
-            return self._versioned_put(codec.lobby_to_item(w, now), w.version)
+            return self._versioned_put(records.lobby_to_item(w, now), w.version)
         if isinstance(w, model.TournamentRecord):
-            return self._versioned_put(codec.tournament_to_item(w, now), w.version)
+            return self._versioned_put(tournament_document.tournament_to_item(w, now), w.version)
         if isinstance(w, model.LobbyOpener):
-            return self._versioned_put(codec.opener_to_item(w), w.version)
+            return self._versioned_put(records.opener_to_item(w), w.version)
         if isinstance(w, model.PartyRecord):
-            return self._versioned_put(codec.party_to_item(w), w.version)
+            return self._versioned_put(records.party_to_item(w), w.version)
         if isinstance(w, model.OpenerUnchanged):
             check: dict[str, Any] = {
                 "TableName": self._table,
@@ -574,11 +576,3 @@ class DynamoStore:
             "ExpressionAttributeValues": {":c": {"N": str(w.change)}, ":one": {"N": "1"}},
         }
         return [put, {"Update": update}]
-
-
-class TokenCreated:
-    """Internal write: the hashed session token's lookup item."""
-
-    def __init__(self, token_hash: str, player_id: str) -> None:
-        self.token_hash = token_hash
-        self.player_id = player_id

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shared.protocol.outbound import unpack
+from shared.protocol.framing import unpack
 from tests.functional.driver import Game, peek_raw, wrong_word
 
 GRACE = 1_000

@@ -1,7 +1,7 @@
-"""The stored tournament document (``shared.adapters.dynamo.codec``): versioned, read back
-exactly (bye counts included), schema-1 items and schema-2 items written before the bye counts
-still read (a tournament running across a deployment), a document of another layout or a corrupt
-one refused rather than misread, and the worst item within 2 WRU / 1 RRU (issue 16)."""
+"""The stored tournament document (``shared.adapters.dynamo.tournament_document``): versioned,
+read back exactly (bye counts included), schema-1 items and schema-2 items written before the bye
+counts still read (a tournament running across a deployment), a document of another layout or a
+corrupt one refused rather than misread, and the worst item within 2 WRU / 1 RRU (issue 16)."""
 
 from __future__ import annotations
 
@@ -14,18 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infra.benchmarks import items, units
-from shared.adapters.dynamo import codec
-from shared.adapters.dynamo.codec import (
+from infra.benchmarks.schema1 import tournament_to_json
+from shared.adapters.dynamo import tournament_document
+from shared.adapters.dynamo.store import to_av
+from shared.adapters.dynamo.tournament_document import (
     STATE_SCHEMA,
     StateSchemaError,
     tournament_from_item,
     tournament_from_json,
     tournament_from_state,
     tournament_to_item,
-    tournament_to_json,
     tournament_to_state,
 )
-from shared.adapters.dynamo.store import to_av
 from shared.domain.tournament import Tournament
 from shared.services.model import TournamentRecord
 from tests.unit.domain.helpers import begin_round, play, play_round, start, wrong_word
@@ -221,6 +221,6 @@ def test_marks_survive_as_one_base_3_number_per_row() -> None:
 
     all_marks = [(Mark.CORRECT,) * 6, (Mark.ABSENT,) * 4, (Mark.PRESENT, Mark.ABSENT, Mark.CORRECT)]
     for marks in all_marks:
-        n = codec._marks_number(marks)
-        assert codec._marks_from_number(n, len(marks)) == marks
-    assert codec._marks_number((Mark.CORRECT,) * 6) == 3**6 - 1
+        n = tournament_document._marks_number(marks)
+        assert tournament_document._marks_from_number(n, len(marks)) == marks
+    assert tournament_document._marks_number((Mark.CORRECT,) * 6) == 3**6 - 1

@@ -40,9 +40,11 @@ FIRST_MESSAGE = (
     "shared.domain.duel",
     "shared.domain.events",
     "shared.domain.languages",
-    "shared.adapters.dynamo.codec",
+    "shared.adapters.dynamo.records",
+    "shared.adapters.dynamo.tournament_document",
     "shared.services.model",
     "shared.services.outbox",
+    "shared.protocol.framing",
     "shared.protocol.outbound",
     "wordlists",
 )
@@ -57,6 +59,7 @@ APPLY_PATH = (
     "shared.services.seating",
     "shared.services.tournament_change",
     "shared.services.presenter",
+    "shared.protocol.framing",
     "shared.protocol.outbound",
 )
 """What applying a deadline runs (the rules, the records, the tournament's write path and what

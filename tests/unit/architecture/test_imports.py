@@ -6,6 +6,8 @@
 - the domain imports only the standard library and itself (never boto3, pydantic or ``os``);
 - services import no adapter, no runtime and no entrypoint; only adapters (and the
   composition root) import boto3/botocore;
+- the in-memory store (``shared.adapters.memory``) never reaches boto3/botocore, not even
+  through another module it imports;
 - the services' use cases (``sessions``, ``matchmaking``, ``parties``, ``duels``,
   ``deadlines``) never import each other; building blocks import no use case.
 """
@@ -140,6 +142,20 @@ def test_inner_layers_import_no_adapter_runtime_or_entrypoint(layer: str) -> Non
     for module, path in _files(layer):
         for imported in _imports(path, module):
             assert not imported.startswith(banned), (module, imported)
+
+
+def test_the_in_memory_store_never_reaches_the_aws_sdk() -> None:
+    paths = dict(_files("shared"))
+    seen, todo = set(), ["shared.adapters.memory"]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for imported in _imports(paths[module], module):
+            assert not imported.startswith(("boto3", "botocore")), (module, imported)
+        todo += sorted(GRAPH[module])
+    assert {"shared.adapters.memory", "shared.services.model"} <= seen  # the walk saw them
 
 
 def test_use_cases_never_import_each_other_and_blocks_import_no_use_case() -> None:

@@ -12,15 +12,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from shared.protocol.examples import OUTBOUND_EXAMPLES
-from shared.protocol.outbound import (
-    BatchEvent,
-    PongEvent,
-    dump_event,
-    error_event,
-    frames,
-    parse_outbound,
-    unpack,
-)
+from shared.protocol.framing import dump_event, frames, unpack
+from shared.protocol.outbound import BatchEvent, PongEvent, error_event, parse_outbound
 from shared.services.outbox import Outbox, Request
 
 

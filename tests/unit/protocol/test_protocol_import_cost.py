@@ -44,10 +44,10 @@ def test_outbound_events_are_built_and_dumped_without_pydantic() -> None:
     """A function that pushes events never imports pydantic (issue 16, cold start): the events
     are stdlib dataclasses written with ``json``; parsing them (clients, tests) loads it."""
     code = (
-        "import sys, shared.protocol.outbound as m; "
+        "import sys, shared.protocol.outbound as m, shared.protocol.framing as f; "
         "e = m.TurnEvent(tournament_id='t', duel_id='d', turn=1, row=m.Row(player='p', "
         "skipped=True), next_player='q', deadline_ms=5); "
-        "text = m.dump_event(e); "
+        "text = f.dump_event(e); "
         "print('pydantic' in sys.modules); "
         "print(m.parse_outbound(text) == e, 'pydantic' in sys.modules)"
     )

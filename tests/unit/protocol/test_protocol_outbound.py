@@ -10,6 +10,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from shared.protocol.errors import ErrorCode
 from shared.protocol.examples import OUTBOUND_EXAMPLES
+from shared.protocol.framing import dump_event
 from shared.protocol.outbound import (
     EVENT_BY_TYPE,
     TYPES,
@@ -24,7 +25,6 @@ from shared.protocol.outbound import (
     Row,
     SessionEvent,
     Standing,
-    dump_event,
     error_event,
     parse_outbound,
 )

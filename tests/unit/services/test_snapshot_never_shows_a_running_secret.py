@@ -21,12 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.adapters.lexicon import WordListLexicon
+from shared.adapters.memory import InMemoryStore
 from shared.domain.tournament import Entrant, Tournament
-from shared.protocol.outbound import dump_event
+from shared.protocol.framing import dump_event
 from shared.services.deps import Deps, Timing
 from shared.services.model import Player, PlayerStatus, TournamentRecord
 from shared.services.snapshot import snapshot
-from tests.fakes import InMemoryStore, ManualClock, RecordingNotifier
+from tests.fakes import ManualClock, RecordingNotifier
 
 _LEXICON = WordListLexicon()
 T0 = 1_800_000_000_000

@@ -1,0 +1,230 @@
+"""Adapters layer: ``InMemoryStore``, the ``Store`` port (``shared.services.ports``) in dicts.
+
+Same contract as ``DynamoStore`` (``tests/contract/test_store_contract.py`` runs every case on
+both): versioned saves, an all-or-nothing conditional ``commit`` (``ConflictError``), strongly
+consistent reads, records deep-copied in and out. No boto3: the services' unit tests run on it."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from shared.adapters.writes import TokenCreated
+from shared.domain.matchmaking import LobbyStatus, WaitingLobby, waiting_lobby
+from shared.services.errors import ConflictError
+from shared.services.model import (
+    Connection,
+    InviteCreated,
+    InviteDeleted,
+    LobbyOpener,
+    LobbyRecord,
+    OpenerUnchanged,
+    PartyRecord,
+    Player,
+    RatingApplied,
+    TournamentRecord,
+)
+
+__all__ = ["InMemoryStore"]
+
+_Key = tuple[str, str]
+
+
+def _key_of(record: Any) -> _Key:
+    if isinstance(record, Player):
+        return ("player", record.player_id)
+    if isinstance(record, Connection):
+        return ("connection", record.connection_id)
+    if isinstance(record, LobbyRecord):
+        return ("lobby", record.lobby.lobby_id)
+    if isinstance(record, TournamentRecord):
+        return ("tournament", record.tournament.tournament_id)
+    if isinstance(record, LobbyOpener):
+        return ("opener", f"{record.language}#{record.bucket}#{record.lane}")
+    if isinstance(record, PartyRecord):
+        return ("party", record.party.party_id)
+    raise TypeError(f"not a versioned record: {type(record).__name__}")
+
+
+_VERSIONED = (Player, Connection, LobbyRecord, LobbyOpener, TournamentRecord, PartyRecord)
+
+
+class InMemoryStore:
+    """The ``Store`` port in memory (same contract as ``DynamoStore``; strongly consistent).
+
+    ``items`` maps ``(kind, id)`` to a stored copy: versioned records carry the version they
+    were saved at (loaded version + 1), like the ``version`` attribute of a DynamoDB item.
+    ``ratings`` holds the exactly-once rating history by ``(player_id, tournament_id)``.
+    """
+
+    def __init__(self) -> None:
+        self.items: dict[_Key, Any] = {}
+        self.tokens: dict[str, str] = {}
+        self.invites: dict[str, str] = {}
+        self.ratings: dict[tuple[str, str], RatingApplied] = {}
+        self.commits = 0
+
+    # ------------------------------------------------------------------ reads
+    def _load(self, kind: str, ref: str) -> Any:
+        found = self.items.get((kind, ref))
+        return copy.deepcopy(found) if found is not None else None
+
+    def get_connection(self, connection_id: str) -> Connection | None:
+        return self._load("connection", connection_id)  # type: ignore[no-any-return]
+
+    def get_player(self, player_id: str) -> Player | None:
+        return self._load("player", player_id)  # type: ignore[no-any-return]
+
+    def get_players(self, player_ids: Iterable[str]) -> dict[str, Player]:
+        found = {}
+        for pid in set(player_ids):
+            p = self.get_player(pid)
+            if p is not None:
+                found[pid] = p
+        return found
+
+    def get_connections(self, connection_ids: Iterable[str]) -> dict[str, Connection]:
+        found = {}
+        for cid in set(connection_ids):
+            c = self.get_connection(cid)
+            if c is not None:
+                found[cid] = c
+        return found
+
+    def player_id_for_token(self, token_hash: str) -> str | None:
+        return self.tokens.get(token_hash)
+
+    def get_lobby(self, lobby_id: str) -> LobbyRecord | None:
+        return self._load("lobby", lobby_id)  # type: ignore[no-any-return]
+
+    def waiting_lobbies(self, language: str, rating: int) -> list[WaitingLobby]:
+        """Every waiting lobby of ``language`` that admits ``rating`` (what gsi_lobbies's
+        Queries return), ordered by ``(lo, lobby_id)``: callers must not rely on an order."""
+        found = []
+        for (kind, _), v in self.items.items():
+            if kind != "lobby" or v.lobby.language != language:
+                continue
+            summary = waiting_lobby(v.lobby)
+            if summary is not None and summary.admits(rating):
+                found.append(summary)
+        return sorted(found, key=lambda w: (w.lo, w.lobby_id))
+
+    def all_waiting(self) -> list[LobbyRecord]:
+        """Every stored lobby that is waiting (test inspection; no port method)."""
+        return [
+            copy.deepcopy(v)
+            for (kind, _), v in self.items.items()
+            if kind == "lobby" and v.lobby.status is LobbyStatus.WAITING
+        ]
+
+    def get_openers(
+        self, language: str, lane: int, buckets: Iterable[int]
+    ) -> dict[int, LobbyOpener]:
+        found = {b: self._load("opener", f"{language}#{b}#{lane}") for b in set(buckets)}
+        return {b: o for b, o in found.items() if o is not None}
+
+    def get_tournament(self, tournament_id: str) -> TournamentRecord | None:
+        return self._load("tournament", tournament_id)  # type: ignore[no-any-return]
+
+    def get_party(self, party_id: str) -> PartyRecord | None:
+        return self._load("party", party_id)  # type: ignore[no-any-return]
+
+    def party_id_for_invite(self, invite: str) -> str | None:
+        return self.invites.get(invite)
+
+    def overdue(self, before_ms: int) -> list[tuple[str, str]]:
+        """Running tournaments whose next deadline and disconnected players whose reconnect
+        deadline is before ``before_ms`` (what gsi_due holds)."""
+        out: list[tuple[str, str]] = []
+        for (kind, ref), v in self.items.items():
+            if kind == "tournament":
+                due = v.tournament.next_deadline()
+                if due is not None and due < before_ms:
+                    out.append(("tournament", ref))
+            elif kind == "player":
+                rdl = v.reconnect_deadline_ms
+                if rdl is not None and not v.connected and rdl < before_ms:
+                    out.append(("player", ref))
+        return out
+
+    # ------------------------------------------------------------------ writes
+    def create_player(
+        self, player: Player, token_hash: str, connection: Connection | None = None
+    ) -> None:
+        extra = [connection] if connection is not None else []
+        self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
+
+    def delete_connection(self, connection_id: str) -> Connection | None:
+        old = self.items.pop(("connection", connection_id), None)
+        return copy.deepcopy(old) if old is not None else None
+
+    def commit(self, writes: Sequence[Any]) -> None:
+        """All or nothing: every condition is checked before anything is applied; a failed
+        one raises ConflictError. Two writes to one item in a commit are refused like
+        DynamoDB refuses them (ValueError, a programming error, never a conflict)."""
+        touched: set[tuple[str, str]] = set()
+
+        def touch(key: tuple[str, str]) -> None:
+            if key in touched:
+                raise ValueError(f"two operations on one item in a transaction: {key}")
+            touched.add(key)
+
+        for w in writes:
+            if isinstance(w, _VERSIONED):
+                key = _key_of(w)
+                touch(key)
+                current = self.items.get(key)
+                if w.version == 0 and current is not None:
+                    raise ConflictError(f"conditional write failed: {key} exists")
+                if w.version != 0 and (current is None or current.version != w.version):
+                    raise ConflictError(f"conditional write failed: {key} version")
+            elif isinstance(w, OpenerUnchanged):
+                key = ("opener", f"{w.language}#{w.bucket}#{w.lane}")
+                touch(key)
+                current = self.items.get(key)
+                if (current.version if current is not None else 0) != w.version:
+                    raise ConflictError(f"condition check failed: {key} version")
+            elif isinstance(w, TokenCreated):
+                touch(("token", w.token_hash))
+                if w.token_hash in self.tokens:
+                    raise ConflictError("conditional write failed: token exists")
+            elif isinstance(w, InviteCreated):
+                touch(("invite", w.invite))
+                if w.invite in self.invites:
+                    raise ConflictError("conditional write failed: invite exists")
+            elif isinstance(w, InviteDeleted):
+                touch(("invite", w.invite))
+            elif isinstance(w, RatingApplied):
+                touch(("rating", f"{w.player_id}#{w.tournament_id}"))
+                if (w.player_id, w.tournament_id) in self.ratings:
+                    raise ConflictError("conditional write failed: rating applied")
+                if w.update_player:
+                    touch(("player", w.player_id))
+                    if ("player", w.player_id) not in self.items:
+                        raise ConflictError("conditional write failed: no such player")
+            else:
+                raise TypeError(f"unknown write {type(w).__name__}")
+        self.commits += 1
+        for w in writes:
+            if isinstance(w, _VERSIONED):
+                stored = copy.deepcopy(w)
+                stored.version += 1
+                self.items[_key_of(w)] = stored
+            elif isinstance(w, TokenCreated):
+                self.tokens[w.token_hash] = w.player_id
+            elif isinstance(w, InviteCreated):
+                self.invites[w.invite] = w.party_id
+            elif isinstance(w, InviteDeleted):
+                self.invites.pop(w.invite, None)
+            elif isinstance(w, OpenerUnchanged):
+                pass  # a condition only
+            elif isinstance(w, RatingApplied):
+                self.ratings[(w.player_id, w.tournament_id)] = w
+                if w.update_player:
+                    p = self.items[("player", w.player_id)]
+                    p.rating += w.change
+                    p.version += 1
+        for w in writes:
+            if isinstance(w, _VERSIONED):
+                w.version += 1
