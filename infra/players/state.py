@@ -5,7 +5,7 @@ the bots (``infra.players.bots``: the solver plays their duels), the load simula
 (``infra.simulation.run``) and the tests' reference client (``tests.client_state``: a resumed
 screen must equal a live one). Pure: no sockets, no clock, no randomness; stdlib only.
 
-``ClientState`` folds outbound messages (plain dicts, as ``shared.protocol.outbound.unpack``
+``ClientState`` folds outbound messages (plain dicts, as ``shared.protocol.framing.unpack``
 reads them) the way a client would, with no other knowledge of the server: ``apply(message)``
 for the live stream (a ``batch`` is unpacked, its events folded in order), and
 ``ClientState.from_snapshot(session_message)`` for a client that knows only its token and
