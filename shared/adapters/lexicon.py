@@ -17,11 +17,13 @@ from shared.lazy import lazy_module
 
 if TYPE_CHECKING:
     import wordlists
-    from shared.domain import languages
+    from shared.domain import languages, words
     from shared.domain.languages import Language
 else:
-    # the language table and the lists' folder: imported by the first word a message needs
+    # the language table, the guess rules and the lists' folder: imported by the first word a
+    # message needs
     languages = lazy_module("shared.domain.languages")
+    words = lazy_module("shared.domain.words")
     wordlists = lazy_module("wordlists")
 
 __all__ = ["LENGTHS", "WordList", "WordListLexicon", "load_word_list"]
@@ -102,6 +104,9 @@ class WordListLexicon:
 
     def secrets(self, code: str) -> _Secrets:
         return _Secrets(languages.get_language(code))
+
+    def allowed_words(self, code: str) -> words.AllowedWords:
+        return words.AllowedWords(languages.get_language(code), load_word_list(code).allowed)
 
     def allowed(self, code: str, length: int) -> frozenset[str]:
         return load_word_list(code).allowed.get(length, frozenset())
