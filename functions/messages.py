@@ -90,32 +90,54 @@ def _player(deps: Deps, req: Request) -> str:
     return player.player_id
 
 
+def _session(deps: Deps, req: Request, message: msg.SessionAction) -> None:
+    sessions.session(deps, req, message.token)
+
+
+def _nickname(deps: Deps, req: Request, message: msg.NicknameAction) -> None:
+    sessions.nickname(deps, req, _player(deps, req), message.nickname)
+
+
+def _join(deps: Deps, req: Request, message: msg.JoinAction) -> None:
+    matchmaking.join(deps, req, _player(deps, req), message.language)
+
+
+def _leave(deps: Deps, req: Request, message: msg.LeaveAction) -> None:
+    matchmaking.leave(deps, req, _player(deps, req))
+
+
 def _guess(deps: Deps, req: Request, message: msg.GuessAction) -> None:
+    # the tournament item knows the player's connection: no session lookup (1 read)
     logger.append_keys(duel_id=message.duel_id)  # never the word: it may be the secret
     duels.guess(deps, req, message.duel_id, message.word)
 
 
+def _party_create(deps: Deps, req: Request, message: msg.PartyCreateAction) -> None:
+    parties.create(deps, req, _player(deps, req))
+
+
+def _party_join(deps: Deps, req: Request, message: msg.PartyJoinAction) -> None:
+    parties.join(deps, req, _player(deps, req), message.invite)
+
+
+def _party_leave(deps: Deps, req: Request, message: msg.PartyLeaveAction) -> None:
+    parties.leave(deps, req, _player(deps, req))
+
+
+def _party_start(deps: Deps, req: Request, message: msg.PartyStartAction) -> None:
+    parties.start(deps, req, _player(deps, req), message.language)
+
+
 ACTIONS: dict[str, Action[Any]] = {
-    "session": Action(msg.SessionAction, lambda d, r, m: sessions.session(d, r, m.token)),
-    "nickname": Action(
-        msg.NicknameAction, lambda d, r, m: sessions.nickname(d, r, _player(d, r), m.nickname)
-    ),
-    "join": Action(
-        msg.JoinAction, lambda d, r, m: matchmaking.join(d, r, _player(d, r), m.language)
-    ),
-    "leave": Action(msg.LeaveAction, lambda d, r, m: matchmaking.leave(d, r, _player(d, r))),
-    # the tournament item knows the player's connection: no session lookup (1 read)
-    "guess": Action(msg.GuessAction, lambda d, r, m: _guess(d, r, m)),
-    "party_create": Action(
-        msg.PartyCreateAction, lambda d, r, m: parties.create(d, r, _player(d, r))
-    ),
-    "party_join": Action(
-        msg.PartyJoinAction, lambda d, r, m: parties.join(d, r, _player(d, r), m.invite)
-    ),
-    "party_leave": Action(msg.PartyLeaveAction, lambda d, r, m: parties.leave(d, r, _player(d, r))),
-    "party_start": Action(
-        msg.PartyStartAction, lambda d, r, m: parties.start(d, r, _player(d, r), m.language)
-    ),
+    "session": Action(msg.SessionAction, _session),
+    "nickname": Action(msg.NicknameAction, _nickname),
+    "join": Action(msg.JoinAction, _join),
+    "leave": Action(msg.LeaveAction, _leave),
+    "guess": Action(msg.GuessAction, _guess),
+    "party_create": Action(msg.PartyCreateAction, _party_create),
+    "party_join": Action(msg.PartyJoinAction, _party_join),
+    "party_leave": Action(msg.PartyLeaveAction, _party_leave),
+    "party_start": Action(msg.PartyStartAction, _party_start),
 }
 """Every inbound action but the gateway-answered ones (``MOCK_ROUTES``; checked below) -> its
 use case. A ``ping`` that reaches a function anyway (a misrouted body) is ``unknown_action``."""
@@ -248,10 +270,41 @@ def _salvage(event: Event) -> str | None:
         return err.request_id
 
 
+# The deployed handlers, ``functions.messages:<name>`` (``functions.routes.ROUTES``): one per
+# route group of ``MESSAGE_FUNCTIONS``, each taking exactly that group's actions.
+session = Entrypoint(route(MESSAGE_FUNCTIONS["session"]))
+join = Entrypoint(route(MESSAGE_FUNCTIONS["join"]))
+leave = Entrypoint(route(MESSAGE_FUNCTIONS["leave"]))
+guess = Entrypoint(route(MESSAGE_FUNCTIONS["guess"]))
+nickname = Entrypoint(route(MESSAGE_FUNCTIONS["nickname"]))
+party = Entrypoint(route(MESSAGE_FUNCTIONS["party"]))
+default = Entrypoint(route(MESSAGE_FUNCTIONS["default"]))
+
 ENTRYPOINTS: dict[str, Entrypoint] = {
-    name: Entrypoint(route(actions)) for name, actions in MESSAGE_FUNCTIONS.items()
+    "session": session,
+    "join": join,
+    "leave": leave,
+    "guess": guess,
+    "nickname": nickname,
+    "party": party,
+    "default": default,
 }
 """Function name -> its Lambda handler (``functions.messages.<name>``)."""
 
-globals().update(ENTRYPOINTS)
-__all__ = ["ACTIONS", "ENTRYPOINTS", "route", *ENTRYPOINTS]
+if set(ENTRYPOINTS) != set(MESSAGE_FUNCTIONS):  # pragma: no cover - protocol change
+    raise RuntimeError(
+        f"message functions without a handler: {set(MESSAGE_FUNCTIONS) ^ set(ENTRYPOINTS)}"
+    )
+
+__all__ = [
+    "ACTIONS",
+    "ENTRYPOINTS",
+    "default",
+    "guess",
+    "join",
+    "leave",
+    "nickname",
+    "party",
+    "route",
+    "session",
+]

@@ -6,5 +6,8 @@ action, cold imports, cost per tournament and local capacity, prints a table and
 
 Modules, one per figure: ``calls`` (1, with ``units`` for DynamoDB capacity rules), ``items``
 (1b), ``layers`` (1c: CPU per action by layer against the botocore floor), ``cold`` (2),
-``cost`` (3, prices in ``prices.json``), ``capacity`` (4); ``run`` composes them.
+``cost`` (3: the bill, composed from ``play``, the tournament played, ``clocks``, the clock
+designs measured and modelled, and ``prices``, ``prices.json`` and the billing arithmetic),
+``capacity`` (4); ``run`` composes them. Apart:
+``word_lists``, each language's cold load time (``python -m infra.benchmarks.word_lists``).
 """

@@ -212,7 +212,7 @@ def layers_table(r: Any) -> str:
 
 
 def cost_tables(r: Any) -> str:
-    from infra.benchmarks import cost
+    from infra.benchmarks import cost, play, prices
 
     run = r.run
     lines = sorted(r.lines, key=lambda x: -x.usd)
@@ -265,7 +265,7 @@ def cost_tables(r: Any) -> str:
         f"{r.counts['deadlines']:.0f} distinct deadlines (turn deadlines read from the "
         "`duel_start` and `turn` messages). "
         f"Liveness (ruling 14): {r.counts['pings']:.0f} pings (each player after "
-        f"{cost.PING_EVERY_MS / 1000:.0f} s without sending anything), answered by API Gateway "
+        f"{play.PING_EVERY_MS / 1000:.0f} s without sending anything), answered by API Gateway "
         "itself "
         "(a MOCK route: no Lambda, no write), and "
         f"{r.counts['liveness_reads']:.0f} GetConnection reads of a connection's LastActiveAt "
@@ -280,7 +280,7 @@ def cost_tables(r: Any) -> str:
             f"p90 {ms[int(0.9 * (len(ms) - 1))]:.0f} ms (moto included); own CPU per route "
             f"invocation {r.counts['route_own_cpu_ms']:.2f} ms, billed {r.counts['route_ms']:.1f} "
             f"ms with the AWS waits (clock {r.counts['clock_ms']:.1f} ms) at "
-            f"{cost.LAMBDA_GB * 1024:.0f} MB. X-Ray in dev (active) would add "
+            f"{prices.LAMBDA_GB * 1024:.0f} MB. X-Ray in dev (active) would add "
             f"{_usd(r.counts['xray_dev_usd'])} per tournament."
         )
     return (
@@ -433,7 +433,8 @@ def capacity_verdict(c: Any) -> str:
 # ------------------------------------------------------------------------------ summary
 def summary_rows(res: Results) -> list[list[str]]:
     from infra.benchmarks.capacity import GOAL_P99_MS, GOAL_TOURNAMENTS
-    from infra.benchmarks.cost import GOAL_USD, SQS_DESIGN
+    from infra.benchmarks.clocks import SQS_DESIGN
+    from infra.benchmarks.cost import GOAL_USD
 
     rows = []
     if res.calls is not None:
@@ -562,7 +563,7 @@ def summary_table(res: Results) -> str:
 
 
 def render(res: Results) -> str:
-    from infra.benchmarks import cost
+    from infra.benchmarks import clocks, cost, prices
 
     parts = [
         "# Benchmark results",
@@ -692,11 +693,11 @@ def render(res: Results) -> str:
             "",
             f"List prices from `prices.json` ({p['region']}, as of {p['as_of']}; sources in the "
             f"file). Lambda duration measured (own CPU + AWS waits of "
-            f"{', '.join(f'{k} {v:.0f} ms' for k, v in cost.CALL_LATENCY_MS.items())}) at "
-            f"{cost.LAMBDA_GB * 1024:.0f} MB arm64; {cost.CONNECTION_MINUTES_PER_PLAYER:.0f} "
+            f"{', '.join(f'{k} {v:.0f} ms' for k, v in prices.CALL_LATENCY_MS.items())}) at "
+            f"{prices.LAMBDA_GB * 1024:.0f} MB arm64; {cost.CONNECTION_MINUTES_PER_PLAYER:.0f} "
             "connection minutes per player; Standard: 2 transitions per deadline execution "
             "(Wait, Task), 3 per loop wake + 1; Express: 64 MB, the wait is billed, "
-            f"{cost.CLOCK_TASK_MS} ms per clock task; no free tiers. Play: scripted players on "
+            f"{clocks.CLOCK_TASK_MS} ms per clock task; no free tiers. Play: scripted players on "
             "the harness, think 3–15 s per turn, 4% of turns time out, 5% refused words, duels "
             "solved after 4–8 rows.",
             "",
@@ -800,7 +801,7 @@ def render(res: Results) -> str:
 
 def notes(res: Results) -> list[str]:
     """Computed remarks: sensitivities, what limits each figure, method caveats."""
-    from infra.benchmarks import cost
+    from infra.benchmarks import prices
 
     out = []
     if res.cold is not None and res.cold.top_modules:
@@ -818,7 +819,7 @@ def notes(res: Results) -> list[str]:
         r = res.cost
         n_inv = len(r.run.invocations)
         ms = r.counts["route_ms"]
-        duration = cost._lambda_usd(r.prices, n_inv, ms) - n_inv * float(
+        duration = prices.lambda_usd(r.prices, n_inv, ms) - n_inv * float(
             r.prices["lambda"]["request"]
         )
         out.append(

@@ -80,7 +80,7 @@ class Vocabulary:
 @functools.cache
 def vocabulary(language: str, length: int) -> Vocabulary:
     """The committed word list of ``language`` for ``length`` tiles (cached per process)."""
-    from wordlists import load_word_list  # deferred: reading the lists costs ~50 ms
+    from shared.adapters.lexicon import load_word_list  # deferred: reading the lists costs ~50 ms
 
     lang = get_language(language)
     words = load_word_list(language)

@@ -11,9 +11,9 @@ Times are absolute UTC integer milliseconds. Every transition returns a new ``Du
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from shared.domain.errors import (
     DomainError,
@@ -26,10 +26,8 @@ from shared.domain.errors import (
 )
 from shared.domain.scoring import Mark, is_solved, score
 
-WordCheck = Callable[[str, int], tuple[str, tuple[str, ...]]]
-"""``(raw, length) -> (word, tiles)``: normalise a typed guess and check it for a secret of
-``length`` tiles (``shared.domain.words.check_guess`` with a language and its word list);
-raises InvalidLettersError, WrongLengthError or NotInWordListError."""
+if TYPE_CHECKING:  # a value handed in; its module (and the language table) load with the guess
+    from shared.domain.words import AllowedWords
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -199,7 +197,7 @@ class Duel:
         self,
         player: str,
         raw: str,
-        check: WordCheck,
+        words: AllowedWords,
         *,
         received_ms: int,
         now_ms: int,
@@ -207,9 +205,10 @@ class Duel:
     ) -> Duel:
         """Play the typed guess ``raw`` received at ``received_ms`` and applied at ``now_ms``.
 
-        The checks run once, in order: the duel's ``refusal``, then the word (``check``: its
-        letters, its length, the word list), so an out-of-turn player learns that rather than
-        "not a word". Call ``expire`` first so that a guess after the deadline meets the skip.
+        The checks run once, in order: the duel's ``refusal``, then the word
+        (``words.check``: its letters, its length, the word list), so an out-of-turn player
+        learns that rather than "not a word". Call ``expire`` first so that a guess after the
+        deadline meets the skip.
 
         Returns:
             the duel with the new row; over (SOLVED) if the guess is the secret, over
@@ -217,12 +216,34 @@ class Duel:
             ``now_ms + turn_ms`` (the opponent's 30 s start when they can see the row).
 
         Raises:
-            the ``refusal`` and the word check's errors (ruling 5: all leave the duel as it is).
+            the ``refusal`` and the word check's errors (InvalidLettersError,
+            WrongLengthError, NotInWordListError; ruling 5: all leave the duel as it is).
         """
         err = self.refusal(player, received_ms)
         if err is not None:
             raise err
-        word, tiles = check(raw, self.length)
+        word, tiles = words.check(raw, self.length)
+        return self._row(player, word, tiles, now_ms, turn_ms)
+
+    def guess(
+        self, player: str, word: str, tiles: tuple[str, ...], now_ms: int, turn_ms: int
+    ) -> Duel:
+        """Play a guess already normalised and checked against the word list, received and
+        applied at ``now_ms`` (``play`` without the word check: only the length is compared).
+
+        Raises:
+            NotInDuelError, DuelOverError, DuelNotStartedError, TurnOverError,
+            NotYourTurnError, WrongLengthError (ruling 5: all leave the duel unchanged).
+        """
+        err = self.refusal(player, now_ms)
+        if err is not None:
+            raise err
+        return self._row(player, word, tiles, now_ms, turn_ms)
+
+    def _row(
+        self, player: str, word: str, tiles: tuple[str, ...], now_ms: int, turn_ms: int
+    ) -> Duel:
+        """The checked guess ``word`` (``tiles``) played as the next row (see ``play``)."""
         if len(tiles) != self.length:
             raise WrongLengthError(f"the word has {self.length} letters")
         marks = score(tiles, self.answer)
@@ -233,25 +254,6 @@ class Duel:
         if len(duel.rows) >= 2 * TURNS_PER_PLAYER:
             return duel._end(DuelResult.DRAW, None, EndReason.TURNS_USED, now_ms)
         return replace(duel, turn_deadline_ms=now_ms + turn_ms)
-
-    def guess(
-        self, player: str, word: str, tiles: tuple[str, ...], now_ms: int, turn_ms: int
-    ) -> Duel:
-        """Play a guess already normalised and checked against the word list, received and
-        applied at ``now_ms`` (``play`` with a check that only compares the length).
-
-        Raises:
-            NotInDuelError, DuelOverError, DuelNotStartedError, TurnOverError,
-            NotYourTurnError, WrongLengthError (ruling 5: all leave the duel unchanged).
-        """
-        return self.play(
-            player,
-            word,
-            lambda _raw, _n: (word, tiles),
-            received_ms=now_ms,
-            now_ms=now_ms,
-            turn_ms=turn_ms,
-        )
 
     def skip(self, turn_ms: int) -> Duel:
         """Apply the current turn's deadline: the turn is used up (a skip) and passes on.

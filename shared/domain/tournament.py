@@ -17,9 +17,9 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from shared.domain.duel import Duel, DuelId, DuelResult, EndReason, WordCheck
+from shared.domain.duel import Duel, DuelId, DuelResult, EndReason
 from shared.domain.errors import (
     AlreadyEliminatedError,
     DomainError,
@@ -42,6 +42,9 @@ from shared.domain.events import (
     TurnPlayed,
 )
 from shared.domain.rating import rating_change
+
+if TYPE_CHECKING:  # a value handed in; its module (and the language table) load with the guess
+    from shared.domain.words import AllowedWords
 
 PLAYERS = 8
 """Players per tournament (rules page)."""
@@ -279,7 +282,7 @@ class Tournament:
         player_id: str,
         duel_id: str,
         raw: str,
-        check: WordCheck,
+        words: AllowedWords,
         *,
         received_ms: int,
         now_ms: int,
@@ -294,7 +297,8 @@ class Tournament:
         (TournamentOverError), the player is not in it (NotInTournamentError) or is out
         (AlreadyEliminatedError), the duel is not this round's (NotInDuelError), then the
         duel's own (``Duel.refusal``: not theirs, over, not started, turn over, not their
-        turn), then the word (``check``). The next turn's deadline starts at ``now_ms``.
+        turn), then the word against the language's allowed words (``words``, handed in as
+        data like ``Dealer.words``). The next turn's deadline starts at ``now_ms``.
 
         Returns an ``Outcome``: refused, it carries the refusal with the deadlines applied
         meanwhile (possibly none: then ``tournament`` is ``self``); else the new state and
@@ -303,15 +307,9 @@ class Tournament:
         received = min(received_ms, now_ms)
         t, events = self.expire(min(now_ms, received + dealer.skip_grace_ms), dealer)
         try:
-            if t.over:
-                raise TournamentOverError("the tournament is over")
-            if not t.player(player_id).alive:
-                raise AlreadyEliminatedError("you are out of this tournament")
-            duel = t.duel(duel_id)
-            if t.phase is Phase.INTRO and player_id in duel.players:
-                raise DuelNotStartedError("the round intro is still running")
+            duel = t._duel_to_play(player_id, duel_id)
             after = duel.play(
-                player_id, raw, check, received_ms=received, now_ms=now_ms, turn_ms=dealer.turn_ms
+                player_id, raw, words, received_ms=received, now_ms=now_ms, turn_ms=dealer.turn_ms
             )
         except DomainError as refusal:
             return Outcome(t, tuple(events), refusal)
@@ -334,18 +332,22 @@ class Tournament:
         Raises the refusal of ``play``; the tournament is then unchanged only if nothing was
         due (call ``expire(now_ms)`` first to keep the two apart, as the simulations do).
         """
-        outcome = self.play(
-            player_id,
-            duel_id,
-            word,
-            lambda _raw, _length: (word, tiles),
-            received_ms=now_ms,
-            now_ms=now_ms,
-            dealer=dealer,
-        )
-        if outcome.refusal is not None:
-            raise outcome.refusal
-        return outcome.tournament, list(outcome.events)
+        t, events = self.expire(now_ms, dealer)
+        duel = t._duel_to_play(player_id, duel_id)
+        after = duel.guess(player_id, word, tiles, now_ms, dealer.turn_ms)
+        t2 = t._after_turn(duel, after, events, dealer)
+        return t2, events
+
+    def _duel_to_play(self, player_id: str, duel_id: str) -> Duel:
+        """The duel ``player_id`` means to play in, or the tournament's refusal (``play``)."""
+        if self.over:
+            raise TournamentOverError("the tournament is over")
+        if not self.player(player_id).alive:
+            raise AlreadyEliminatedError("you are out of this tournament")
+        duel = self.duel(duel_id)
+        if self.phase is Phase.INTRO and player_id in duel.players:
+            raise DuelNotStartedError("the round intro is still running")
+        return duel
 
     def leave(
         self,

@@ -3,11 +3,15 @@
 A guess is normalised for its language (NFC, case folding, the language's folding), split into
 tiles, and accepted only with the secret's length, the language's letters and a place in the
 allowed list. Each refusal leaves the duel untouched (ruling 5: the turn and the clock go on).
+
+The allowed list reaches the domain as data (``AllowedWords``), as the secrets do
+(``Dealer.words``): the domain never asks the services whether a word is allowed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Mapping
+from dataclasses import dataclass
 
 from shared.domain.errors import InvalidLettersError, NotInWordListError, WrongLengthError
 from shared.domain.languages import Language
@@ -36,3 +40,19 @@ def check_guess(
     if word not in allowed:
         raise NotInWordListError("not in the word list")
     return word, tiles
+
+
+@dataclass(frozen=True, slots=True)
+class AllowedWords:
+    """What a typed guess is judged against: the game ``language`` (normalising, alphabet,
+    tiles) and every play form it accepts as a guess, by length in tiles (answers included;
+    the services read it from their lexicon, once per guess)."""
+
+    language: Language
+    by_length: Mapping[int, Container[str]]
+    """Length in tiles -> the accepted play forms (a length missing: none)."""
+
+    def check(self, raw: str, length: int) -> tuple[str, tuple[str, ...]]:
+        """``check_guess`` of ``raw`` for a secret of ``length`` tiles, against the words of
+        that length."""
+        return check_guess(self.language, self.by_length.get(length, frozenset()), raw, length)

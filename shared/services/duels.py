@@ -6,7 +6,6 @@ from __future__ import annotations
 from shared.domain.duel import DuelId
 from shared.domain.errors import NotInDuelError, NotInTournamentError
 from shared.domain.tournament import Dealer
-from shared.domain.words import check_guess
 from shared.services.deps import Deps
 from shared.services.errors import NotFoundError
 from shared.services.model import TournamentRecord
@@ -66,14 +65,11 @@ def _decide(
 ) -> Decision:
     player_id = _player_by_connection(rec, req.connection_id)
     t = rec.tournament
-    language = deps.lexicon.language(t.language)
     outcome = t.play(
         player_id,
         duel_id,
         raw_word,
-        lambda raw, length: check_guess(
-            language, deps.lexicon.allowed(t.language, length), raw, length
-        ),
+        deps.lexicon.allowed_words(t.language),  # the lexicon, read once: the domain judges
         received_ms=now if req.received_ms is None else req.received_ms,
         now_ms=now,
         dealer=dealer,

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from shared.domain.languages import Language
     from shared.domain.matchmaking import WaitingLobby
     from shared.domain.tournament import SecretSource
+    from shared.domain.words import AllowedWords
     from shared.services.model import (
         Connection,
         LobbyOpener,
@@ -153,6 +154,11 @@ class Lexicon(Protocol):
         ...
 
     def secrets(self, code: str) -> SecretSource: ...
+
+    def allowed_words(self, code: str) -> AllowedWords:
+        """The language and its allowed guesses by length, as one value the domain judges a
+        guess against (``Tournament.play``). Raises UnknownLanguageError."""
+        ...
 
     def allowed(self, code: str, length: int) -> frozenset[str]: ...
 

@@ -8,18 +8,16 @@ from __future__ import annotations
 import json
 
 from infra.benchmarks.calls import Call, ClockExecution, Invocation
+from infra.benchmarks.clocks import ClockDesign, round_spans_s
 from infra.benchmarks.cost import (
     ACCESS_LOG_BYTES,
-    ClockDesign,
     CostLine,
     CostReport,
-    Deadline,
-    TournamentRun,
     access_log_line,
-    round_spans_s,
     sfn_log_events,
     write_floor_wru,
 )
+from infra.benchmarks.play import Deadline, TournamentRun
 from infra.cdk.constructs.log_formats import ACCESS_LOG_FORMAT
 from infra.emulator.states import Execution
 

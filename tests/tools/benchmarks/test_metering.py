@@ -4,7 +4,7 @@ only check that the counting is honest, never a figure).
 ``MeteredClock`` runs the deployed state machine in the local interpreter: each StartExecution
 (the adapter's, and the successor's of a handover) is counted once, on the invocation that made
 it; each wake of the clock function is one invocation, routed by execution; each execution's
-answers and span come from the interpreter. ``cost.turn_deadlines`` reads the turn deadlines a
+answers and span come from the interpreter. ``play.turn_deadlines`` reads the turn deadlines a
 per-deadline clock would have scheduled from the messages sent.
 """
 
@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from infra.benchmarks.calls import CallCounter, MeteredClock
-from infra.benchmarks.cost import duel_ends, loop_wakes, timer_deadlines, turn_deadlines, wake_ms
+from infra.benchmarks.clocks import loop_wakes, wake_ms
+from infra.benchmarks.play import duel_ends, timer_deadlines, turn_deadlines
 from shared.adapters.step_functions import HANDOVER_AFTER_MS, loop_state
 from shared.services.ports import Timer, TimerKind
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from infra.benchmarks.cost import load_prices, sqs_clock_usd
+from infra.benchmarks.clocks import sqs_clock_usd
+from infra.benchmarks.prices import load_prices
 
 
 def test_three_requests_and_one_invocation_per_deadline_plus_the_idle_polling() -> None:

@@ -9,7 +9,9 @@
 - the in-memory store (``shared.adapters.memory``) never reaches boto3/botocore, not even
   through another module it imports;
 - the services' use cases (``sessions``, ``matchmaking``, ``parties``, ``duels``,
-  ``deadlines``) never import each other; building blocks import no use case.
+  ``deadlines``) never import each other; building blocks import no use case;
+- ``wordlists/`` is data: its package imports nothing from ``shared`` (the loader is the
+  lexicon adapter's), only its offline build script (never deployed) uses the language rules.
 """
 
 from __future__ import annotations
@@ -164,6 +166,21 @@ def test_use_cases_never_import_each_other_and_blocks_import_no_use_case() -> No
             continue
         bad = GRAPH[module] & (USE_CASES - {module})
         assert not bad, (module, sorted(bad))
+
+
+WORDLISTS_BUILD = "wordlists.build"
+"""The offline generator (``python -m wordlists.build``): it applies the domain's language and
+offensive-word rules, and is left out of the code asset (``infra.cdk.constructs.functions``)."""
+
+
+def test_the_word_lists_import_nothing_from_shared() -> None:
+    files = _files("wordlists")
+    assert "wordlists" in dict(files)  # the walk saw the package
+    for module, path in files:
+        if module == WORDLISTS_BUILD:
+            continue
+        for imported in _imports(path, module):
+            assert imported.split(".")[0] != "shared", (module, imported)
 
 
 def _files(prefix: str) -> list[tuple[str, Path]]:

@@ -38,8 +38,10 @@ from shared.domain.events import (
     TournamentEnded,
     TurnPlayed,
 )
+from shared.domain.languages import get_language
 from shared.domain.rating import rating_changes
 from shared.domain.tournament import LIVES, PLAYERS, Dealer, Phase, Tournament
+from shared.domain.words import AllowedWords
 from tests.unit.domain.helpers import (
     TinyWords,
     begin_round,
@@ -1027,6 +1029,17 @@ def test_a_timed_out_duelist_loses_the_duel_for_timeout() -> None:
     assert events[0] == PlayerEliminated("p1", 1, "timeout")
 
 
+class _AnyWord(AllowedWords):
+    """Allowed words that take any typed text as its own play form (these tests leave the
+    word check aside)."""
+
+    def check(self, raw: str, length: int) -> tuple[str, tuple[str, ...]]:
+        return raw, tuple(raw)
+
+
+ANY_WORD = _AnyWord(get_language("en"), {})
+
+
 def test_a_late_guess_meets_the_skip_that_was_due_and_the_skip_is_in_the_outcome() -> None:
     """Ruling 13: a guess received after its turn's deadline meets the skip (due at the
     deadline plus the grace), which the outcome carries to be committed, and is refused."""
@@ -1041,7 +1054,7 @@ def test_a_late_guess_meets_the_skip_that_was_due_and_the_skip_is_in_the_outcome
         mover,
         duel.duel_id,
         wrong_word(duel),
-        lambda raw, _n: (raw, tuple(raw)),
+        ANY_WORD,
         received_ms=deadline + 100,
         now_ms=deadline + 1_500,
         dealer=dealer,
@@ -1062,10 +1075,12 @@ def test_a_guess_is_checked_as_typed_and_played_in_its_checked_form() -> None:
     typed = wrong_word(duel).upper()
     seen: list[tuple[str, int]] = []
 
-    def check(raw: str, length: int) -> tuple[str, tuple[str, ...]]:
-        seen.append((raw, length))
-        return raw.lower(), tuple(raw.lower())
+    class Seen(AllowedWords):
+        def check(self, raw: str, length: int) -> tuple[str, tuple[str, ...]]:
+            seen.append((raw, length))
+            return raw.lower(), tuple(raw.lower())
 
+    check = Seen(get_language("en"), {})
     outcome = t.play(
         mover, duel.duel_id, typed, check, received_ms=now + 1, now_ms=now + 1, dealer=dealer
     )
@@ -1083,7 +1098,7 @@ def test_a_refused_guess_with_nothing_due_leaves_the_tournament_as_it_was() -> N
         waiting,
         duel.duel_id,
         wrong_word(duel),
-        lambda raw, _n: (raw, tuple(raw)),
+        ANY_WORD,
         received_ms=now + 1,
         now_ms=now + 1,
         dealer=dealer,
@@ -1098,7 +1113,7 @@ def test_refusals_tell_the_player_what_happened() -> None:
     t, dealer, _ = start(4)
     duel, other = t.duels
     stranger = other.players[0]
-    check = lambda raw, _n: (raw, tuple(raw))  # noqa: E731
+    check = ANY_WORD
     # during the intro: a duelist is told to wait, someone else that it is not their duel
     own = t.play(
         duel.players[0], duel.duel_id, "abcd", check, received_ms=1, now_ms=1, dealer=dealer

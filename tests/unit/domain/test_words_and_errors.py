@@ -14,7 +14,7 @@ from shared.domain.errors import (
     WrongLengthError,
 )
 from shared.domain.languages import get_language
-from shared.domain.words import check_guess
+from shared.domain.words import AllowedWords, check_guess
 
 ALLOWED = {"crane", "straße", "niño", "oʻzbek"}
 
@@ -51,6 +51,21 @@ def test_a_wrong_length_is_refused_before_the_word_list() -> None:
 def test_a_word_not_in_the_list_is_refused() -> None:
     with pytest.raises(NotInWordListError, match=r"^not in the word list$"):
         check_guess(get_language("en"), ALLOWED, "zzzzz", 5)
+
+
+def test_allowed_words_judge_a_guess_against_the_words_of_its_length() -> None:
+    """The value the services hand the domain: a language and its words by length; a length
+    it has no words for allows none."""
+    words = AllowedWords(get_language("en"), {5: frozenset({"crane"}), 4: frozenset({"cran"})})
+    assert words.check(" Crane", 5) == ("crane", tuple("crane"))
+    with pytest.raises(NotInWordListError, match=r"^not in the word list$"):
+        words.check("cranf", 5)
+    with pytest.raises(WrongLengthError, match=r"^the word has 4 letters$"):
+        words.check("crane", 4)
+    with pytest.raises(InvalidLettersError):
+        words.check("cr4ne", 5)
+    with pytest.raises(NotInWordListError):
+        AllowedWords(get_language("en"), {}).check("crane", 5)
 
 
 def test_an_error_without_a_message_says_its_docstrings_first_line() -> None:

@@ -4,11 +4,12 @@ error, and a connection without a session told ``no_session`` first; on the fake
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from shared.domain.errors import NotInDuelError, NotInTournamentError
+from shared.domain.errors import NotInDuelError, NotInTournamentError, NotInWordListError
 from shared.services import duels, matchmaking, sessions
 from shared.services.deps import Deps
 from shared.services.errors import NoSessionError
@@ -83,3 +84,40 @@ def test_a_guess_whose_push_finds_the_opponent_gone_disconnects_the_opponent() -
     duels.guess(deps, Request(cid), duel.duel_id, _word(deps, duel))
     assert stored_player(deps, opponent).connected is False
     assert sent_of(deps, cid, "turn")
+
+
+class _CountingLexicon:
+    """The deps' lexicon, counting what a guess asks of it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.asked: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+
+        def counted(*args: Any) -> Any:
+            self.asked.append(name)
+            return method(*args)
+
+        return counted
+
+
+@pytest.mark.parametrize("word", ["valid", "zzzzz"], ids=["played", "not_in_the_word_list"])
+def test_a_guess_reads_the_lexicon_once_and_the_domain_judges_the_word(word: str) -> None:
+    """The services hand the domain the language's allowed words as one value, read once per
+    decision; the domain never calls back to ask whether a word is allowed."""
+    deps = fake_deps()
+    seated, t = _started(deps)
+    duel = t.duels[0]
+    cid = next(c for c, p in seated if p == duel.next_player)
+    raw = _word(deps, duel) if word == "valid" else "z" * duel.length
+    counting = _CountingLexicon(deps.lexicon)
+    deps = dataclasses.replace(deps, lexicon=counting)
+    if word == "valid":
+        duels.guess(deps, Request(cid), duel.duel_id, raw)
+    else:
+        with pytest.raises(NotInWordListError, match=r"^not in the word list$"):
+            duels.guess(deps, Request(cid), duel.duel_id, raw)
+    assert counting.asked.count("allowed_words") == 1
+    assert "allowed" not in counting.asked

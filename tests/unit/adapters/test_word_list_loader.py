@@ -1,12 +1,13 @@
-"""The runtime loader: frozensets, sorted tuples, display forms, caching, unknown languages."""
+"""The lexicon adapter's word-list loader: frozensets, sorted tuples, display forms, caching,
+unknown languages."""
 
 from __future__ import annotations
 
 import pytest
 
+from shared.adapters.lexicon import WordList, load_word_list
 from shared.domain.errors import UnknownLanguageError
 from shared.domain.languages import LANGUAGE_CODES
-from wordlists import WordList, load_word_list
 
 
 @pytest.mark.parametrize("code", LANGUAGE_CODES)
@@ -73,7 +74,7 @@ def test_the_lexicons_secret_source_loads_the_lists_on_the_first_word_dealt(
 ) -> None:
     """Every tournament decision gets a ``Dealer``; only one that opens a round or a duel deals
     a word. A disconnect, a leave or a skip must not load the language's ~100k words."""
-    import wordlists
+    from shared.adapters import lexicon
     from shared.adapters.lexicon import WordListLexicon
 
     loads: list[str] = []
@@ -82,7 +83,7 @@ def test_the_lexicons_secret_source_loads_the_lists_on_the_first_word_dealt(
         loads.append(code)
         return load_word_list(code)
 
-    monkeypatch.setattr(wordlists, "load_word_list", counted)
+    monkeypatch.setattr(lexicon, "load_word_list", counted)
     source = WordListLexicon().secrets("en")
     assert source.tiles("crane") == ("c", "r", "a", "n", "e")
     assert loads == []

@@ -1,14 +1,15 @@
-"""Benchmark: cold load time of each language's word list (goal < 30 ms each).
+"""Benchmark: cold load time of each language's word list (goal < 30 ms each), through the
+lexicon adapter's loader (``shared.adapters.lexicon.load_word_list``).
 
-python -m wordlists.bench
+python -m infra.benchmarks.word_lists
 """
 
 from __future__ import annotations
 
 import time
 
+from shared.adapters.lexicon import load_word_list
 from shared.domain.languages import LANGUAGE_CODES
-from wordlists import load_word_list
 
 
 def main() -> int:
