@@ -144,15 +144,23 @@ def disconnect_event(context: dict[str, Any], headers: dict[str, str]) -> dict[s
     }
 
 
-def ws_event(route: str, connection_id: str, body: str | None, now_ms: int) -> dict[str, Any]:
-    """An API Gateway WebSocket event (MESSAGE, CONNECT or DISCONNECT by ``route``) received at
+def ws_event(
+    route: str,
+    connection_id: str,
+    body: str | None,
+    now_ms: int,
+    *,
+    received_ms: int | None = None,
+) -> dict[str, Any]:
+    """An API Gateway WebSocket event (MESSAGE, CONNECT or DISCONNECT by ``route``) at
     ``now_ms``, with ids made from it (``r{now_ms}``): what the harness and benchmarks invoke
-    handlers with. ``$disconnect`` reports 1001 "going away"."""
+    handlers with. ``requestTimeEpoch``: ``received_ms`` if given (a message whose handler runs
+    late), else ``now_ms``. ``$disconnect`` reports 1001 "going away"."""
     ctx = request_context(
         route,
         connection_id=connection_id,
         connected_at_ms=now_ms,
-        request_time_ms=now_ms,
+        request_time_ms=now_ms if received_ms is None else received_ms,
         source_ip="127.0.0.1",
         user_agent="harness",
         domain_name="localhost",

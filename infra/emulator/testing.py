@@ -216,9 +216,7 @@ class Backend:
         """Call the route's handler now. ``received_ms``: when API Gateway received the
         message (``requestTimeEpoch``; default now) — earlier than now for a message whose
         handler runs late."""
-        event = ws_event(route, connection_id, body, self.clock.now)
-        if received_ms is not None:
-            event["requestContext"]["requestTimeEpoch"] = received_ms
+        event = ws_event(route, connection_id, body, self.clock.now, received_ms=received_ms)
         if route != "$disconnect":
             self.notifier.activity(connection_id, event["requestContext"]["requestTimeEpoch"])
         mock = self.mock_routes.get(route)
