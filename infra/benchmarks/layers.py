@@ -122,7 +122,7 @@ def record_guess() -> Recording:
         def recorded_invoke(
             route: str, connection_id: str, body: str | None = None, **kw: Any
         ) -> Any:
-            from infra.emulator.testing import ws_event
+            from infra.emulator.events import ws_event
 
             event = ws_event(route, connection_id, body, b.clock.now)
             recording.append(Recording(route, event, b.clock.now))

@@ -25,8 +25,8 @@ resolved again, and setuptools, the build backend, is a locked dev extra too: a 
 the index changes nothing until the locks are regenerated); and
 ``infra.cdk.layer.build_layer`` installs the runtime lock, which ships the same versions to Lambda
 (boto3 included). So what production runs is what the tests ran, the tests run with the tools
-they were last green with (moto in particular: ``infra.emulator.dynamo.PATCHED_MOTO``), and a
-rebuild of an old commit ships that commit's versions.
+they were last green with (moto in particular: ``infra.emulator.moto_speedups.PATCHED_MOTO``),
+and a rebuild of an old commit ships that commit's versions.
 
 Regenerate both (needs ``uv``, a dev extra, and the package index); the runtime lock first, then
 the dev lock against it::

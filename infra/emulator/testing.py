@@ -40,6 +40,7 @@ from typing import Any
 
 import pytest
 
+from infra.emulator.events import ws_event
 from infra.emulator.states import ManualClock
 from shared.protocol.framing import unpack
 from shared.protocol.outbound import parse_outbound
@@ -126,39 +127,6 @@ class LambdaContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 30_000
-
-
-def ws_event(route: str, connection_id: str, body: str | None, now_ms: int) -> dict[str, Any]:
-    """An API Gateway WebSocket event (MESSAGE, CONNECT or DISCONNECT by ``route``)."""
-    event_type = {"$connect": "CONNECT", "$disconnect": "DISCONNECT"}.get(route, "MESSAGE")
-    ctx: dict[str, Any] = {
-        "routeKey": route,
-        "eventType": event_type,
-        "extendedRequestId": f"x{now_ms}",
-        "requestTime": "01/Jan/2027:00:00:00 +0000",
-        "messageDirection": "IN",
-        "stage": "local",
-        "connectedAt": now_ms,
-        "requestTimeEpoch": now_ms,
-        "identity": {"sourceIp": "127.0.0.1", "userAgent": "harness"},
-        "requestId": f"r{now_ms}",
-        "domainName": "localhost",
-        "connectionId": connection_id,
-        "apiId": "local",
-    }
-    event: dict[str, Any] = {"requestContext": ctx, "isBase64Encoded": False}
-    if event_type == "MESSAGE":
-        ctx["messageId"] = f"m{now_ms}"
-        event["body"] = body
-    elif event_type == "CONNECT":
-        event["headers"] = {"Host": "localhost"}
-        event["multiValueHeaders"] = {"Host": ["localhost"]}
-    else:
-        ctx["disconnectStatusCode"] = 1001
-        ctx["disconnectReason"] = "going away"
-        event["headers"] = {"Host": "localhost"}
-        event["multiValueHeaders"] = {"Host": ["localhost"]}
-    return event
 
 
 def _readable(item: dict[str, Any]) -> dict[str, Any]:
@@ -249,9 +217,7 @@ class Backend:
         """Call the route's handler now. ``received_ms``: when API Gateway received the
         message (``requestTimeEpoch``; default now) — earlier than now for a message whose
         handler runs late."""
-        event = ws_event(route, connection_id, body, self.clock.now)
-        if received_ms is not None:
-            event["requestContext"]["requestTimeEpoch"] = received_ms
+        event = ws_event(route, connection_id, body, self.clock.now, received_ms=received_ms)
         if route != "$disconnect":
             self.notifier.activity(connection_id, event["requestContext"]["requestTimeEpoch"])
         mock = self.mock_routes.get(route)

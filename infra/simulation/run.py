@@ -379,7 +379,7 @@ class Run:
     # ------------------------------------------------------------ invocations
     def connect(self, p: SimPlayer) -> None:
         from functions import connect
-        from infra.emulator.testing import ws_event
+        from infra.emulator.events import ws_event
 
         self.by_connection[p.cid] = p
 
@@ -393,7 +393,7 @@ class Run:
 
     def send(self, p: SimPlayer, action: str, body: str) -> None:
         from functions.routes import MOCK_ROUTES, function_of
-        from infra.emulator.testing import ws_event
+        from infra.emulator.events import ws_event
 
         name = function_of(action)
         received = self.sim.now + self.lat(NET_S)

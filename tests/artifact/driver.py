@@ -66,7 +66,7 @@ def iso_utc(ms):
 
 
 def ws_event(route, connection_id, body, at_ms):
-    """An API Gateway WebSocket event (the shape of ``infra.emulator.testing.ws_event``)."""
+    """An API Gateway WebSocket event (the shape of ``infra.emulator.events.ws_event``)."""
     event_type = {"$connect": "CONNECT", "$disconnect": "DISCONNECT"}.get(route, "MESSAGE")
     ctx = {
         "routeKey": route,

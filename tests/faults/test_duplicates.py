@@ -21,7 +21,7 @@ from tests.faults.support import record, started
 
 
 def _twice(backend, route, connection_id, body=None):
-    from infra.emulator.testing import ws_event
+    from infra.emulator.events import ws_event
 
     event = ws_event(route, connection_id, body, backend.clock.now)
     name = route if route in backend.entrypoints else "$default"

@@ -18,7 +18,8 @@ from botocore.stub import Stubber
 
 from functions import _entry, apply_deadlines
 from functions.messages import ENTRYPOINTS
-from infra.emulator.testing import LambdaContext, ws_event
+from infra.emulator.events import ws_event
+from infra.emulator.testing import LambdaContext
 from shared.adapters.notifier import ApiGatewayNotifier
 from shared.runtime.bootstrap import powertools_metric
 from shared.runtime.observability import logger

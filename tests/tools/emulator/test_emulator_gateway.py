@@ -23,7 +23,8 @@ from aws_lambda_powertools.utilities.parser.models import (
 from botocore.exceptions import ClientError
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from infra.emulator.gateway import LocalGateway, select_route
+from infra.emulator.gateway import LocalGateway
+from infra.emulator.sockets import select_route
 
 from .echo import EchoApp, gateway, management_client, my_connection_id, recv_json, run
 

@@ -19,7 +19,8 @@ from aws_lambda_powertools.utilities.parser.models import APIGatewayWebSocketDis
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-from infra.emulator.gateway import FrameScanner, LocalGateway
+from infra.emulator.gateway import LocalGateway
+from infra.emulator.sockets import FrameScanner
 from shared.protocol.limits import MAX_FRAME_BYTES, MAX_MESSAGE_BYTES
 
 from .echo import EchoApp, gateway, management_client, run

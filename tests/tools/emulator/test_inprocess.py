@@ -258,7 +258,7 @@ def test_a_transport_answers_only_below_its_own_endpoint() -> None:
     from botocore.awsrequest import AWSPreparedRequest
     from botocore.compat import HTTPHeaders
 
-    from infra.emulator.gateway import ManagementAnswer
+    from infra.emulator.management import ManagementAnswer
 
     asked: list[tuple[str, str, bytes]] = []
 
