@@ -4,8 +4,8 @@ Pure values and functions, stdlib only. ``Lobby`` (language, status, seats with 
 and party) and its transitions ``with_seat``, ``without_player``, ``started``; ``check_admission``
 (the 200-point window, which never widens: nothing here reads the time); ``party_lobby`` (filled
 by solo players only); ``admission_range`` (the ratings a waiting lobby admits, one interval
-``(lo, hi)`` with ``hi - lo <= 2 * RATING_WINDOW``). A party is measured by its mean rating here;
-ruling 8 says its highest (``shared/domain/RULINGS.md``, "Persistence").
+``(lo, hi)`` with ``hi - lo <= 2 * RATING_WINDOW``). A party counts as strong as its strongest
+member: its highest rating, never its mean (a mean let one boosted player seat weak accounts).
 """
 
 from __future__ import annotations
@@ -108,14 +108,19 @@ def is_full(lobby: Lobby) -> bool:
     return len(lobby.seats) >= LOBBY_SEATS
 
 
-def _within_window(rating: int, ratings: Sequence[int]) -> bool:
-    """Whether ``rating`` is within ``RATING_WINDOW`` of the mean of ``ratings`` (exact, no float).
+def _party_highs(lobby: Lobby) -> dict[str, int]:
+    """The highest rating of each party seated in ``lobby``, by party id: the rating a party
+    is measured by (ruling 8), in the order the parties first took a seat."""
+    highs: dict[str, int] = {}
+    for seat in lobby.seats:
+        if seat.party_id is not None:
+            highs[seat.party_id] = max(seat.rating, highs.get(seat.party_id, seat.rating))
+    return highs
 
-    ``|rating - sum/n| <= W`` is checked as ``|rating*n - sum| <= W*n`` so a mean such as
-    1100.5 is compared exactly at the edge.
-    """
-    n = len(ratings)
-    return abs(rating * n - sum(ratings)) <= RATING_WINDOW * n
+
+def _within_window(rating: int, other: int) -> bool:
+    """Whether ``rating`` is within ``RATING_WINDOW`` of ``other``, the edge included."""
+    return abs(rating - other) <= RATING_WINDOW
 
 
 def check_admission(lobby: Lobby, entrant: Seat) -> None:
@@ -128,7 +133,7 @@ def check_admission(lobby: Lobby, entrant: Seat) -> None:
     - ``AlreadyQueuedError`` if the entrant already holds a seat in this lobby;
     - ``LobbyFullError`` if all ``LOBBY_SEATS`` seats are taken;
     - ``RatingWindowError`` unless the entrant's rating is within ``RATING_WINDOW`` (inclusive)
-      of every solo seat's rating and of the mean rating of each party seated in the lobby.
+      of every solo seat's rating and of the highest rating of each party seated in the lobby.
 
     The language is not checked here (``Seat`` has none); ``choose_lobby`` matches it. The
     error messages name no other player and no other player's rating.
@@ -141,21 +146,17 @@ def check_admission(lobby: Lobby, entrant: Seat) -> None:
         raise AlreadyQueuedError("the player already holds a seat in this lobby")
     if is_full(lobby):
         raise LobbyFullError()
-    parties: dict[str, list[int]] = {}
     for seat in lobby.seats:
-        if seat.party_id is None:
-            if not _within_window(entrant.rating, (seat.rating,)):
-                raise RatingWindowError(
-                    f"rating {entrant.rating} is more than {RATING_WINDOW} points "
-                    "from a solo player's rating in this lobby"
-                )
-        else:
-            parties.setdefault(seat.party_id, []).append(seat.rating)
-    for ratings in parties.values():
-        if not _within_window(entrant.rating, ratings):
+        if seat.party_id is None and not _within_window(entrant.rating, seat.rating):
             raise RatingWindowError(
                 f"rating {entrant.rating} is more than {RATING_WINDOW} points "
-                "from the mean rating of a party in this lobby"
+                "from a solo player's rating in this lobby"
+            )
+    for high in _party_highs(lobby).values():
+        if not _within_window(entrant.rating, high):
+            raise RatingWindowError(
+                f"rating {entrant.rating} is more than {RATING_WINDOW} points "
+                "from the highest rating of a party in this lobby"
             )
 
 
@@ -173,28 +174,15 @@ def admission_range(lobby: Lobby) -> tuple[int, int] | None:
     a solo entrant rated ``r`` who holds no seat passes ``check_admission`` exactly when the
     lobby is not full and ``lo <= r <= hi``. ``None`` for a lobby with no seat (any rating).
 
-    ``lo`` is the largest of (every solo seat's rating, each party's mean) minus
-    ``RATING_WINDOW``, ``hi`` the smallest plus ``RATING_WINDOW``; a party mean ``sum/n`` gives
-    ``ceil(sum/n) - W`` and ``floor(sum/n) + W`` (exact integer arithmetic). Since every bound
-    comes from one centre, ``hi - lo <= 2 * RATING_WINDOW`` whenever the range is non-empty
-    (``lo > hi`` means it admits nobody). Raises nothing.
+    The centres are every solo seat's rating and each party's highest rating: ``lo`` is the
+    largest centre minus ``RATING_WINDOW``, ``hi`` the smallest plus ``RATING_WINDOW``, so
+    ``hi - lo <= 2 * RATING_WINDOW`` (``lo > hi`` means it admits nobody). Raises nothing.
     """
-    lows: list[int] = []
-    highs: list[int] = []
-    parties: dict[str, list[int]] = {}
-    for seat in lobby.seats:
-        if seat.party_id is None:
-            lows.append(seat.rating - RATING_WINDOW)
-            highs.append(seat.rating + RATING_WINDOW)
-        else:
-            parties.setdefault(seat.party_id, []).append(seat.rating)
-    for ratings in parties.values():
-        total, n = sum(ratings), len(ratings)
-        lows.append(-((-total) // n) - RATING_WINDOW)  # ceil(total / n) - W
-        highs.append(total // n + RATING_WINDOW)  # floor(total / n) + W
-    if not lows:
+    centres = [seat.rating for seat in lobby.seats if seat.party_id is None]
+    centres += _party_highs(lobby).values()
+    if not centres:
         return None
-    return max(lows), min(highs)
+    return max(centres) - RATING_WINDOW, min(centres) + RATING_WINDOW
 
 
 @dataclass(frozen=True)

@@ -238,15 +238,15 @@ def test_waiting_lobbies_are_those_admitting_the_rating(store: Any) -> None:
     store.commit([_seated("pair", 900, 1050, created=NOW + 1)])  # admits 850..1100
     store.commit([_seated("low", 700)])  # admits 500..900
     store.commit([_seated("high", 1201)])  # admits 1001..1401
-    store.commit([_seated("party", 999, 1000, party="pa")])  # mean 999.5: admits 800..1199
+    store.commit([_seated("party", 1000, 900, party="pa")])  # highest 1000: admits 800..1200
     store.commit([_seated("other-language", 1000, language="de")])
     store.commit([_seated("started", *[1000] * 8, status=LobbyStatus.STARTED)])
     store.commit([_seated("empty", status=LobbyStatus.EMPTY)])
 
     assert _ids(store.waiting_lobbies("en", 1000)) == ["at1000", "pair", "party"]
     assert _ids(store.waiting_lobbies("en", 1100)) == ["at1000", "high", "pair", "party"]
-    assert _ids(store.waiting_lobbies("en", 1199)) == ["at1000", "high", "party"]
-    assert _ids(store.waiting_lobbies("en", 1200)) == ["at1000", "high"]
+    assert _ids(store.waiting_lobbies("en", 1200)) == ["at1000", "high", "party"]
+    assert _ids(store.waiting_lobbies("en", 1201)) == ["high"]
     assert _ids(store.waiting_lobbies("en", 800)) == ["at1000", "low", "party"]
     assert _ids(store.waiting_lobbies("en", 799)) == ["low"]
     assert _ids(store.waiting_lobbies("de", 1000)) == ["other-language"]

@@ -159,7 +159,8 @@ def test_start_outside_a_party_and_of_an_unknown_language_are_refused(backend):
 def test_party_starts_in_one_lobby_that_solo_players_fill(backend):
     (a, b, c), _ = _party(backend, 3)
     party_id = a.last("party")["party_id"]
-    set_rating(backend, b, 1400)  # members are exempt from the window among themselves
+    set_rating(backend, b, 1150)  # members are exempt from the window among themselves
+    set_rating(backend, c, 700)
 
     a.send("party_start", language="en")
 
@@ -186,10 +187,10 @@ def test_party_starts_in_one_lobby_that_solo_players_fill(backend):
     assert a.errors == ["party_member_playing"]
     assert backend.snapshot() == before
 
-    # solo players fill it (party mean 1133: 1400 is too far; 1200 is close enough to the
-    # mean and to the other solos)
+    # solo players fill it (the party counts as its highest rating, 1150: 900 is too far,
+    # though within 200 of the mean 950; 1200 is close enough to 1150 and to the other solos)
     far = backend.player("far")
-    set_rating(backend, far, 1400)
+    set_rating(backend, far, 900)
     far.join("en")
     assert far.last("lobby")["lobby_id"] != lobby_id
     solos = [backend.player(f"s{i}") for i in range(5)]

@@ -77,40 +77,46 @@ def test_solo_entrant_must_be_within_200_of_every_solo_seat() -> None:
     assert not admits(lobby, Seat("new", 1301))
 
 
-def test_solo_entrant_is_measured_against_party_mean_not_each_member() -> None:
-    """Ruling 8: within 200 of the mean rating of each party in the lobby."""
-    # Party mean 1000; 1200 is 500 from the 700 member but exactly 200 from the mean.
+def test_solo_entrant_is_measured_against_the_partys_highest_rating() -> None:
+    """Ruling 8: within 200 of the highest rating of each party in the lobby (a party is as
+    strong as its strongest member), not of each member nor of the party's mean."""
+    # Highest 1300; 1100 is 400 from the 700 member but exactly 200 from the highest.
     lobby = party_lobby("L", "en", party_seats("P", 700, 1300), "P", 0)
-    assert admits(lobby, Seat("new", 1200))
-    assert admits(lobby, Seat("new", 800))
-    assert not admits(lobby, Seat("new", 1201))
+    assert admits(lobby, Seat("new", 1500))
+    assert admits(lobby, Seat("new", 1100))
+    assert not admits(lobby, Seat("new", 1501))
     with pytest.raises(RatingWindowError):
-        check_admission(lobby, Seat("new", 799))
+        check_admission(lobby, Seat("new", 1099))
+    assert not admits(lobby, Seat("at-the-mean", 1000))  # the mean 1000 no longer counts
 
 
-def test_party_mean_edge_is_exact_for_fractional_means() -> None:
-    """Ruling 8: the edge against a fractional party mean is exact (no rounding either way)."""
-    lobby = party_lobby("L", "en", party_seats("P", 1000, 1001), "P", 0)  # mean 1000.5
-    assert admits(lobby, Seat("a", 1200))  # 199.5 away
-    assert admits(lobby, Seat("b", 801))  # 199.5 away
-    assert not admits(lobby, Seat("c", 800))  # 200.5 away
-    assert not admits(lobby, Seat("d", 1201))  # 200.5 away
+def test_a_boosted_leader_cannot_bring_weak_accounts_among_new_players() -> None:
+    """Ruling 8: a 1355 leader with three 1000 accounts (mean 1089) is a 1355 party, so a
+    brand-new 1000 player (355 below the leader) is refused and a 1200 one is admitted."""
+    lobby = party_lobby("L", "en", party_seats("P", 1355, 1000, 1000, 1000), "P", 0)
+    assert not admits(lobby, Seat("new", 1000))
+    assert not admits(lobby, Seat("new", 1154))
+    assert admits(lobby, Seat("mid", 1155))
+    assert admits(lobby, Seat("strong", 1200))
+    assert admission_range(lobby) == (1155, 1555)
 
 
-def test_solo_entrant_in_party_lobby_is_checked_against_solos_and_party_mean() -> None:
-    """Ruling 8: solo players and the party mean are both part of the window."""
-    lobby = party_lobby("L", "en", party_seats("P", 1000, 1000), "P", 0)
+def test_solo_entrant_in_party_lobby_is_checked_against_solos_and_party_highest() -> None:
+    """Ruling 8: solo players and the party's highest rating are both part of the window."""
+    lobby = party_lobby("L", "en", party_seats("P", 900, 1000), "P", 0)
     lobby = with_seat(lobby, Seat("s1", 1150))
     assert admits(lobby, Seat("ok", 1100))
-    assert not admits(lobby, Seat("too-low", 940))  # 210 from the solo 1150, 60 from the mean
+    assert not admits(lobby, Seat("too-low", 940))  # 210 from the solo 1150, 60 from the party
+    assert not admits(lobby, Seat("too-high", 1201))  # 51 from the solo, 201 from the party
 
 
-def test_each_party_in_a_lobby_is_checked_on_its_own_mean() -> None:
-    """Ruling 8: within 200 of the mean rating of *each* party present."""
-    seats = (*party_seats("A", 1000, 1000), *party_seats("B", 1300, 1300))
+def test_each_party_in_a_lobby_is_checked_on_its_own_highest_rating() -> None:
+    """Ruling 8: within 200 of the highest rating of *each* party present."""
+    seats = (*party_seats("A", 800, 1000), *party_seats("B", 1100, 1300))
     lobby = Lobby("L", "en", seats)
     assert admits(lobby, Seat("mid", 1150))
-    assert not admits(lobby, Seat("low", 1050))  # 50 from A, 250 from B
+    assert not admits(lobby, Seat("low", 1050))  # 50 from A's 1000, 250 from B's 1300
+    assert admission_range(lobby) == (1100, 1200)
 
 
 def test_party_members_are_exempt_from_the_window_among_themselves() -> None:
@@ -391,9 +397,9 @@ def test_a_non_empty_admission_range_spans_at_most_twice_the_window(
     assert lo > hi or hi - lo <= 2 * RATING_WINDOW
 
 
-def test_admission_range_of_a_fractional_party_mean_rounds_inwards() -> None:
-    lobby = _lobby_of([("pa", 999), ("pa", 1000), (None, 1100)])  # mean 999.5
-    assert admission_range(lobby) == (900, 1199)
+def test_admission_range_counts_a_party_by_its_highest_rating() -> None:
+    lobby = _lobby_of([("pa", 999), ("pa", 1000), (None, 1100)])  # the party counts as 1000
+    assert admission_range(lobby) == (900, 1200)
 
 
 def test_a_lobby_without_seats_has_no_range_and_is_no_candidate() -> None:
@@ -415,3 +421,66 @@ def test_preference_is_fullest_then_oldest_then_id() -> None:
         WaitingLobby("d", 2, 1, 0, 0),
     ]
     assert [w.lobby_id for w in sorted(lobbies, key=preference)] == ["c", "d", "a", "b"]
+
+
+# ------------------------------------- a party counts as strong as its strongest member
+_Drawn = tuple[Lobby, int, list[int], list[list[int]]]
+
+
+@st.composite
+def _mixed_lobbies(draw: st.DrawFn) -> _Drawn:
+    """A lobby of random solo players and random parties of 2-7 members (at most 8 seats, in
+    random order), rated within 450 of a random centre so that many lobbies admit somebody;
+    with the centre, the solo ratings and each party's member ratings."""
+    centre = draw(st.integers(0, 3000))
+    rating = st.integers(centre - 450, centre + 450)
+    parties: list[list[int]] = []
+    free = LOBBY_SEATS
+    for _ in range(draw(st.integers(0, 3))):
+        if free < 2:
+            break
+        size = draw(st.integers(2, min(7, free)))
+        parties.append(draw(st.lists(rating, min_size=size, max_size=size)))
+        free -= size
+    solos = draw(st.lists(rating, max_size=free))
+    seats = [Seat(f"s{i}", r) for i, r in enumerate(solos)]
+    for k, members in enumerate(parties):
+        seats += [Seat(f"P{k}-m{i}", r, f"P{k}") for i, r in enumerate(members)]
+    lobby = Lobby("L", "en", tuple(draw(st.permutations(seats))))
+    return lobby, centre, solos, parties
+
+
+@given(_mixed_lobbies(), st.integers(-800, 800))
+def test_a_solo_is_admitted_iff_near_every_solo_and_every_partys_highest(
+    drawn: _Drawn, offset: int
+) -> None:
+    """Ruling 8 as revised: within 200 of every solo player and of each party's highest
+    rating; nothing else (a party's mean, its other members) counts."""
+    lobby, centre, solos, parties = drawn
+    rating = centre + offset
+    near = all(abs(rating - s) <= RATING_WINDOW for s in solos) and all(
+        abs(rating - max(members)) <= RATING_WINDOW for members in parties
+    )
+    entrant = Seat("new", rating)
+    assert admits(lobby, entrant) == (near and not is_full(lobby))
+    if not near and not is_full(lobby):
+        with pytest.raises(RatingWindowError):
+            check_admission(lobby, entrant)
+
+
+@given(_mixed_lobbies())
+def test_admission_range_agrees_with_check_admission_on_every_rating(drawn: _Drawn) -> None:
+    """``admission_range`` (what the waiting index stores) admits exactly the ratings
+    ``check_admission`` admits, for every integer rating from 1,000 below the lobby's centre
+    to 1,000 above (every seat is within 450 of it)."""
+    lobby, centre, _, _ = drawn
+    bounds = admission_range(lobby)
+    summary = waiting_lobby(lobby)
+    for rating in range(centre - 1000, centre + 1001):
+        admitted = admits(lobby, Seat("new", rating))
+        if bounds is None:
+            assert admitted
+            continue
+        lo, hi = bounds
+        assert admitted == (not is_full(lobby) and lo <= rating <= hi)
+        assert admitted == (summary is not None and summary.admits(rating))

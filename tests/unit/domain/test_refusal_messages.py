@@ -70,9 +70,9 @@ REFUSALS: list[tuple[str, Callable[[], object], type[Exception], str]] = [
      RatingWindowError,
      "rating 1201 is more than 200 points from a solo player's rating in this lobby"),
     ("far from a party", lambda: mm.check_admission(
-        _lobby(mm.Seat("a", 1000, "x"), mm.Seat("b", 1100, "x")), _solo(2, 849)),
-     RatingWindowError, "rating 849 is more than 200 points from the mean rating of a party "
-     "in this lobby"),
+        _lobby(mm.Seat("a", 1000, "x"), mm.Seat("b", 1100, "x")), _solo(2, 899)),
+     RatingWindowError, "rating 899 is more than 200 points from the highest rating of a "
+     "party in this lobby"),
     ("an empty party lobby", lambda: mm.party_lobby("l", "en", [], "x", 0), ValueError,
      "a party lobby needs at least one member"),
     ("a party lobby of nine", lambda: mm.party_lobby(
