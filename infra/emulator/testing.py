@@ -157,9 +157,10 @@ class Backend:
         rate_limit_burst: int = 1_000_000,
         heartbeat_timeout_seconds: float = 0,
     ) -> None:
-        """``rate_limit_*``: the per-connection bucket (``services.base.RateLimiter``). Test
-        scripts send many messages at one frozen instant of the manual clock, so the default
-        burst is effectively unlimited; pass the production 20 to test the limit itself.
+        """``rate_limit_*``: the per-connection bucket
+        (``shared.runtime.rate_limit.RateLimiter``). Test scripts send many messages at one frozen
+        instant of the manual clock, so the default burst is effectively unlimited; pass the
+        production 20 to test the limit itself.
 
         ``heartbeat_timeout_seconds``: ruling 14's liveness check. Off (0) by default: scripted
         players stand for conformant clients, which ping every 20 s, and the manual clock
