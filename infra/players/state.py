@@ -2,7 +2,7 @@
 
 Every Python client folds the server's messages with it, whatever it does with what it knows:
 the bots (``infra.players.bots``: the solver plays their duels), the load simulation's players
-(``infra.simulation.run``) and the tests' reference client (``tests.client_state``: a resumed
+(``infra.simulation.player``) and the tests' reference client (``tests.client_state``: a resumed
 screen must equal a live one). Pure: no sockets, no clock, no randomness; stdlib only.
 
 ``ClientState`` folds outbound messages (plain dicts, as ``shared.protocol.framing.unpack``

@@ -20,16 +20,13 @@ import subprocess
 import time
 from pathlib import Path
 
+from infra.simulation.player import DRAIN_S, STRENGTH, THINK_S, TIMEOUT_RATE
 from infra.simulation.run import (
-    DRAIN_S,
     NEW_PLAYER_SHARE,
     RATING_MAX,
     RATING_MEAN,
     RATING_MIN,
     RATING_SD,
-    STRENGTH,
-    THINK_S,
-    TIMEOUT_RATE,
     Figures,
     Options,
     Run,

@@ -1,31 +1,13 @@
-"""Simulation: one run — players arriving at a rate in one language, joining, and a sample of
-the tournaments played to the end — on the real handlers over ``dynamo.FakeDynamoClient``.
-
-Wiring: the real ``DynamoStore`` on the fake client, ``shared.runtime.bootstrap.build`` for the
-``Deps`` (the production rate limiter and heartbeat), the real entrypoint functions
-(``functions.connect``, ``functions.messages`` routes, ``functions.apply_deadlines``) fed API
-Gateway-shaped events; the clock (``SimClock``) runs each Step Functions wake as a task at its
-Wait's end (whole seconds); the notifier (``SimNotifier``) spends a post latency per message and
-hands each event to the scripted player of the connection.
-
-Scripted players (``SimPlayer``): arrive as a Poisson process; ``$connect``, ``session``, then
-(as a returning player) get their rating set directly in the table (a fixture, no units), then
-``join``; a ``try_again`` is answered by joining again after 50-300 ms (as ``infra.players.bots``
-does). Once seated they ``ping`` every 15-20 s (ruling 14): API Gateway answers it (``MOCK_ROUTES``:
-no invocation, no table access) and moves the connection's ``LastActiveAt``, which the liveness
-checks read with GetConnection (``SimNotifier.last_active_ms``). In a played tournament each turn is
-answered after a think time uniform in ``THINK_S`` with the solver of ``infra.players.solver``
-(strength ``STRENGTH``); a turn is let time out with probability ``TIMEOUT_RATE``. What a player
-knows (its id, tournament, board, whose turn) is the clients' one fold of the events,
-``infra.players.state.ClientState``.
-"""
+"""Simulation: one run (``Options`` in, ``Figures`` out): players arriving at a rate in one
+language, joining, and a sample of the tournaments played to the end, on the real handlers
+(``functions``) and the real ``DynamoStore`` over ``dynamo.FakeDynamoClient``, with the AWS side
+in simulated time (``infra.simulation.aws``) and scripted players (``infra.simulation.player``);
+returning players' ratings are set in the table directly (a fixture, no units)."""
 
 from __future__ import annotations
 
-import calendar
 import functools
 import itertools
-import json
 import math
 import random
 import time
@@ -33,30 +15,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.players.state import ClientState
+from infra.simulation.aws import INVOKE_S, NET_S, SimClock, SimNotifier
 from infra.simulation.dynamo import FakeDynamoClient, Latency, Limits
 from infra.simulation.engine import Sim
+from infra.simulation.player import DRAIN_S, SimPlayer
 
-LANGUAGE = "en"
-THINK_S = (3.0, 15.0)
-TIMEOUT_RATE = 0.05
-STRENGTH = 0.6
 NEW_PLAYER_SHARE = 0.7
 """Share of arrivals that are new players (rating 1000, ruling 1)."""
 RATING_MEAN, RATING_SD = 1100.0, 200.0
 """The others' rating: normal, rounded, clipped to [RATING_MIN, RATING_MAX]."""
 RATING_MIN, RATING_MAX = 400, 2400
-NET_S = 0.03
-"""Median one-way client <-> API Gateway -> Lambda delay (lognormal, sigma 0.3)."""
-POST_S = 0.006
-"""Median latency of one ``PostToConnection`` (the notifier posts one after the other)."""
-INVOKE_S = 0.002
-"""Median handler compute per invocation before its first call (lognormal, sigma 0.3)."""
-PING_S = (15.0, 20.0)
 JOIN_DELAY_S = 0.25
 """About how long after arriving a player's ``join`` is handled (``$connect``, ``session``)."""
-DRAIN_S = 30.0
-"""After the arrival window, joins are followed this long (lobbies still filling)."""
 
 
 @dataclass
@@ -81,230 +51,6 @@ def _lexicon() -> Any:
     from shared.adapters.lexicon import WordListLexicon
 
     return WordListLexicon()
-
-
-class SimClock:
-    """The ``Clock`` port in simulated time: ``schedule`` runs the real clock function at the
-    Wait's end, looping like the deadline state machine (``shared.adapters.step_functions``)."""
-
-    def __init__(self, run: Run) -> None:
-        self.run = run
-        self.sim = run.sim
-
-    def now_ms(self) -> int:
-        return self.sim.now_ms()
-
-    def schedule(self, timer: Any) -> None:
-        from shared.services.ports import TimerKind
-
-        run = self.run
-        if timer.kind is TimerKind.INTRO and not run.played(timer.ref):
-            return  # a tournament outside the played sample: its clock is not run
-        run.executions += 1
-        state = timer.to_event()
-        self._wait(state, timer.due_ms)
-
-    def _wait(self, state: dict[str, Any], due_ms: int) -> None:
-        wake_ms = -(-due_ms // 1000) * 1000
-        t = (wake_ms - self.sim.start_ms) / 1000
-        self.sim.spawn_at(t, lambda: self._wake(state), route="clock")
-
-    def _wake(self, state: dict[str, Any]) -> None:
-        from functions import apply_deadlines
-
-        self.run.invocations["clock"] += 1
-        self.sim.defer(self.run.lat(INVOKE_S))
-        result = apply_deadlines.handle(dict(state), self.run.deps)
-        from shared.runtime.observability import metrics
-
-        metrics.clear_metrics()  # Lambda flushes them per invocation; nothing to publish here
-        if result.get("loop"):
-            nxt = {k: result[k] for k in ("kind", "ref", "seq", "due_ms", "loop_started_ms")}
-            due = calendar.timegm(time.strptime(result["due"], "%Y-%m-%dT%H:%M:%SZ")) * 1000
-            if result.get("handover"):
-                self.run.executions += 1
-            self._wait(nxt, due)
-
-
-class SimNotifier:
-    """The ``Notifier`` port: a post latency per message, then the event reaches its player."""
-
-    def __init__(self, run: Run) -> None:
-        self.run = run
-
-    def send(self, messages: list[tuple[str, str]]) -> list[str]:
-        from shared.protocol.framing import unpack
-
-        run = self.run
-        for cid, text in messages:
-            run.sim.defer(run.lat(POST_S))
-            run.posts += 1
-            player = run.by_connection.get(cid)
-            if player is None:
-                continue
-            arrive = run.sim.now + run.sim.owed + run.lat(NET_S)
-            for event in unpack(text):
-                run.sim.call_at(arrive, functools.partial(player.receive, event))
-        return []
-
-    def close(self, connection_id: str) -> None:
-        self.run.closed.append(connection_id)
-
-    def last_active_ms(self, connection_id: str) -> int | None:
-        """GetConnection's ``LastActiveAt`` (UTC ms): the player's last message (``ping``
-        included) or its ``$connect``, as the local gateway models it (ruling 14); one Management
-        API call's latency. None for a connection that closed."""
-        run = self.run
-        run.sim.defer(run.lat(POST_S))
-        run.connection_reads += 1
-        if connection_id in run.closed:
-            return None
-        return run.last_active.get(connection_id)
-
-
-class SimPlayer:
-    """One scripted player (module docstring)."""
-
-    def __init__(self, run: Run, n: int, rating: int) -> None:
-        self.run = run
-        self.n = n
-        self.cid = f"c{n:07d}="
-        self.rating = rating
-        self.view = ClientState()
-        """What the player knows, folded from every event (``infra.players.state``)."""
-        self.state = "new"
-        self.joined_at: float | None = None
-        self.seated_at: float | None = None
-        self.try_again = 0
-        self.errors: list[str] = []
-        self.duel: str | None = None
-        """The duel the solver plays (one of a played tournament)."""
-        self.solver: Any = None
-        self.fed = 0
-        """Rows of ``duel``'s board given to the solver so far."""
-        self.turn_seq = 0
-        self.rng = random.Random(run.rng.random())
-        self.ids = itertools.count(1)
-
-    @property
-    def player_id(self) -> str | None:
-        return self.view.player_id
-
-    # ------------------------------------------------------------ sending
-    def send(self, action: str, **fields: Any) -> None:
-        body = json.dumps(
-            {"action": action, "request_id": f"{action[:2]}-{next(self.ids)}", **fields}
-        )
-        self.run.send(self, action, body)
-
-    def arrive(self) -> None:
-        self.run.connect(self)
-        self.run.sim.call_at(
-            self.run.sim.now + self.run.lat(NET_S) * 2, lambda: self.send("session")
-        )
-
-    def join(self) -> None:
-        if self.joined_at is None:
-            self.joined_at = self.run.sim.now
-        self.state = "joining"
-        self.send("join", language=LANGUAGE)
-
-    def _ping_loop(self) -> None:
-        run = self.run
-        if self.state == "queued" and run.sim.now > run.opts.window_s + DRAIN_S:
-            return  # the joins phase is over: a player still waiting goes quiet
-        if self.state in ("queued", "playing"):
-            self.send("ping")
-            self.run.sim.call_at(self.run.sim.now + self.rng.uniform(*PING_S), self._ping_loop)
-
-    # ------------------------------------------------------------ receiving
-    def receive(self, m: dict[str, Any]) -> None:
-        self.view.apply(m)  # what the player knows first, then what it does about it
-        kind = m.get("type")
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is not None:
-            handler(m)
-
-    def _on_session(self, m: dict[str, Any]) -> None:
-        player_id = self.player_id
-        if player_id is None or player_id in self.run.by_player:
-            return
-        self.run.by_player[player_id] = self
-        if self.rating != 1000:
-            self.run.set_rating(player_id, self.rating)
-        self.run.sim.call_at(self.run.sim.now + self.run.lat(NET_S), self.join)
-
-    def _on_lobby(self, m: dict[str, Any]) -> None:
-        status = m["status"]
-        if status == "waiting" and self.state == "joining":
-            self.state = "queued"
-            self.run.sim.call_at(self.run.sim.now + self.rng.uniform(*PING_S), self._ping_loop)
-        elif status == "started" and self.seated_at is None:
-            self.seated_at = self.run.sim.now
-            self.run.seated(self, m)
-            self.state = "playing" if self.run.played(self.view.tournament_id) else "done"
-
-    def _on_error(self, m: dict[str, Any]) -> None:
-        code = m.get("code")
-        rid = str(m.get("request_id") or "")
-        if code == "try_again" and rid.startswith("jo-"):
-            self.try_again += 1
-            self.run.try_again += 1
-            self.run.sim.call_at(self.run.sim.now + self.rng.uniform(0.05, 0.3), self.join)
-            return
-        if code in ("not_in_word_list", "wrong_length", "invalid_letters"):
-            return
-        self.errors.append(str(code))
-        self.run.error_codes[str(code)] += 1
-
-    def _on_duel_start(self, m: dict[str, Any]) -> None:
-        own = self.view.own_board
-        if self.state != "playing" or own is None or own.duel_id != m["duel_id"]:
-            return
-        from infra.players.solver import DuelSolver
-
-        self.duel, self.fed = own.duel_id, 0
-        self.solver = DuelSolver(LANGUAGE, own.length or 0)
-        self._plan_if_my_turn()
-
-    def _on_turn(self, m: dict[str, Any]) -> None:
-        if self.state != "playing" or m["duel_id"] != self.duel or self.solver is None:
-            return
-        own = self.view.boards[m["duel_id"]]
-        for row in own.rows[self.fed :]:
-            if not row.skipped and row.tiles and row.marks:
-                self.solver.add_row(row.tiles, row.marks)
-        self.fed = len(own.rows)
-        self._plan_if_my_turn()
-
-    def _plan_if_my_turn(self) -> None:
-        turn = self.view.my_turn
-        if turn is not None and turn[0] == self.duel:
-            self._plan(self.duel)
-
-    def _on_duel_end(self, m: dict[str, Any]) -> None:
-        if m["duel_id"] == self.duel:
-            self.duel, self.solver = None, None
-            self.turn_seq += 1
-
-    def _on_tournament_end(self, m: dict[str, Any]) -> None:
-        if self.state == "playing" and self.view.end is not None:
-            self.state = "done"
-            self.run.ended.add(self.view.end.tournament_id)
-
-    def _plan(self, duel_id: str) -> None:
-        self.turn_seq += 1
-        seq = self.turn_seq
-        if self.rng.random() < TIMEOUT_RATE:
-            return
-        think = self.rng.uniform(*THINK_S)
-        self.run.sim.call_at(self.run.sim.now + think, lambda: self._guess(duel_id, seq))
-
-    def _guess(self, duel_id: str, seq: int) -> None:
-        if self.duel != duel_id or self.turn_seq != seq or self.solver is None:
-            return  # the turn moved on (a skip) or the duel ended
-        tiles = self.solver.choose(STRENGTH, self.rng)
-        self.send("guess", duel_id=duel_id, word="".join(tiles))
 
 
 class Run:
