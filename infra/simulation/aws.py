@@ -7,10 +7,9 @@ from __future__ import annotations
 import calendar
 import functools
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from infra.simulation.run import Run
+from infra.simulation.world import World
 
 NET_S = 0.03
 """Median one-way client <-> API Gateway -> Lambda delay (lognormal, sigma 0.3)."""
@@ -24,7 +23,7 @@ class SimClock:
     """The ``Clock`` port in simulated time: ``schedule`` runs the real clock function at the
     Wait's end, looping like the deadline state machine (``shared.adapters.step_functions``)."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: World) -> None:
         self.run = run
         self.sim = run.sim
 
@@ -66,7 +65,7 @@ class SimClock:
 class SimNotifier:
     """The ``Notifier`` port: a post latency per message, then the event reaches its player."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: World) -> None:
         self.run = run
 
     def send(self, messages: list[tuple[str, str]]) -> list[str]:

@@ -8,13 +8,11 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from infra.players.state import ClientState
 from infra.simulation.aws import NET_S
-
-if TYPE_CHECKING:
-    from infra.simulation.run import Run
+from infra.simulation.world import World
 
 LANGUAGE = "en"
 THINK_S = (3.0, 15.0)
@@ -32,7 +30,7 @@ DRAIN_S = 30.0
 class SimPlayer:
     """One scripted player (module docstring); ``run`` is its simulation run."""
 
-    def __init__(self, run: Run, n: int, rating: int) -> None:
+    def __init__(self, run: World, n: int, rating: int) -> None:
         self.run = run
         self.n = n
         self.cid = f"c{n:07d}="
