@@ -177,3 +177,9 @@ class InvalidNicknameError(DomainError):
     """The nickname breaks the nickname rules (3–20 letters, digits, space, _ - .)."""
 
     code = "invalid_nickname"
+
+
+class LookalikeNicknameError(DomainError):
+    """The nickname looks like another player's in the same lobby or tournament (ruling 16)."""
+
+    code = "nickname_lookalike"

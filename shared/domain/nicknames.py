@@ -5,9 +5,11 @@ change it later. ``generate_nickname`` makes one from an injected ``random.Rando
 adjective + noun + number for ``"en"``, a language-free syllable name for every other language).
 ``validate_nickname`` cleans a player's choice (NFC, trimmed, inner spaces collapsed) and refuses
 anything outside the rules: 3-20 code points of letters and digits of any script, combining marks
-that follow a letter, space, ``_``, ``-`` and ``.``; no word of the offensive blocklists of the
-13 game and 5 UI languages (ruling 16, ``shared.domain.offensive``); no control, format,
-private-use, surrogate or unassigned characters. Unicode data is the running Python's
+that follow a letter (at most 3 on one), space, ``_``, ``-`` and ``.``; at most 20 display
+columns; no word mixing scripts; no word of the offensive blocklists of the 13 game and 5 UI
+languages (ruling 16, ``shared.domain.offensive``); no control, format, private-use, surrogate,
+unassigned or blank (Hangul filler) characters. ``check_not_lookalike`` refuses a name that
+looks like another player's (ruling 16). Unicode data is the running Python's
 ``unicodedata`` (Unicode 14.0 on 3.11, newer on later Pythons), so a code point unassigned on one
 runtime may be a letter on the next; nicknames stored once are never re-validated against an
 older table (nor against a later blocklist).
@@ -17,13 +19,18 @@ from __future__ import annotations
 
 import random
 import unicodedata
+from collections.abc import Iterable
 
-from shared.domain.errors import InvalidNicknameError
+from shared.domain.errors import InvalidNicknameError, LookalikeNicknameError
+from shared.domain.glyphs import display_width, is_blank, is_mixed_script, lookalike_keys
 from shared.domain.offensive import nickname_is_offensive
 
 __all__ = [
     "NICKNAME_MAX_CHARS",
+    "NICKNAME_MAX_MARKS",
+    "NICKNAME_MAX_WIDTH",
     "NICKNAME_MIN_CHARS",
+    "check_not_lookalike",
     "generate_nickname",
     "validate_nickname",
 ]
@@ -33,6 +40,14 @@ NICKNAME_MIN_CHARS = 3
 
 NICKNAME_MAX_CHARS = 20
 """Longest nickname, in code points after NFC."""
+
+NICKNAME_MAX_MARKS = 3
+"""Most combining marks on one letter (after NFC): Hindi needs 3 (ज़िं: nukta, vowel sign,
+anusvara), Vietnamese none (NFC composes it); Zalgo text stacks dozens."""
+
+NICKNAME_MAX_WIDTH = 20
+"""Widest nickname, in display columns (``shared.domain.glyphs.display_width``): 20 Latin
+letters or 10 ideographs."""
 
 _ALLOWED_PUNCTUATION = frozenset(" _-.")
 
@@ -137,6 +152,8 @@ def _forbidden_message(char: str, position: int, category: str) -> str:
     label = f"U+{ord(char):04X}" + (f" {name}" if name else "")
     if category in _FORBIDDEN_KINDS:
         kind = _FORBIDDEN_KINDS[category]
+    elif is_blank(char):
+        kind = "blank letter (it shows as nothing)"
     elif category.startswith("M"):
         kind = "combining mark that does not follow a letter"
     else:
@@ -152,15 +169,21 @@ def validate_nickname(raw: str) -> str:
     (category Zs, e.g. U+00A0, U+3000) collapsed to one ASCII space. The cleaned nickname must be
     ``NICKNAME_MIN_CHARS``..``NICKNAME_MAX_CHARS`` (3..20) code points of: letters (L*) and
     digits/numbers (N*) of any script, combining marks (M*) directly after a letter or after
-    another such mark, space, ``_``, ``-`` and ``.``. Anything else is refused, notably control
-    (Cc, including inner tabs and newlines), format (Cf: zero-width and bidi marks), private-use
-    (Co), surrogate (Cs) and unassigned (Cn) code points. It must also hold no word of the
-    offensive blocklists of any game or UI language (ruling 16, ``shared.domain.offensive``).
+    another such mark (at most ``NICKNAME_MAX_MARKS``, 3, on one letter), space, ``_``, ``-``
+    and ``.``. Anything else is refused, notably control (Cc, including inner tabs and
+    newlines), format (Cf: zero-width and bidi marks), private-use (Co), surrogate (Cs) and
+    unassigned (Cn) code points, and blank letters and marks (Default_Ignorable: the Hangul
+    fillers U+3164, U+115F, U+1160, U+FFA0, variation selectors), refused outright wherever
+    they stand. It must be at most ``NICKNAME_MAX_WIDTH`` (20) display columns
+    (``shared.domain.glyphs.display_width``: ideographs 2, ``ﷺ`` 18); no word (between
+    separators) may mix scripts (``shared.domain.glyphs.is_mixed_script``); and it must hold no
+    word of the offensive blocklists of any game or UI language (ruling 16,
+    ``shared.domain.offensive``, matched after NFKC case folding and by skeleton).
 
     Raises ``InvalidNicknameError`` whose message says which check failed, in this order: empty
-    (nothing left after trimming), a forbidden character (1-based position in the cleaned text
-    and its code point), too short, too long, an offensive word (not echoed). The result
-    validates to itself.
+    (nothing left after trimming), a forbidden character or too many marks on a letter (1-based
+    position in the cleaned text; the code point), too short, too long, too wide, mixed
+    scripts, an offensive word (not echoed). The result validates to itself.
     """
     text = unicodedata.normalize("NFC", raw).strip()
     if not text:
@@ -169,12 +192,21 @@ def validate_nickname(raw: str) -> str:
     # result provably NFC (and so a fixed point of this function).
     text = unicodedata.normalize("NFC", _collapse_spaces(text))
     after_letter = False
+    marks = 0
     for position, char in enumerate(text, start=1):
         category = unicodedata.category(char)
+        if is_blank(char):
+            raise InvalidNicknameError(_forbidden_message(char, position, category))
         if category[0] == "L":
-            after_letter = True
+            after_letter, marks = True, 0
         elif category[0] == "M" and after_letter:
-            pass  # a mark on a letter (or on a letter's earlier marks) keeps the chain
+            # a mark on a letter (or on a letter's earlier marks) keeps the chain
+            marks += 1
+            if marks > NICKNAME_MAX_MARKS:
+                raise InvalidNicknameError(
+                    f"too many combining marks on one letter at position {position}: "
+                    f"at most {NICKNAME_MAX_MARKS}"
+                )
         elif category[0] == "N" or char in _ALLOWED_PUNCTUATION:
             after_letter = False
         else:
@@ -187,7 +219,31 @@ def validate_nickname(raw: str) -> str:
         raise InvalidNicknameError(
             f"nickname is too long: {len(text)} characters, at most {NICKNAME_MAX_CHARS}"
         )
+    width = display_width(text)
+    if width > NICKNAME_MAX_WIDTH:
+        raise InvalidNicknameError(
+            f"nickname is too wide: {width} columns, at most {NICKNAME_MAX_WIDTH}"
+        )
+    if any(is_mixed_script(word) for word in _words(text)):
+        raise InvalidNicknameError("nickname mixes scripts within a word")
     if nickname_is_offensive(text):
         # The word is not echoed: the message may be shown or logged.
         raise InvalidNicknameError("nickname contains an offensive word")
     return text
+
+
+def _words(text: str) -> list[str]:
+    for separator in _ALLOWED_PUNCTUATION:
+        text = text.replace(separator, " ")
+    return text.split()
+
+
+def check_not_lookalike(nickname: str, others: Iterable[str]) -> None:
+    """Raise ``LookalikeNicknameError`` when ``nickname`` looks like one of ``others`` (ruling
+    16): they share a ``shared.domain.glyphs.lookalike_keys`` key (the UTS #39 skeleton, case
+    folded: ``Вob`` with a Cyrillic В, ``B0b`` and ``BOB`` all look like ``Bob``). ``others``
+    are the nicknames of the other players in the same lobby or tournament; an identical name
+    is a look-alike too."""
+    keys = lookalike_keys(nickname)
+    if any(keys & lookalike_keys(other) for other in others):
+        raise LookalikeNicknameError()

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from shared.domain.glyphs import nfkc_casefold, skeleton
+
 __all__ = [
     "BLOCKLIST_LANGUAGES",
     "Blocklist",
@@ -36,31 +38,48 @@ _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t
 _CYRILLIC_LOOKALIKES = str.maketrans(
     {"а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "к": "k", "і": "i"}
 )
+# Cyrillic and Greek letters read as the Latin letters they pass for in a word ("niggεr"),
+# where the UTS #39 prototype is another letter (ε → ꞓ, к → ĸ, υ → ʋ).
+_READ_AS_LATIN = str.maketrans(
+    {
+        **dict(zip("аеорсухкіјѕһԁӏ", "aeopcyxkijshdl", strict=True)),
+        **dict(zip("αβεικνορτυχ", "abeiknoptux", strict=True)),
+    }
+)
 
 
 def fold(text: str) -> str:
-    """The comparison form: NFC, case folded, marks stripped (é→e, й→и, ё→е), ß→ss."""
+    """The comparison form: NFKC case folded (``𝗳𝘂𝗰𝗸``, ``ｆｕｃｋ`` → fuck), marks stripped
+    (é→e, й→и, ё→е), ß→ss; NFC."""
     out = []
-    for ch in unicodedata.normalize("NFD", unicodedata.normalize("NFC", text).casefold()):
+    for ch in unicodedata.normalize("NFD", nfkc_casefold(text)):
         if not unicodedata.combining(ch):
             out.append(ch)
     return unicodedata.normalize("NFC", "".join(out))
 
 
+def _skeleton(folded: str) -> str:
+    return skeleton(folded).casefold()
+
+
 _RAW: dict[str, str] = {
     # English: sexual, scatological, slurs, insults.
     "en": """
-        *fuck* *shit* *nigger* *nigga* *faggot* cunt* motherf* fagot bitch* whore* slut* wank* cock
+        *fuck* *nigger* *nigga* *faggot* cunt* motherf* fagot bitch* whore* slut* cock
         cocks cocksuck* dick dicks dickhead* prick pricks pussy pussies twat* bollock* arse
         arsehole* ass asses asshole* bastard* bugger* crap crappy piss* turd turds dildo* porn*
-        horny penis* vagina* vulva clit* boob boobs boobies titty titties tits anal anus scrotum
+        horny penis penises vagina* vulva clit clits clitoris* boob boobs boobies titty titties
+        tits anal anus scrotum
         testicle* sperm semen cum cumshot* jizz* orgasm* orgy orgies blowjob* handjob* rimjob*
         bukkake* hentai* milf* incest* pedo pedos pedophile* paedo* rape rapes raped rapist* molest*
         nazi nazis hitler kike* spic spics chink* gook* wetback* tranny* retard* spaz dyke dykes
-        homo homos queer* coon coons darkie* negro* paki pakis raghead* towelhead* gypsy gyp honky*
+        homo homos queer* coon coons darkie* negro negros negroes paki pakis raghead* towelhead*
+        gypsy gyp honky*
         redneck* hooker* skank* thot pimp pimps sex sexy sexual nude nudes naked stripper* douche*
-        scumbag* shithead dumbass jackass wanker* tosser* bellend* knobhead* minge* punani* poop
+        scumbag* dumbass jackass tosser* bellend* knobhead* minge* punani* poop
         poops fart farts farting butt butthole* boner* erection kinky fetish* bdsm bondage* kkk
+        shit shits shitty shitter* shitting shithead* shitface* shitshow* shitstorm* bullshit*
+        horseshit* dipshit* batshit apeshit chickenshit* wank wanks wanked wanking wanker*
         """,
     # Indonesian: kasar (rude) words, sexual words, insults.
     "id": """
@@ -73,9 +92,11 @@ _RAW: dict[str, str] = {
         """,
     # German: vulgar, sexual, slurs.
     "de": """
-        *fick* *scheiß* *scheiss* arschloch* arsch ärsche kacke kack* pisse pissen piss* fotze* möse
+        fick ficks ficke ficken* ficker* fickt gefickt* *scheiß* *scheiss* arschloch* arsch ärsche
+        kacke kack* pisse pissen piss* fotze* möse
         mösen muschi* schlampe* hure huren hurensohn* nutte* nutten wichs* wixx* wixer* schwanz*
-        pimmel* penis* vagina* titte* titten busen nippel dildo* porno* porn* sex sexy geil geile
+        pimmel* penis penisse vagina* titte* titten busen nippel dildo* porno* porn* sex sexy
+        geil geile
         geiler orgie* orgasmus* sperma* onanie* masturb* bumsen vögeln poppen schwul* schwuchtel*
         homo homos lesbe* tunte* neger negers negerin negerkuss* nigger* anal kanake* kanacke*
         zigeuner* polack* kümmeltürke* spast* spasti* mongo krüppel* missgeburt* bastard* idiot
@@ -88,7 +109,7 @@ _RAW: dict[str, str] = {
         cojones polla* pollas verga* vergas pija pijas pinga chocho ojete* culo culos mierda* cagar
         cagada cabrón* cabron* cabrona maricón* maricon* marica* mariquita joto* puñeta* pendejo*
         pendeja* gilipolla* capullo* mamón* mamon* mamada* chingar* chingada* chingado* pinche*
-        culero* furcia* ramera* prostituta* follar* follada* tetas teta pezón* pene* vagina*
+        culero* furcia* ramera* prostituta* follar* follada* tetas teta pezón* pene penes vagina*
         clítoris* semen esperma orgasmo* orgía* porno* sexo sexy sexual* anal dildo* masturb*
         pajero* cachondo* correrse negrata* sudaca* maketo* panchito* subnormal* retrasado*
         mongólico* idiota imbécil* nazi nazis hitler violar* violación violador* pedófilo*
@@ -100,8 +121,9 @@ _RAW: dict[str, str] = {
         niquez niquer* ntm homo anal dildo* merde* emmerde* chier chiasse* cul culs trouduc* branle*
         branler* branleur* pédé* pede tapette gouine* enfoiré* bâtard* batard* bordel* catin*
         pouffiasse* pétasse* petasse* grognasse* trainée* pisse* pisser zizi* zob* teub* chibre*
-        nichon* nichons tétons téton pénis* vagin* clitoris* sperme* orgasme* orgie* porno* sexe
-        sexy masturb* sodomi* fellation* suceur* suceuse* éjacul* bougnoul* bougnoule* négro* nègre*
+        nichon* nichons tétons téton pénis vagin* clitoris* sperme* orgasme* orgie* porno* sexe
+        sexy masturb* sodomi* fellation* suceur* suceuse* éjacul* bougnoul* bougnoule*
+        négro négros nègre*
         bamboula* youpin* youtre* bicot* chinetoque* niakoué* crouille* gogol* triso* attardé*
         débile* nazi nazis hitler viol violer* violeur* pédophile*
         """,
@@ -112,18 +134,18 @@ _RAW: dict[str, str] = {
         merda* merde culo culi culone* culattone* frocio* froci finocchio* ricchione* ricchioni
         checca* lesbica* vaffanculo* fanculo* affanculo* scopare* scopata* fottere* fottuto*
         fottuta* sborra* sborrare* ~sega ~seghe segaiolo* pompino* pompini bocchino* tette tetta
-        zizze capezzolo* pene* vagina* clitoride* sperma* orgasmo* orgia* porno* sesso sexy anal
+        zizze capezzolo* pene peni vagina* clitoride* sperma* orgasmo* orgia* porno* sesso sexy anal
         dildo* fetish* masturb* coglione* coglioni minchione* pirla pippa bastardo* bastarda*
-        porcodio* porcamadonna* diocane* negro* negri negra terrone* polentone* zingaro* zingari
+        porcodio* porcamadonna* diocane* negro negri negra terrone* polentone* zingaro* zingari
         handicappato* mongoloide* ritardato* idiota deficiente* nazi nazista* hitler stupro*
         stuprare* stupratore* pedofilo*
         """,
     # Dutch: vulgar, sexual, disease curses, slurs.
     "nl": """
         kut kutje* kutwijf* kuthoer* kutzooi* kutkop* anus pissig anal lul lullen lulletje* pik
-        piemel* penis* vagina* dildo* neuk* geneukt klote* kloot* kloten klootzak* hoer* hoeren
+        piemel* penis vagina* dildo* neuk* geneukt klote* kloot* kloten klootzak* hoer* hoeren
         hoerenzoon* slet* sletten teef* bitch* trut trutten tering* tyfus* kanker* kolere* pleuris*
-        godver* godverdomme* verdomme* gadver* *shit* stront* schijt* zeik* zeiken* pis pissen*
+        godver* godverdomme* verdomme* gadver* shit stront* schijt* zeik* zeiken* pis pissen*
         pisbak* poep poepen* reet kont kontgat* tiet tieten sperma* orgasme* orgie* porno* seks sexy
         geil geile geiler masturb* rukker* pijpbeurt* beffen* flikker* flikkers homo homos mietje*
         lesbo* neger negers negerin nikker* kaaskop* zigeuner* mongool* mongolen debiel* idioot
@@ -140,7 +162,7 @@ _RAW: dict[str, str] = {
     "pl": """
         *kurw* *chuj* *pierdol* huj huja hujem hujowy* hujowo pierdziel* jeb* zajeb* wyjeb* pojeb*
         spierdal* odpierdal* *pizd* cipa* cipka* cipy dupa* dupek* dupy gówno* gówna sraka* srać
-        sracz* szczać* szczyny* kutas* fiut* ciul* penis* wagina* łechtaczka* sperma* orgazm* orgia*
+        sracz* szczać* szczyny* kutas* fiut* ciul* penis wagina* łechtaczka* sperma* orgazm* orgia*
         porno* seks seksowny masturb* walić walenie obciąg* lodzik* ruchać* ruchanie* dymać* bzykać*
         bzykanie* suka suki sukinsyn* dildo* anal szmata* szmaty dziwka* dziwki prostytutk* lachon*
         pedał* pedały ciota* cioty lesba* parówa* murzyn* czarnuch* żydek* cygan* kacap* debil*
@@ -152,7 +174,7 @@ _RAW: dict[str, str] = {
         putaria* merda* bosta* cacete* buceta* boceta* xoxota* xereca* piroca* ~pica ~rola ~pau
         ~pinto ~cu cuzão* cuzao* arrombado* arrombada* viado* veado* bicha* boiola* sapatão*
         sapatona* traveco* corno* cornos vagabunda* vadia* rameira* prostituta* meretriz* safada*
-        safado* tesão* tesudo* tesuda* gozada* punheta* siririca* boquete* teta tetas mamilo* pênis*
+        safado* tesão* tesudo* tesuda* gozada* punheta* siririca* boquete* teta tetas mamilo* pênis
         vagina* clitóris* esperma* sêmen orgasmo* orgia* porno* pornô* sexo sexy sexual* anal homo
         bordel* violar dildo* masturb* broxa* brocha* otário* otaria babaca* imbecil* idiota
         cretino* retardado* mongoloide* crioulo* negão* tição* nazista* hitler estupro* estuprar*
@@ -272,6 +294,13 @@ _ALL_INFIXES: tuple[str, ...] = tuple(sorted(set().union(*(b.infixes for b in _L
 _ALL_LOOKALIKES: frozenset[str] = frozenset(
     w.translate(_CYRILLIC_LOOKALIKES) for w in _ALL_WORDS | set(_ALL_PREFIXES)
 )
+# Every entry's UTS #39 skeleton, for the words written with look-alike letters ("fuсk").
+_SKELETON_WORDS: frozenset[str] = frozenset(map(_skeleton, _ALL_WORDS))
+_SKELETON_PREFIXES: tuple[str, ...] = tuple(sorted(set(map(_skeleton, _ALL_PREFIXES))))
+_SKELETON_INFIXES: tuple[str, ...] = tuple(sorted(set(map(_skeleton, _ALL_INFIXES))))
+# A whole word written across separators ("sh it", "fu.ck") is refused when the joined letters
+# are an entry or an entry's root.
+_ALL_ROOTS: frozenset[str] = _ALL_WORDS | frozenset(_ALL_PREFIXES) | frozenset(_ALL_INFIXES)
 
 
 def blocklist(code: str) -> Blocklist:
@@ -296,29 +325,55 @@ def _nickname_words(nickname: str) -> list[str]:
 
 
 def _is_blocked(word: str) -> bool:
-    if word in _ALL_WORDS or any(i in word for i in _ALL_INFIXES):
+    if _matches(word, _ALL_WORDS, _ALL_PREFIXES, _ALL_INFIXES):
         return True
-    if any(word.startswith(p) for p in _ALL_PREFIXES):
+    if word.translate(_CYRILLIC_LOOKALIKES) in _ALL_LOOKALIKES:
         return True
-    return word.translate(_CYRILLIC_LOOKALIKES) in _ALL_LOOKALIKES
+    # Plain ASCII words are compared as typed: their skeletons would refuse innocent words
+    # ("am" looks like Kazakh "ам"; "rn" like "m").
+    if word.isascii():
+        return False
+    if _matches(_skeleton(word), _SKELETON_WORDS, _SKELETON_PREFIXES, _SKELETON_INFIXES):
+        return True
+    latin = word.translate(_READ_AS_LATIN)
+    return latin.isascii() and _matches(latin, _ALL_WORDS, _ALL_PREFIXES, _ALL_INFIXES)
+
+
+def _spelled_out(words: list[str]) -> list[str]:
+    """Each run of two or more one- or two-letter words joined ("f u c k", "fu.ck")."""
+    out: list[str] = []
+    run: list[str] = []
+    for word in [*words, ""]:
+        if word and len(word) <= 2:
+            run.append(word)
+            continue
+        if len(run) >= 2:
+            out.append("".join(run))
+        run = []
+    return out
 
 
 def nickname_is_offensive(nickname: str) -> bool:
     """Whether a nickname holds a word of any blocklist (the 13 game and the UI languages).
 
     The nickname is split into words (spaces, ``_ - .``, camel case, leading and trailing
-    numbers); digits inside a word are read as the letters they imitate ("sh1t"). Each word is
-    refused if it is a listed word, starts with a listed prefix or holds a listed infix; two or
-    three neighbouring words written together ("shit head" → "shithead") are refused if they
-    form a listed word (a whole word only: "Bass Hit" is fine). Answers-only entries are not
-    used here.
+    numbers), each folded (``fold``: NFKC case folding, marks stripped); digits inside a word
+    are read as the letters they imitate ("sh1t"). A word is refused if it is a listed word,
+    starts with a listed prefix or holds a listed infix (the never-innocent roots: Scunthorpe,
+    Penistone and Matsushita pass); a word that is not plain ASCII is also compared by its
+    UTS #39 skeleton (``shared.domain.glyphs.skeleton``: "fuсk" with a Cyrillic с) and with
+    its Cyrillic and Greek letters read as the Latin ones they pass for ("niggεr"). Letters
+    spelled out across separators ("f.u.c.k", "f u c k", "fu_ck") are joined and checked as
+    one word; two or three neighbouring words written together ("shit head" → "shithead") are
+    refused if they form a listed word or root (a whole word only: "Bass Hit" is fine).
+    Answers-only entries are not used here.
     """
     words = _nickname_words(nickname)
-    if any(_is_blocked(w) for w in words):
+    if any(_is_blocked(w) for w in words + _spelled_out(words)):
         return True
     joined = (
         "".join(words[i:j])
         for i in range(len(words))
         for j in range(i + 2, min(i + 3, len(words)) + 1)
     )
-    return any(w in _ALL_WORDS for w in joined)
+    return any(w in _ALL_ROOTS for w in joined)

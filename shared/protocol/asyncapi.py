@@ -132,6 +132,8 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.PARTY_MEMBER_OFFLINE: "`party_start` while a member is not connected.",
     ErrorCode.UNKNOWN_INVITE: "`party_join` with an invite no party has (or a malformed one).",
     ErrorCode.INVALID_NICKNAME: "`nickname` that breaks the nickname rules.",
+    ErrorCode.NICKNAME_LOOKALIKE: "`nickname` whose UTS #39 skeleton (case folded) is another "
+    "player's in the sender's lobby or running tournament: a look-alike copy (ruling 16).",
     ErrorCode.MESSAGE_TOO_LARGE: f"Any message over {_kb(MAX_FRAME_BYTES)} (sent in several "
     f"frames: a single frame over {_kb(MAX_FRAME_BYTES)} never arrives, API Gateway closes the "
     "connection with 1009).",

@@ -55,6 +55,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_INVITE = "unknown_invite"
     # --- domain: players ----------------------------------------------------------------------
     INVALID_NICKNAME = "invalid_nickname"
+    NICKNAME_LOOKALIKE = "nickname_lookalike"
 
     # --- protocol: parse_inbound --------------------------------------------------------------
     MESSAGE_TOO_LARGE = "message_too_large"
@@ -120,6 +121,9 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.UNKNOWN_INVITE: "No party has this invite.",
     ErrorCode.INVALID_NICKNAME: (
         "Nicknames have 3 to 20 characters: letters, digits, spaces and _ - ."
+    ),
+    ErrorCode.NICKNAME_LOOKALIKE: (
+        "That nickname looks like another player's in your lobby or tournament."
     ),
     ErrorCode.MESSAGE_TOO_LARGE: "The message is too large.",
     ErrorCode.INVALID_JSON: "The message is not valid JSON.",

@@ -181,8 +181,17 @@ def _resume(deps: Deps, req: Request, token: str) -> None:
 
 def nickname(deps: Deps, req: Request, player_id: str, raw: str) -> None:
     """``nickname``: validate (``shared.domain.nicknames``) and save; the reply is ``player``.
-    Raises InvalidNicknameError (nothing changes)."""
+    Raises InvalidNicknameError, or LookalikeNicknameError when the name looks like another
+    player's in the sender's lobby or running tournament (ruling 16: as shown there or as it
+    is now); nothing changes.
+
+    Only a change is checked: seating never refuses or renames anyone, so a name chosen while
+    idle may look like one in the lobby it later joins. Generated names are plain ASCII
+    adjective-noun or syllable names, so two of them look alike only when equal."""
     clean = nicknames.validate_nickname(raw)
+    me = deps.store.get_player(player_id)
+    assert me is not None
+    nicknames.check_not_lookalike(clean, _names_beside(deps, me))
 
     def rename() -> Change[None]:
         p = deps.store.get_player(player_id)
@@ -193,6 +202,20 @@ def nickname(deps: Deps, req: Request, player_id: str, raw: str) -> None:
         return Change(None, [p], box)
 
     drop(deps, run(deps, rename).gone)
+
+
+def _names_beside(deps: Deps, player: Player) -> list[str]:
+    """The nicknames of the other players in ``player``'s lobby or running tournament: the
+    snapshots shown there and their current ones."""
+    shown: dict[str, str] = {}
+    lobby = deps.store.get_lobby(player.lobby_id) if player.lobby_id else None
+    shown.update((s.player_id, s.nickname) for s in (lobby.lobby.seats if lobby else ()))
+    if player.status is PlayerStatus.PLAYING and player.tournament_id:
+        rec = deps.store.get_tournament(player.tournament_id)
+        shown.update((p.player_id, p.nickname) for p in (rec.tournament.players if rec else ()))
+    shown.pop(player.player_id, None)
+    now = deps.store.get_players(shown) if shown else {}
+    return [*shown.values(), *(p.nickname for p in now.values())]
 
 
 def disconnect(deps: Deps, connection_id: str) -> None:

@@ -580,6 +580,15 @@ function name(id) {
   return S.names[id] || "?";
 }
 
+// A nickname is never trusted to be short or left-to-right: shown as an element, it is a <bdi>
+// (its own direction) truncated with an ellipsis by CSS (.nick); inside a sentence, it is cut to
+// 16 characters and wrapped in FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE.
+const nick = (id) => h("bdi", { class: "nick", title: S.names[id] || "?" }, name(id));
+function nickText(id) {
+  const chars = Array.from(name(id));
+  return "\u2068" + (chars.length > 16 ? chars.slice(0, 15).join("") + "…" : chars.join("")) + "\u2069";
+}
+
 function render() {
   updateHeader();
   const screen = { home: renderHome, lobby: renderLobby, tournament: renderTournament, end: renderEnd }[S.screen];
@@ -648,7 +657,7 @@ function renderParty() {
         h("input", { id: "invite-link", readonly: true, value: link, onfocusin: (e) => e.target.select() }),
         h("button", { type: "button", onclick: () => copy(link) }, t("copy")))),
     h("ul", { class: "plain" }, p.members.map((m) => h("li", { key: "pm-" + m.id },
-      h("span", {}, name(m.id)), h("span", { class: "muted" }, m.id === p.leader ? t("party_leader") : m.rating)))),
+      nick(m.id), h("span", { class: "muted" }, m.id === p.leader ? t("party_leader") : m.rating)))),
     h("div", { class: "row", style: "margin-top:.5rem" },
       leader
         ? (S.screen === "home" ? h("button", { class: "primary", id: "party-start", type: "button", disabled: !S.ready,
@@ -669,7 +678,7 @@ function renderLobby() {
   return [h("section", { class: "card", key: "lobby", "aria-labelledby": "lobby-h" },
     h("h2", { id: "lobby-h" }, `${t("lobby")} · ${langName(l.language)}`),
     h("p", { class: "big", "aria-live": "polite" }, t("lobby_waiting", { n: l.players.length, seats: l.seats })),
-    h("ul", { class: "plain" }, l.players.map((p) => h("li", { key: "lp-" + p.id }, h("span", {}, name(p.id)), h("span", { class: "muted" }, p.rating)))),
+    h("ul", { class: "plain" }, l.players.map((p) => h("li", { key: "lp-" + p.id }, nick(p.id), h("span", { class: "muted" }, p.rating)))),
     h("p", { class: "muted" }, t("lobby_note")),
     h("button", { id: "leave", type: "button", onclick: () => send({ action: "leave" }) }, t("leave"))),
     S.party ? renderParty() : null];
@@ -733,7 +742,7 @@ function duelResult(d, mine) {
     if (d.reason === "timeout" && d.winner === meId()) return `${t("duel_won")} ${t("opponent_timeout")}`;
     return t(d.result === "draw" ? "duel_draw" : d.winner === meId() ? "duel_won" : "duel_lost", { word });
   }
-  return d.result === "draw" ? t("duel_drawn", { word }) : t("duel_over", { winner: name(d.winner), word });
+  return d.result === "draw" ? t("duel_drawn", { word }) : t("duel_over", { winner: nickText(d.winner), word });
 }
 
 function renderIntro(r) {
@@ -747,11 +756,11 @@ function renderIntro(r) {
         const own = p.players.includes(meId());
         return h("li", { key: "pair-" + p.duel_id, class: own ? "mine" : null },
           own ? h("span", { class: "sr-only" }, t("your_duel") + ": ") : null,
-          h("span", {}, `${name(p.players[0])} ${hearts(livesOf(p.players[0]))}`),
+          h("span", { class: "duellist" }, nick(p.players[0]), " ", h("span", { class: "hearts" }, hearts(livesOf(p.players[0])))),
           h("span", { class: "vs" }, t("vs")),
-          h("span", {}, `${name(p.players[1])} ${hearts(livesOf(p.players[1]))}`));
+          h("span", { class: "duellist" }, nick(p.players[1]), " ", h("span", { class: "hearts" }, hearts(livesOf(p.players[1])))));
       })),
-      r.bye ? h("p", { class: "muted" }, t("bye", { name: name(r.bye) })) : null));
+      r.bye ? h("p", { class: "muted" }, t("bye", { name: nickText(r.bye) })) : null));
 }
 
 function renderTabs() {
@@ -760,7 +769,7 @@ function renderTabs() {
   ids.sort((x, y) => (y === S.myDuel) - (x === S.myDuel));  // your own duel first
   return h("div", { class: "tabs", role: "group", "aria-label": t("other_duels") }, ids.map((id) => {
     const d = S.duels[id];
-    const label = id === S.myDuel ? t("your_duel") : d.players.map((p) => S.names[p] || "?").join(" – ");
+    const label = id === S.myDuel ? t("your_duel") : d.players.map(nickText).join(" – ");
     return h("button", { key: "tab-" + id, type: "button", "aria-pressed": String(id === S.view),
       onclick: () => { S.view = id; render(); } }, label + (d.over ? " ✓" : ""));
   }));
@@ -778,7 +787,7 @@ function renderDuel(d) {
   if (!d) return h("p", { class: "muted" }, S.round ? t("waiting_round") : "");
   const mine = d.players.includes(meId());
   const [a, b] = mine ? [meId(), d.players.find((p) => p !== meId())] : d.players;
-  const who = (id) => h("span", { class: "duellist" }, name(id), " ",
+  const who = (id) => h("span", { class: "duellist" }, nick(id), " ",
     h("span", { class: "hearts", role: "img", "aria-label": t("lives", { n: livesOf(id) }) }, hearts(livesOf(id))));
   const live = !d.over && d.deadline_ms && !introRunning();
   const parts = [h("div", { class: "duel-head", key: "head-" + d.duel_id },
@@ -795,7 +804,7 @@ function renderDuel(d) {
     const turn = d.next_player === meId();
     const offline = turn && !S.ready;
     parts.push(h("p", { class: "turn-note" + (turn && !offline ? " mine" : "") + (offline ? " paused" : "") },
-      offline ? t("offline_turn") : turn ? t("your_turn") : t("their_turn", { name: name(d.next_player) }),
+      offline ? t("offline_turn") : turn ? t("your_turn") : t("their_turn", { name: nickText(d.next_player) }),
       h("span", { class: "turn-count" }, ` · ${turnText(d)}`)));
   }
   parts.push(renderBoard(d, mine));
@@ -808,7 +817,7 @@ function renderBoard(d, mine) {
   const winRow = d.over && d.result === "win" && d.reason === "solved" ? d.rows.length - 1 : -1;
   const rows = d.rows.map((row, n) => {
     const me = row.player === meId();
-    const tag = h("span", { class: "tag", title: name(row.player) }, (S.names[row.player] || "?").slice(0, 4));
+    const tag = h("bdi", { class: "tag", title: name(row.player) }, Array.from(S.names[row.player] || "?").slice(0, 4).join(""));
     const cls = "brow" + (me ? " me" : "") + (row.fresh ? " reveal" : "") + (n === winRow ? " win" : "");
     if (row.skipped) {
       return h("div", { class: cls, role: "row", key: `r-${d.duel_id}-${n}` }, tag,
@@ -884,7 +893,7 @@ function renderStandings(final) {
         const ch = s.rating_change;
         return h("tr", { key: "st-" + s.player_id, class: (s.player_id === meId() ? "me " : "") + (s.eliminated ? "out" : "") },
           h("td", {}, s.place || ""),
-          h("td", {}, name(s.player_id)),
+          h("td", {}, nick(s.player_id)),
           h("td", {}, h("span", { class: "hearts", role: "img", "aria-label": t("lives", { n: s.lives }) }, hearts(s.lives)),
             status ? h("span", { class: "muted" }, " " + status) : null),
           h("td", { class: ch > 0 ? "pos" : ch < 0 ? "neg" : "" }, ch === null || ch === undefined ? "" : (ch > 0 ? "+" : "") + ch));
@@ -897,12 +906,12 @@ function renderHistory() {
     h("h2", { id: "hist-h" }, t("history")),
     h("ol", { class: "plain history" }, S.history.map((x) => h("li", { key: "h-" + x.round },
       h("span", {}, t("round", { n: x.round })),
-      h("span", {}, x.bye ? t("bye_short") : `${t("vs")} ${name(x.opponent)}: ${t("res_" + x.result)} · ${x.word}`)))));
+      h("span", {}, x.bye ? t("bye_short") : [`${t("vs")} `, nick(x.opponent), `: ${t("res_" + x.result)} · ${x.word}`])))));
 }
 
 function renderEnd() {
   const e = S.end;
-  const winners = (e ? e.winners : []).map(name).join(", ");
+  const winners = (e ? e.winners : []).map(nickText).join(", ");
   return [h("section", { class: "card", key: "end" },
     h("h2", { class: "big", id: "end-h" }, t("tournament_over")),
     h("p", { class: "big" }, t("winner", { names: winners })),

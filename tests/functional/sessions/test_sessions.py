@@ -160,3 +160,24 @@ def test_offensive_nickname_is_refused_as_invalid_nickname(backend):
 
     assert a.errors == ["invalid_nickname"]
     assert backend.snapshot() == before
+
+
+def test_nickname_that_looks_like_a_lobby_neighbours_is_refused(backend):
+    bob = backend.player("bob")
+    bob.send("nickname", nickname="Tomas Cox")
+    mallory = backend.player("mallory")
+    outsider = backend.player("outsider")
+    for p in (bob, mallory):
+        p.send("join", language="en")
+    before = backend.snapshot()
+
+    # All in Cyrillic capitals; zeros for the Os; the same name in capitals: each passes for it.
+    for copy in ("ТОМАЅ СОХ", "T0mas C0x", "TOMAS COX"):
+        mallory.send("nickname", nickname=copy)
+    assert mallory.errors == ["nickname_lookalike"] * 3
+    assert backend.snapshot() == before
+
+    outsider.send("nickname", nickname="ТОМАЅ СОХ")  # in no lobby: nobody to mistake
+    assert outsider.last("player")["player"]["nickname"] == "ТОМАЅ СОХ"
+    mallory.send("nickname", nickname="Tomas Fox")
+    assert mallory.last("player")["player"]["nickname"] == "Tomas Fox"

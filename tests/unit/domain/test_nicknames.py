@@ -10,10 +10,15 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from shared.domain.errors import InvalidNicknameError
+from shared.domain.errors import InvalidNicknameError, LookalikeNicknameError
+from shared.domain.glyphs import display_width, is_blank, is_mixed_script
+from shared.domain.languages import get_language
 from shared.domain.nicknames import (
     NICKNAME_MAX_CHARS,
+    NICKNAME_MAX_MARKS,
+    NICKNAME_MAX_WIDTH,
     NICKNAME_MIN_CHARS,
+    check_not_lookalike,
     generate_nickname,
     validate_nickname,
 )
@@ -243,26 +248,34 @@ def test_validation_returns_a_fixed_point_or_refuses(raw: str) -> None:
 
 @given(
     st.text(
-        alphabet=st.characters(categories=("L", "N"))
+        alphabet=st.characters(categories=("L", "N")).filter(lambda c: not is_blank(c))
         | st.sampled_from("_-.")
         | st.sampled_from(" \u00a0\u2003\u3000"),
         max_size=40,
     )
 )
 def test_letters_digits_and_allowed_punctuation_fail_only_on_length(raw: str) -> None:
-    """Ruling 11: text made only of allowed characters is refused for emptiness or length only,
-    unless it holds a word of the offensive blocklists (then ``offensive word``)."""
+    """Rulings 11 and 16: text made only of allowed (visible) characters is refused for
+    emptiness or length only, unless it is too wide, mixes scripts within a word or holds a
+    word of the offensive blocklists (each with its own message)."""
     # Here every whitespace is a space separator, so split/join is exactly trim + collapse.
     clean = unicodedata.normalize("NFC", " ".join(unicodedata.normalize("NFC", raw).split()))
     length = len(clean)
-    if NICKNAME_MIN_CHARS <= length <= NICKNAME_MAX_CHARS and nickname_is_offensive(clean):
-        with pytest.raises(InvalidNicknameError, match="offensive"):
-            validate_nickname(raw)
-    elif NICKNAME_MIN_CHARS <= length <= NICKNAME_MAX_CHARS:
-        assert len(validate_nickname(raw)) == length
-    else:
+    words = re.split(r"[ _.-]+", clean)
+    if not NICKNAME_MIN_CHARS <= length <= NICKNAME_MAX_CHARS:
         with pytest.raises(InvalidNicknameError, match=r"empty|too short|too long"):
             validate_nickname(raw)
+    elif display_width(clean) > NICKNAME_MAX_WIDTH:
+        with pytest.raises(InvalidNicknameError, match="too wide"):
+            validate_nickname(raw)
+    elif any(is_mixed_script(w) for w in words):
+        with pytest.raises(InvalidNicknameError, match="mixes scripts"):
+            validate_nickname(raw)
+    elif nickname_is_offensive(clean):
+        with pytest.raises(InvalidNicknameError, match="offensive"):
+            validate_nickname(raw)
+    else:
+        assert len(validate_nickname(raw)) == length
 
 
 def test_a_forbidden_character_is_named_by_code_point_and_unicode_name() -> None:
@@ -307,3 +320,130 @@ def test_syllable_names_never_spell_a_denylisted_string_across_the_hyphen() -> N
 def test_an_offensive_nickname_is_refused_without_echoing_the_word() -> None:
     with pytest.raises(InvalidNicknameError, match=r"^nickname contains an offensive word$"):
         validate_nickname("Shit Head")
+
+
+# --- ruling 16: names that cannot impersonate or deface --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "𝗳𝘂𝗰𝗸 you",  # mathematical sans-serif bold
+        "ｆｕｃｋ",  # fullwidth
+        "f.u.c.k",
+        "f u c k",
+        "f_u_c_k",
+        "F-U-C-K off",
+        "fu.ck",
+    ],
+)
+def test_profanity_in_compatibility_letters_or_spelled_out_is_offensive(raw: str) -> None:
+    with pytest.raises(InvalidNicknameError, match="offensive"):
+        validate_nickname(raw)
+
+
+@pytest.mark.parametrize("raw", ["fuсk", "niggεr", "Вob", "pаypal"])  # Cyrillic с, Greek ε...
+def test_a_word_mixing_scripts_is_refused(raw: str) -> None:
+    with pytest.raises(InvalidNicknameError, match="mixes scripts"):
+        validate_nickname(raw)
+
+
+@pytest.mark.parametrize(
+    "raw", ["東京たろう", "山田タロウ", "Oʻzbekiston", "ソニーSony", "김Kim", "Иван Ivan", "Ελένη"]
+)
+def test_one_writing_system_per_word_is_accepted(raw: str) -> None:
+    """Japanese and Korean mixes are one writing system (UTS #39 Highly Restrictive); Uzbek's
+    ʻ is a modifier letter; different scripts in different words are fine."""
+    assert validate_nickname(raw) == raw
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "\u3164\u3164\u3164",
+        "\u3164a\u3164",
+        "ab\u3164c",
+        "a\u115fbc",
+        "ab\u1160c",
+        "\uffa0abc",
+        "abc\ufe0f",
+    ],
+    ids=["fillers", "padded-letter", "inner-filler", "choseong", "jungseong", "halfwidth", "vs16"],
+)
+def test_blank_letters_and_marks_are_refused_outright(raw: str) -> None:
+    with pytest.raises(InvalidNicknameError, match="blank letter"):
+        validate_nickname(raw)
+
+
+def test_zalgo_text_is_refused_and_three_marks_on_a_letter_pass() -> None:
+    zalgo = "Z" + "".join(chr(0x0300 + i) for i in range(19)) + "algo"
+    with pytest.raises(InvalidNicknameError, match="too many combining marks"):
+        validate_nickname(zalgo)
+    assert NICKNAME_MAX_MARKS == 3
+    three = "a\u0301\u0302\u0303bc"
+    assert validate_nickname(three) == unicodedata.normalize("NFC", three)
+    with pytest.raises(InvalidNicknameError, match="too many combining marks"):
+        validate_nickname("q\u0301\u0302\u0303\u0304bc")  # no precomposed q
+
+
+@pytest.mark.parametrize("raw", ["ज़िंदगी", "Nguyễn Văn Toàn", "Trần Thị Hằng", "स्त्री", "क्षत्रिय"])
+def test_hindi_and_vietnamese_names_keep_their_marks(raw: str) -> None:
+    assert validate_nickname(raw) == unicodedata.normalize("NFC", raw)
+
+
+@pytest.mark.parametrize("language", GAME_LANGUAGES)
+def test_every_game_alphabet_makes_valid_nicknames(language: str) -> None:
+    """Each letter of the 13 game alphabets, upper and lower case, twice and a digit, is a valid
+    name: the mark, width and script rules refuse no letter a language plays with."""
+    alphabet = get_language(language).alphabet
+    for letter in alphabet:
+        for form in {letter, letter.upper()}:
+            name = f"{form}{form} 7"
+            assert validate_nickname(name) == unicodedata.normalize("NFC", name)
+
+
+@pytest.mark.parametrize(
+    ("raw", "width"),
+    [("\ufdfa" * 20, 360), ("\ufdfa", 18), ("ab\ufdfa\ufdfa", 38), ("山田太郎" * 3, 24)],
+)
+def test_names_wider_than_20_columns_are_refused(raw: str, width: int) -> None:
+    assert display_width(raw) == width
+    with pytest.raises(InvalidNicknameError, match=r"too wide|too short"):
+        validate_nickname(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "width"),
+    [("BraveOtter42", 12), ("x" * 20, 20), ("山田太郎" * 2 + "東京", 20), ("ﬃ", 3), ("𒀀𒀁𒀂", 9)],
+)
+def test_display_width_counts_columns(raw: str, width: int) -> None:
+    assert display_width(raw) == width
+    assert NICKNAME_MAX_WIDTH == 20
+
+
+@pytest.mark.parametrize("raw", ["Penistone", "Matsushita", "Scunthorpe", "Penelope", "Negroni"])
+def test_place_and_family_names_with_a_root_inside_are_accepted(raw: str) -> None:
+    assert validate_nickname(raw) == raw
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs"),
+    [
+        ("ТОМАЅ СОХ", "Tomas Cox"),  # all Cyrillic capitals
+        ("T0mas C0x", "Tomas Cox"),  # zeros
+        ("TOMAS COX", "Tomas Cox"),  # case
+        ("Bi11", "Bill"),  # ones for ls
+        ("Вob", "Bob"),  # a Cyrillic capital В in a Latin word
+        ("Tomas Cox", "Tomas Cox"),
+    ],
+)
+def test_a_name_that_looks_like_a_neighbours_is_refused(mine: str, theirs: str) -> None:
+    with pytest.raises(LookalikeNicknameError) as refused:
+        check_not_lookalike(mine, ["Kavo-Rimu 17", theirs])
+    assert refused.value.code == "nickname_lookalike"
+
+
+@pytest.mark.parametrize(("mine", "theirs"), [("Tomas Fox", "Tomas Cox"), ("Bob", "Rob")])
+def test_a_name_that_only_resembles_a_neighbours_is_accepted(mine: str, theirs: str) -> None:
+    check_not_lookalike(mine, [theirs])
+    check_not_lookalike(mine, [])

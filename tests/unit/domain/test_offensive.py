@@ -13,6 +13,7 @@ from shared.domain.offensive import (
     BLOCKLIST_LANGUAGES,
     _parse,
     blocklist,
+    fold,
     nickname_is_offensive,
 )
 
@@ -119,3 +120,52 @@ def test_blocklist_entries_are_read_by_their_syntax() -> None:
     assert not parsed.blocks_answer("spine")
     assert parsed.blocks_answer("bâtard")
     assert not parsed.blocks_answer("batards")
+
+
+# --- ruling 16 as revised: look-alike letters, separators, in-word roots ---------------------
+
+
+@pytest.mark.parametrize(
+    "nickname",
+    [
+        "𝗳𝘂𝗰𝗸 you",  # mathematical sans-serif bold: NFKC folds it
+        "ｆｕｃｋ",  # fullwidth
+        "fuсk",  # Cyrillic с: the UTS #39 skeleton reads it as c
+        "niggεr",  # Greek ε: read as the Latin e it passes for
+        "shıt",  # Latin dotless ı
+        "f.u.c.k",
+        "f u c k",
+        "f_u_c_k",
+        "sh it",
+        "fu.ck",
+    ],
+)
+def test_lookalike_letters_and_separators_do_not_hide_a_word(nickname: str) -> None:
+    assert nickname_is_offensive(nickname)
+
+
+@pytest.mark.parametrize(
+    "nickname",
+    [
+        "Penistone",
+        "Matsushita",
+        "Scunthorpe",
+        "Penelope",
+        "Negroni",
+        "Clitheroe",
+        "Wankel",
+        "Fickle",
+        "I am Bob",  # "am" is a Kazakh entry in Cyrillic, not compared by skeleton in ASCII
+        "Bass Hit",
+        "A B C",
+        "Иван",
+        "Ελένη",
+    ],
+)
+def test_innocent_names_with_a_root_inside_or_alike_pass(nickname: str) -> None:
+    assert not nickname_is_offensive(nickname)
+
+
+def test_fold_is_nfkc_case_folding_without_marks() -> None:
+    assert fold("𝗳𝘂𝗰𝗸") == fold("ＦＵＣＫ") == "fuck"
+    assert fold("Ünal") == "unal"
