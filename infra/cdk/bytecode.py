@@ -1,11 +1,9 @@
 """Infrastructure: the functions ship compiled bytecode, so a cold start compiles nothing.
 
-Our code asset and the layer's packages are compiled with the runtime's interpreter (``cdk.json``'s
-Python, found by ``runtime_python``) into ``unchecked-hash`` cache files (PEP 552), beside their
-``.py`` sources, with the deployed paths (``/var/task/...``, ``/opt/python/...``) as file names:
-the bytes depend only on the sources and the interpreter version, so an asset's hash is
-deterministic. Why, and what it saved: ``shared/domain/RULINGS.md``, design notes, "Shipped
-bytecode".
+The code asset and the layer are compiled by the runtime's interpreter (``runtime_python``) into
+``unchecked-hash`` cache files (PEP 552) beside their sources, named by their deployed paths
+(``/var/task/...``, ``/opt/python/...``): the bytes, and so the asset's hash, depend only on the
+sources and the interpreter version. Why: ``shared/domain/RULINGS.md``, "Shipped bytecode".
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Infrastructure: the Lambda runtime's Python version, declared once.
 
-The one declaration is ``cdk.json``'s context key ``lambdaPythonVersion`` (e.g. ``"3.13"``,
-``python3.13`` on Amazon Linux 2023: https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtimes.html).
-CDK reads it here (``infra.cdk.constructs.functions.RUNTIME``, ``infra.cdk.layer``), ``.ci/setup
---full`` picks CI's interpreter by it, and ``tests/tools/cdk/test_runtime_version.py`` holds the
-three together: changing the runtime is one edit of ``cdk.json``.
+The one declaration is ``cdk.json``'s ``lambdaPythonVersion`` (e.g. ``"3.13"``, AWS Lambda
+runtimes: https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtimes.html). CDK reads it here
+(``infra.cdk.constructs.functions.RUNTIME``, ``infra.cdk.layer``), ``.ci/setup --full`` picks
+CI's interpreter by it, and ``tests/tools/cdk/test_runtime_version.py`` holds the three together.
 """
 
 from __future__ import annotations

@@ -152,11 +152,10 @@ class IndexedQuery:
     """moto's ``Query`` answered from the queried partition, not from the whole table.
 
     Installed (:meth:`install`), a Query hands moto only the items of the partition it names (the
-    table's ``Table.items[hash]``, or an index's from a per-table map kept up to date by every
-    write, re-filed lazily at the next Query); moto's own Query then runs unchanged on that subset,
-    so the answer is the same. A Query the map cannot serve goes to moto's full walk. Requests must
-    be serialised, as for :class:`ItemRollback`. Why: ``shared/domain/RULINGS.md``, design notes,
-    "moto's Query".
+    table's ``Table.items[hash]``, or an index's from a map every write keeps current); moto's own
+    Query runs unchanged on that subset, so the answer is the same, and one the map cannot serve
+    gets moto's full walk. Requests must be serialised, as for :class:`ItemRollback`. Why:
+    ``shared/domain/RULINGS.md``, design notes, "moto's Query".
     """
 
     def __init__(self) -> None:

@@ -1,11 +1,10 @@
 """Simulation: a fake in-memory DynamoDB *client* that behaves like DynamoDB under load.
 
-``FakeDynamoClient`` offers the calls ``shared.adapters.dynamo.store.DynamoStore`` makes
-(``get_item``, ``batch_get_item``, ``query``, ``put_item``, ``update_item``, ``delete_item``,
-``transact_write_items``), each waiting a sampled latency in simulated time, and raises
-botocore ``ClientError`` with DynamoDB's shapes (``UnsupportedExpressionError`` for what it does
-not model). Its accounting (``partitions``, ``by_route``) feeds the report. What it models and
-how: ``shared/domain/RULINGS.md``, design notes, "The fake DynamoDB client".
+``FakeDynamoClient`` offers the calls ``shared.adapters.dynamo.store.DynamoStore`` makes, each
+waiting a sampled latency in simulated time, and raises botocore ``ClientError`` with DynamoDB's
+shapes (``UnsupportedExpressionError`` for what it does not model); its accounting
+(``partitions``, ``by_route``) feeds the report. What it models and how:
+``shared/domain/RULINGS.md``, design notes, "The fake DynamoDB client".
 """
 
 from __future__ import annotations

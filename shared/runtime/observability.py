@@ -1,11 +1,10 @@
 """Runtime layer: the Powertools Logger and Metrics singletons (service name and namespace from
 ``POWERTOOLS_SERVICE_NAME`` / ``POWERTOOLS_METRICS_NAMESPACE``).
 
-The adapters log through the standard ``logging`` module and their records go through the
-Powertools Logger's handler: the same JSON lines with the entrypoints' correlation keys
-(``connection_id``, ``player_id``, ``tournament_id``, ``request_id``, ``api_request_id``,
-``function_request_id``). No Tracer here: X-Ray is a per-stage policy of the CDK app
-(``infra.cdk.stack.StageConfig.tracing``; why: ``shared/domain/RULINGS.md``, "Cold path").
+The adapters' ``logging`` records go through the Powertools Logger's handler: the same JSON lines
+with the entrypoints' correlation keys (``connection_id``, ``player_id``, ``tournament_id``,
+``request_id``, ``api_request_id``, ``function_request_id``). No Tracer (X-Ray is per stage,
+``infra.cdk.stack.StageConfig.tracing``; why: ``shared/domain/RULINGS.md``, "Cold path").
 """
 
 from __future__ import annotations

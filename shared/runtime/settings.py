@@ -1,10 +1,9 @@
 """Runtime layer: settings, read lazily from the environment (never at import time).
 
-Every field name is also the environment variable's name (upper case); CDK builds each
-function's environment from these names, and the local runtime overrides them. Units:
-``*_seconds`` fields are seconds (float); everything on the wire and in storage is integer
-milliseconds. A stdlib dataclass checked when built (``__post_init__``), to keep pydantic off
-the cold path (``shared/domain/RULINGS.md``, design notes, "Cold path").
+Every field name is also its environment variable's name (upper case): CDK builds each
+function's environment from them, the local runtime overrides them. ``*_seconds`` fields are
+seconds (float); the wire and storage use integer milliseconds. A stdlib dataclass checked in
+``__post_init__`` (``shared/domain/RULINGS.md``, design notes, "Cold path").
 """
 
 import math
