@@ -4,43 +4,16 @@ from the protocol's actions (``shared.protocol.inbound.ACTIONS``): ``guess``, ``
 ``default`` (API Gateway's ``$default``: bodies whose ``action`` matched no route). ``ping`` has
 no function: API Gateway answers it (``functions.routes.MOCK_ROUTES``, ruling 14).
 
-Each message, in order:
-
-1. takes a token from its connection's bucket (``Deps.limiter``): an empty bucket is answered
-   ``rate_limited`` with no parse and no table access, and a connection that keeps sending into
-   its empty bucket (``Limiter.exhausted``) is closed instead (Management API
-   ``DeleteConnection``; AWS, "Use @connections commands in your backend service",
-   https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-how-to-call-websocket-api-connections.html);
-2. is parsed into its typed inbound model (``parse_inbound``: size, JSON, action, fields);
-3. must be an action of this function's route group — any other (a body that reached the
-   wrong function) is refused ``unknown_action``;
-4. resolves the session's player where the action needs one (``no_session`` otherwise);
-5. calls its one use case, which replies (echoing ``request_id``) and pushes.
-
-API Gateway's event is read through ``functions._entry.SocketEvent`` (a typed view of the dict:
-nothing to build on a cold start, where the Powertools parser's event models cost about 100 ms of
-imports and its data classes 50 ms; the event's shape is API Gateway's, "WebSocket API request
-context",
-https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-mapping-template-reference.html);
-the body, the only part a client writes, is parsed and validated by the protocol's models.
-The use case modules are imported by the first message that calls one (``shared.lazy``): every
-message function shares this module, and each needs only its own; the outbound events and the
-outbox come with the first reply, so a cold start (import and ``container_deps()``) runs no
-domain rule, codec or event model.
-
-Every refusal becomes an ``error`` message with a stable code sent to the caller only (one
-registry: the ``code`` attribute of domain/service errors and ``ProtocolError``); unexpected
-failures become ``internal_error`` (logged with the stack, never with secrets).
-
-The reply is sent and the invocation returns 200 even for an unexpected failure, so Lambda's
-``Errors`` metric never sees a bug in a route: the operational counts below are what the
-alarms watch (``Deps.metrics``, Powertools Metrics on Lambda, one namespace; one count each):
-
-- ``InternalError``: an unexpected exception (a bug, or AWS failing past its retries);
-- ``TryAgain``: a ``try_again`` refusal (the table stayed busy or contended);
-- ``BadInput``: a malformed or misrouted message (a protocol error);
-- ``RateLimited``: a message refused by the per-connection bucket;
-- ``AbusiveConnectionsClosed``: a connection closed for ignoring ``rate_limited``.
+Each message, in order: takes a token from its connection's bucket (``Deps.limiter``; empty:
+``rate_limited``, and a connection that keeps sending into it is closed); is parsed
+(``parse_inbound``); must be an action of this route group (``unknown_action``); resolves the
+session's player where needed (``no_session``); calls its one use case, which replies (echoing
+``request_id``) and pushes. Every refusal is an ``error`` message with a stable code to the
+caller only; an unexpected failure is ``internal_error`` (logged with the stack, never secrets).
+The invocation returns 200 regardless; the alarms watch the counts ``InternalError``,
+``TryAgain``, ``BadInput``, ``RateLimited`` and ``AbusiveConnectionsClosed`` (``Deps.metrics``).
+How this keeps a cold start light: ``shared/domain/RULINGS.md``, design notes, "Message
+functions".
 """
 
 from __future__ import annotations

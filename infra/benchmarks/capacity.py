@@ -1,38 +1,12 @@
 """Benchmark, figure 4: local capacity — N concurrent human-paced tournaments in the local runtime.
 
-The emulator (``infra.emulator.emulator.Emulator``: gateway, handlers on a worker pool sized to the
-cores plus one that takes queued guesses first (``infra.emulator.pool``), ``@connections`` called
-in-process, DynamoDB (embedded moto) in its own process over a pipe, local clock) runs alone in a
-child process (``python -m infra.benchmarks.capacity --serve``), so its CPU and memory are its own
-(read from ``/proc``, its DynamoDB process and forkserver included). The bots
-(``infra.players.bots.Bot``, 8 per tournament) run in this process.
-
-Human pace: each turn's think time is drawn from a lognormal distribution (median
-``THINK_MEDIAN_S``, shape ``THINK_SIGMA``: most turns take 3-12 s, a few 20 s and more), capped
-by the turn clock (the bot then sends ``bots._SAFETY_MS`` before the deadline), and a share
-``TIMEOUT_RATE`` of turns is left to time out. The turn clock and round intro are the real ones
-(30 s, 6 s). Tournaments start unsynchronised: tournament k's 8 players arrive at a random time
-within the first ``RAMP_SECONDS`` (joins one at a time, see ``_join``). A level runs for a
-bounded window (``LEVEL_SECONDS``) and is then cut off: a human-paced tournament lasts about
-12 minutes, so the window measures steady play, not whole tournaments.
-
-Measured per level (same process, same clocks as the bots):
-
-* latency *guess sent -> the row received by the opponent* (gateway, guess handler, pushes
-  through the local ``@connections``, both event loops), p50/p99, and guesses/s;
-* guesses sent before their turn's deadline but refused ``turn_over`` (judged late);
-* deadline lateness: for each skipped turn (a timeout), the time the skipped row reached the
-  duelist minus when the skip is due (the turn's ``deadline_ms`` plus the skip grace, 1 s by
-  design: ``shared.services.deadlines``); for each duel start, its arrival minus the round's
-  ``intro_deadline_ms`` — what the player sees, so delivery is included. The clock's Wait
-  wakes at the due time rounded up to the whole second (``shared.adapters.step_functions
-  .wait_timestamp``, as on AWS), so the runtime's own lateness is the arrival minus that wake
-  (``Level.lateness_ms``, the goal's measure); the lateness from the due time itself is kept
-  beside it (``Level.due_lateness_ms``);
-* CPU (user + system) and memory of the emulator, CPU of the bots.
-
-The machine is shared: figures are noisy (other processes take CPU), and the bots share the
-benchmark's own cores with the emulator.
+The emulator (``infra.emulator.emulator.Emulator``) runs alone in a child process
+(``python -m infra.benchmarks.capacity --serve``, CPU and memory read from ``/proc``); the bots
+(``infra.players.bots.Bot``, 8 per tournament, think time lognormal: ``THINK_MEDIAN_S``,
+``THINK_SIGMA``, ``TIMEOUT_RATE``) run in this process, arriving within ``RAMP_SECONDS``, each
+level cut off after ``LEVEL_SECONDS``. Per level: guess -> opponent's row latency, guesses judged
+late, deadline lateness (``Level.lateness_ms`` after the clock's wake, ``Level.due_lateness_ms``
+after the due time), CPU and memory. Method: ``infra/benchmarks/RESULTS.md``, figure 4.
 """
 
 from __future__ import annotations

@@ -1,41 +1,13 @@
 """Benchmark, figure 3: the clock — the built one measured on the play, the others modelled.
 
-The clock is the one built (``shared.adapters.step_functions``): one looping Express execution
-per round — the intro timer starts it, each wake applies what is due and waits for the round's
-next due time, a handover starts a successor before Express's 5 minutes — plus one execution per
-reconnect timer; a turn schedules nothing. The harness's clock is the local interpreter of the
-deployed definition (``infra.emulator.states.ManualClock``, metered by ``calls.MeteredClock``),
-so its executions, wakes (clock-function invocations; stale ones — answered ``applied: false``
-— included), handovers and their spans (start to end, from each execution's ``history``) are
-*measured* on the play, and billed as Express: per request plus duration (start to end, plus
-``CLOCK_TASK_MS`` per wake) at 64 MB, rounded up to 100 ms.
-
-
-Other clock designs are *modelled* on the same play, from the timeline of every deadline it had
-(``play.Deadline``: the intro and reconnect timers the services scheduled, and the turn
-deadlines read from the messages sent, ``play.turn_deadlines``):
-
-- Standard, one execution per deadline (the design before): 2 state transitions (Wait, Task)
-  each; every execution invokes the clock function, stale ones included;
-- Express, one execution per deadline: billed per request plus its duration (the whole wait) at
-  64 MB, rounded up to 100 ms;
-- one looping execution per duel: Wait -> Task -> Choice until the duel is over (the clock
-  function returns the duel's current deadline; a turn deadline only ever moves later — a new
-  one is set at ``t + 30 s`` after every older one was — so waking at a stale deadline and waiting
-  again is correct); intros and reconnects stay one execution per deadline;
-- one looping execution per round: the same loop over the round's duels, waking at the earliest
-  current deadline, started with the intro as its first wait (the model of what was built);
-- each loop as Standard (3 transitions per wake + 1) or Express (billed for the loop's whole
-  duration plus ``CLOCK_TASK_MS`` per wake at 64 MB, as the built clock; no handover
-  modelled).
-
-Every modelled wait ends when the built clock's would (``wake_ms``): a turn deadline's skip is
-due ``skip_grace_ms`` after it, and a Wait ends on the whole second.
-
-Each design's cost is Step Functions plus the clock function's Lambda requests and duration
-plus its reads, at the prices of ``infra.benchmarks.prices``; ``clock_floor`` is the least a
-Step Functions clock can cost on the play. The SQS delay-queue clock is a model too (not
-built: it would replace Step Functions, a design decision).
+The built clock (``shared.adapters.step_functions``: one looping Express execution per round
+plus one per reconnect timer) runs in the harness on ``infra.emulator.states.ManualClock``,
+metered by ``infra.benchmarks.calls.MeteredClock``: its executions, wakes, handovers and spans
+are measured and billed as Express (``CLOCK_TASK_MS`` per wake, 64 MB, 100 ms rounding). The
+other designs (``clock_designs``) and the SQS delay queue (``sqs_clock_usd``) are modelled on
+the same play's deadlines; ``clock_floor`` is the least a Step Functions clock can cost on it.
+Prices: ``infra.benchmarks.prices``. The designs: ``shared/domain/RULINGS.md``, design notes,
+"The clock designs compared".
 """
 
 from __future__ import annotations

@@ -1,38 +1,14 @@
 """Benchmark, figure 2: the cold start of each handler against the floor any handler pays.
 
-Each sample is a fresh interpreter timed from ``subprocess`` start to exit. A handler's sample
-imports its module and builds its dependencies as its first invocation does
-(``functions._entry.container_deps()``: settings, the DynamoDB client, the adapters; the
-Management API and Step Functions clients are built on their first call, which the first-guess
-rows below count); the floor (``BASELINE_LABEL``) imports boto3 and builds the two clients every
-message handler needs, a DynamoDB and an API Gateway Management API client (issue 16's
-yardstick). No request is sent:
-building a client reads its service model from disk, nothing more. Rounds interleave every
-statement (and ``pass``, the interpreter alone) in a shuffled order, so machine noise (other work
-on this 2-core box) falls on all of them alike. The figure is the median per handler and its ratio
-to the floor's median of the same run (goal <= 1.5x, 1.3x hoped for). The message functions
-(``join``, ``guess``, ...) share one module, so they share one row.
-
-Work a handler defers from its import to its first message (a use case imported on first
-dispatch, a validator built on first use) is not in those rows, so two more rows count it: the
-``guess`` function's first message handled through its Lambda handler after
-``container_deps()`` (a valid guess recorded on moto, the container's own clients answering
-with the recorded responses: ``infra.benchmarks.layers.first_message``), against its own floor,
-the two clients built and the same AWS calls made once with the same answers (botocore's
-first-call work: endpoint rules, signer, parsers).
-
-Every row runs as deployed (``Deployed``): the Lambda runtime's Python (``cdk.json``, a base
-interpreter, ``-I -S -B``: no site-packages, no bytecode written) with only the staged code asset
-and the dependency layer (built from the lock for this machine's CPU, boto3 included) on
-``sys.path``, as ``/var/task`` and ``/opt/python`` are in Lambda: our modules and the layer's load
-from the unchecked-hash bytecode they ship (``infra.cdk.bytecode``), and the floor imports boto3
-from
-the same layer. The first-guess rows also load this benchmark's harness (``layers``), compiled the
-same way. So the benchmark needs Python 3.13 and, on a fresh checkout, PyPI once (the layer's
-first build, shared with ``tests/artifact``).
-
-``python -X importtime`` of the slowest handler then attributes the self time of every imported
-module to its top-level package (boto3, botocore, pydantic, aws_lambda_powertools, shared, ...).
+Each sample is a fresh interpreter, run as deployed (``Deployed``: the runtime's Python with only
+the code asset and the dependency layer on ``sys.path``), timed from start to exit: a handler
+imports its module and runs ``functions._entry.container_deps()``; the floor
+(``BASELINE_LABEL``) imports boto3 and builds a DynamoDB and a Management API client. Two more
+rows time the ``guess`` function's first message against its own floor
+(``infra.benchmarks.layers.first_message``). The figure is the median per handler and its ratio
+to the floor (goal <= 1.5x); method: ``infra/benchmarks/RESULTS.md`` and
+``shared/domain/RULINGS.md``, design notes, "Measuring a cold start". Needs Python 3.13 and, on a
+fresh checkout, PyPI once (the layer's first build).
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Benchmark, figure 1c: the CPU of one action split by layer, against the botocore floor.
 
-One valid guess (turn passes, two duelists) is played on moto through the counted backend
-(``infra.benchmarks.calls.CountingBackend``) and every AWS call it makes is recorded: its
-parameters and moto's raw HTTP answer (status, headers, body). The guess is then replayed many
-times in this process on the deployed path: ``functions.messages`` (the ``guess`` function's
-``handle``) with the real ``DynamoStore`` and ``ApiGatewayNotifier`` on boto3 clients whose
-requests never leave botocore: a ``before-send`` hook answers each with the recorded response,
-so botocore still serialises every request and parses every answer. Each replay reads the same
-tournament item, so each does the same work.
+One valid guess is recorded on moto through ``infra.benchmarks.calls.CountingBackend``, then
+replayed in this process on the deployed path (``functions.messages``, the real ``DynamoStore``
+and ``ApiGatewayNotifier``) with a ``before-send`` hook answering each AWS call with its recorded
+response (method: ``infra/benchmarks/RESULTS.md``, figure 1c). Each replay does the same work.
 
 CPU (``time.process_time``) is charged to the innermost layer running, through timing proxies
 set up by the benchmark only (the code under test is unchanged):

@@ -1,34 +1,9 @@
 """Infrastructure: the functions ship compiled bytecode, so a cold start compiles nothing.
 
-Lambda unpacks a function's .zip package into ``/var/task`` and each layer into ``/opt``, both
-read-only (AWS Lambda Developer Guide, "Working with .zip file archives for Python Lambda
-functions", https://docs.aws.amazon.com/lambda/latest/dg/python-package.html, and "Lambda
-execution environment", https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html).
-A module whose ``__pycache__`` holds no valid cache file is compiled from source by every new
-execution environment, and the result cannot be written back: our code asset and the layer
-(pip ``--no-compile``) shipped no bytecode, so each cold start compiled every module it imported:
-boto3, botocore, pydantic and Powertools as well as ours. Measured (instructions, valgrind, the
-statements of ``infra.benchmarks.cold``): the ``guess`` function's import and dependencies took
-5.8 G instructions from sources and take 1.8 G from bytecode; boto3 with two clients alone, 3.4 G
-and 1.15 G.
-
-So both are compiled here, with the runtime's interpreter (``cdk.json``'s Python, found by
-``runtime_python``: a cache file is only used by the interpreter version that wrote it,
-``cpython-313``), into hash-based ``unchecked-hash`` cache files (PEP 552,
-https://peps.python.org/pep-0552/; Python docs, "Cached bytecode invalidation",
-https://docs.python.org/3/reference/import.html#cached-bytecode-invalidation, and ``compileall
---invalidation-mode``, https://docs.python.org/3/library/compileall.html):
-
-- the default timestamp-based files record the source's mtime, which the packaged .zip does not
-  keep (CDK zips assets with fixed times), so they would be stale in Lambda and ignored;
-- ``unchecked-hash`` files are loaded without reading the source at all (a package's files never
-  change after deploy), and they depend only on the source bytes and the interpreter's version,
-  so the asset's hash stays deterministic: the same commit gives the same asset and no new
-  function version.
-
-The ``.py`` sources stay beside the bytecode: tracebacks show source lines. Compile-time file
-names are the deployed paths (``/var/task/...``, ``/opt/python/...``), not this checkout's, so
-the bytes do not depend on where the build ran (the import system sets the real path on load).
+The code asset and the layer are compiled by the runtime's interpreter (``runtime_python``) into
+``unchecked-hash`` cache files (PEP 552) beside their sources, named by their deployed paths
+(``/var/task/...``, ``/opt/python/...``): the bytes, and so the asset's hash, depend only on the
+sources and the interpreter version. Why: ``shared/domain/RULINGS.md``, "Shipped bytecode".
 """
 
 from __future__ import annotations

@@ -1,32 +1,12 @@
 """Infrastructure: the third-party dependency layer, built from the lock file without Docker.
 
-The Lambda functions need the project's runtime dependencies, pinned with hashes in
-``infra/requirements.lock`` (``infra.cdk.lock``): aws-lambda-powertools[parser], pydantic *and
-boto3*
-with everything they pull in. pip installs exactly those pins for the Lambda platform (Amazon
-Linux 2023, arm64, CPython 3.13) from binary wheels only, checking every file's sha256, so no
-compiler and no Docker are needed, into ``build/lambda-layer/<key>/python`` (the layout Lambda
-expects: a layer's ``python/`` folder is on ``sys.path``). The folder name is a hash of the lock
-file's content, the Python version and the platform, so a second synth with the same inputs
-reuses the build (no network) and a changed lock builds a new layer. The packages ship their
-bytecode, compiled by the runtime's Python (``infra.cdk.bytecode``): a cold start compiles none of
-boto3, botocore, pydantic or Powertools (about 20% more unzipped bytes).
-
-Why boto3 is in the layer although the runtime ships one: the runtime's copy is whatever version
-AWS last put there, which no test of ours ran against; a layer's ``/opt/python`` comes before
-the runtime's own libraries on ``sys.path`` (AWS Lambda Developer Guide, "Working with .zip file
-archives for Python Lambda functions", dependency search path and runtime-included libraries),
-so the layer's boto3/botocore are the ones imported. What is deployed is what CI tested, and a
-rebuild of an old commit ships that commit's versions. It costs about 27 MB of the 250 MB
-unzipped limit of a function with its layers (the layer: 11 -> 38 MB unzipped, 3.6 -> 21 MB
-zipped, at the lock of this change); the import time is the same boto3's either way.
-
-Why not the public Powertools layer by ARN: it pins us to one account's per-region layer
-versions, and our handlers also need pydantic v2 with its compiled core at a version we choose.
-
-``build_layer(platform=host_platform())`` builds the same layer for this machine's CPU instead
-(``manylinux2014_x86_64`` on an x86_64 machine): the artifact test (``tests/artifact``) imports
-the functions from it as a stand-in for arm64.
+pip installs exactly the pins of ``infra/requirements.lock`` (``infra.cdk.lock``:
+aws-lambda-powertools[parser], pydantic *and boto3*, with their dependencies) for the Lambda
+platform (Amazon Linux 2023, arm64, CPython 3.13) from binary wheels only, hashes checked, into
+``build/lambda-layer/<key>/python``, compiled by ``infra.cdk.bytecode``. The key hashes the lock,
+the Python version and the platform, so an unchanged lock reuses the build (no network).
+``build_layer(platform=host_platform())`` builds it for this machine's CPU instead (the artifact
+test, ``tests/artifact``). Why boto3 ships in it: ``shared/domain/RULINGS.md``, design notes.
 """
 
 from __future__ import annotations

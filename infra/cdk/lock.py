@@ -2,45 +2,19 @@
 and ``infra/requirements-dev.lock`` (the dev extras: what the tests, the local runtime and the
 checks run with).
 
-What ``requirements.lock`` pins: the closure of ``pyproject.toml``'s ``[project] dependencies`` —
-boto3, aws-lambda-powertools[parser], pydantic and everything they pull in (botocore, s3transfer,
-jmespath, urllib3, python-dateutil, six, pydantic-core, ...) — one ``name==version`` line each,
-with the sha256 of *every* file the index has for that version (the sdist and every wheel:
-manylinux x86_64 and aarch64 alike), resolved for the Lambda runtime's Python
-(``infra.cdk.runtime_version.LAMBDA_PYTHON_VERSION``) on the layer's platform
-(``infra.cdk.runtime_version.PLATFORM``).
-
-What ``requirements-dev.lock`` pins: the closure of the runtime dependencies *and* the ``dev``
-extra (pytest, moto, hypothesis, mypy, ruff, aws-cdk-lib, cdk-nag, cfn-lint, uv, ...), with the
-same sha256 of every file, resolved with uv's ``--universal`` for every Python that
-``requires-python`` allows (3.11 up) on every platform: a package whose version or presence
-differs by Python or OS gets one line per case with an environment marker (``networkx==3.6.1 ;
-python_full_version < '3.12'``), which pip evaluates. It is constrained by
-``requirements.lock`` (``--constraint``), so every package the two share (boto3, botocore,
-pydantic, ...) has the same version in both.
-
-Who installs them, with ``pip install --require-hashes``: ``.ci/setup`` installs the runtime lock,
-then the dev lock, then the project itself with ``--no-deps --no-build-isolation`` (nothing is
-resolved again, and setuptools, the build backend, is a locked dev extra too: a new release on
-the index changes nothing until the locks are regenerated); and
-``infra.cdk.layer.build_layer`` installs the runtime lock, which ships the same versions to Lambda
-(boto3 included). So what production runs is what the tests ran, the tests run with the tools
-they were last green with (moto in particular: ``infra.emulator.moto_speedups.PATCHED_MOTO``),
-and a rebuild of an old commit ships that commit's versions.
-
-Regenerate both (needs ``uv``, a dev extra, and the package index); the runtime lock first, then
-the dev lock against it::
+Both pin every package of their closure with the sha256 of every file the index has for it;
+the runtime lock for the Lambda runtime's Python and platform
+(``infra.cdk.runtime_version``), the dev lock universally and constrained by the runtime lock.
+``.ci/setup`` and ``infra.cdk.layer.build_layer`` install them with ``--require-hashes``. What
+each pins and why: ``shared/domain/RULINGS.md``, design notes, "The lock files". Regenerate both
+(needs ``uv``, a dev extra, and the package index), the runtime lock first::
 
     .venv/bin/python -m infra.cdk.lock  # keep the pins; add new ones
     .venv/bin/python -m infra.cdk.lock --upgrade  # newest that pyproject.toml allows
     .venv/bin/python -m infra.cdk.lock --upgrade-package boto3  # one package (and what it needs)
     .venv/bin/python -m infra.cdk.lock --upgrade-package moto  # dev lock only
 
-then ``bash .ci/setup`` installs the new pins. Source: uv's ``uv pip compile`` reference
-(``--generate-hashes``, ``--python-version``, ``--python-platform``, ``--universal``,
-``--constraint``, ``--extra``, ``--upgrade-package``), https://docs.astral.sh/uv/reference/cli/;
-pip's "Secure installs" (hash-checking mode),
-https://pip.pypa.io/en/stable/topics/secure-installs/.
+then ``bash .ci/setup`` installs the new pins.
 """
 
 from __future__ import annotations

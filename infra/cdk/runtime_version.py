@@ -1,14 +1,9 @@
 """Infrastructure: the Lambda runtime's Python version, declared once.
 
-The one declaration is ``cdk.json``'s context key ``lambdaPythonVersion`` (e.g. ``"3.13"``). CDK
-reads it here (``infra.cdk.constructs.functions.RUNTIME``, the layer's wheels in
-``infra.cdk.layer``),
-``.ci/setup --full`` reads the same key to pick the interpreter CI runs the suite on, and
-``tests/tools/cdk/test_runtime_version.py`` holds the three together. Changing the runtime is one
-edit of ``cdk.json`` (then ``bash .ci/setup --full`` recreates ``.venv`` on that Python).
-
-Source: AWS Lambda runtimes, https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtimes.html
-(``python3.13`` on Amazon Linux 2023).
+The one declaration is ``cdk.json``'s ``lambdaPythonVersion`` (e.g. ``"3.13"``, AWS Lambda
+runtimes: https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtimes.html). CDK reads it here
+(``infra.cdk.constructs.functions.RUNTIME``, ``infra.cdk.layer``), ``.ci/setup --full`` picks
+CI's interpreter by it, and ``tests/tools/cdk/test_runtime_version.py`` holds the three together.
 """
 
 from __future__ import annotations

@@ -1,26 +1,13 @@
 """Local runtime: the embedded DynamoDB in its own process, so its CPU is not the handlers'.
 
-moto is pure Python: in the emulator's process each DynamoDB call holds the interpreter lock for
-about 1.5-2 ms of moto's own work (parsing, conditions, the item model, the JSON answer), time no
-handler, clock wake or push can use. :class:`DynamoProcess` runs :class:`~infra.emulator.dynamo
-.EmbeddedDynamo` (moto's server with its patches, one request at a time) in a child process and
-answers the handlers' DynamoDB calls over a pipe: the handler's botocore client still
-validates, serialises, signs and parses (the real ``DynamoStore`` on the real client, through
-:class:`infra.emulator.inprocess.DynamoTransport`); only moto's part runs on the other core.
-The child also serves moto's HTTP endpoint (:attr:`DynamoProcess.endpoint`), so outside
-clients (``Emulator.dynamodb_client``, a script inspecting the tables) see the same database. It
-is not for another runtime's ``--dynamodb-endpoint``: each runtime's gateway knows only its own
-connections, so two runtimes on one database take each other's players for disconnected.
-
-Wire: one request at a time over one ``multiprocessing`` pipe (``(method, url, headers, body)``
-out, ``(status, headers, body)`` back), the same serialisation moto needs anyway. The child is
-started from the ``forkserver`` context with this module preloaded (a fork of a clean,
-single-threaded server process that has already imported moto and, through the package's
-``__init__``, the emulator's modules, so each start after the first is quick; never a fork of
-the emulator's threads), ignores SIGINT (Ctrl-C stops it through its parent, which closes the
-pipe), and exits when the pipe closes, so it cannot outlive the emulator. If it exits on its
-own (killed, out of memory), ``on_exit`` is told once, with its exit code: the emulator then
-stops with a clear error rather than answering every call with one.
+:class:`DynamoProcess` runs :class:`~infra.emulator.dynamo.EmbeddedDynamo` in a child process
+(``forkserver``, this module preloaded) and answers the handlers' DynamoDB calls over one
+``multiprocessing`` pipe, one request at a time (``(method, url, headers, body)`` out,
+``(status, headers, body)`` back; botocore still runs in the handler,
+:class:`infra.emulator.inprocess.DynamoTransport`). The child also serves moto's HTTP endpoint
+(:attr:`DynamoProcess.endpoint`) for outside clients, not for another runtime. It ignores
+SIGINT and exits when the pipe closes; if it exits on its own, ``on_exit`` gets its exit code
+once. Why: ``shared/domain/RULINGS.md``, design notes, "moto in its own process".
 """
 
 from __future__ import annotations

@@ -140,8 +140,9 @@ class Emulator:
     ``dynamodb_process=False`` runs the embedded moto in this process instead of its own.
     ``create_tables=False`` skips the schema module. ``idle_timeout_seconds``,
     ``max_connection_seconds``, ``disconnect_loss``, ``half_open_seconds`` and ``gateway_seed``
-    set the gateway's limits and failure modes (each documented in ``infra.emulator.gateway``;
-    defaults: AWS's 600 s idle timeout and 7200 s cap, no lost ``$disconnect``, half-open off).
+    set the gateway's limits and failure modes (each documented in
+    ``infra.emulator.gateway.LocalGateway``; defaults: AWS's 600 s idle timeout and 7200 s cap,
+    no lost ``$disconnect``, half-open off).
     ``switch_interval_seconds`` (:data:`SWITCH_INTERVAL_SECONDS`; None leaves it) is the
     interpreter's thread switch interval while the emulator runs; :meth:`stop` restores it.
 

@@ -1,81 +1,12 @@
 """Local runtime: an aiohttp server that behaves like an API Gateway WebSocket API.
 
-One port serves three things:
-
-* ``/ws`` (and a WebSocket upgrade on ``/``): the WebSocket API. Each socket gets a connection
-  id; ``$connect``, message and ``$disconnect`` events shaped exactly like API Gateway's (checked
-  against Powertools' Parser models) go to synchronous Lambda-style handlers, run in a thread pool.
-  Route selection expression: ``$request.body.action``; a body that is not a JSON object, an
-  ``action`` that is not a string or not a route -> ``$default``.
-* ``/@connections/{id}`` and ``/{stage}/@connections/{id}``: the API Gateway Management API
-  (POST = send, GET = info, DELETE = close), speaking the wire format boto3's
-  ``apigatewaymanagementapi`` client expects, errors included (410 ``GoneException``, ...).
-  SigV4 headers are ignored.
-* ``/`` (GET) and other paths: the static web client from ``infra/emulator/web/``.
-
-This module binds the port and runs the handlers; the WebSocket side is
-:mod:`infra.emulator.sockets`, the Management API :mod:`infra.emulator.management`, and the
-events every handler receives are built by :mod:`infra.emulator.events`.
-
-Fidelity choices (AWS behaviour mirrored unless noted):
-
-* A ``$connect`` handler that raises or answers a non-2xx ``statusCode`` refuses the upgrade with
-  that HTTP status (500 when it raised). A missing ``statusCode`` counts as 200 (lenient). A
-  ``Sec-WebSocket-Protocol`` header in its response selects the subprotocol.
-* The connection is postable only after ``$connect`` succeeded and until the socket closes
-  (a POST during ``$connect`` answers 410, as on AWS).
-* Messages of one connection are handled one at a time, in arrival order; ``$disconnect`` runs
-  after the connection's last message. Different connections run concurrently. (AWS gives no
-  ordering guarantee at all; this is the stricter, friendlier behaviour.)
-* Sizes (API Gateway quotas, ``shared.protocol.limits``): an inbound frame larger than
-  ``max_frame_bytes`` (32 KB), or a message (the frames of one fragmented message, added up)
-  larger than ``max_message_bytes`` (128 KB), closes the socket with 1009 "Message too big"; the
-  handler never sees that message and ``$disconnect`` reports 1009. Messages up to 128 KB sent in
-  frames of at most 32 KB are reassembled and delivered as one event, as API Gateway does.
-  Frames are measured on the wire, before aiohttp reassembles them
-  (:class:`~infra.emulator.sockets.FrameScanner`).
-  ``PostToConnection`` with ``Data`` over 128 KB answers 413 ``PayloadTooLargeException``.
-  The local gateway negotiates no ``permessage-deflate``, so sizes are uncompressed payload bytes
-  (API Gateway does negotiate it and does not document whether its quotas count compressed
-  bytes; counting uncompressed bytes is the stricter reading).
-* Idle timeout (``idle_timeout_seconds``, AWS 10 minutes): a connection with no message in
-  either direction for that long (inbound data frames and successful ``PostToConnection`` or
-  route responses count; WebSocket ping/pong control frames do not, and API Gateway never shows
-  them to the backend) is closed with 1001 "Going away" and ``$disconnect`` reports 1001.
-* Connection duration (``max_connection_seconds``, AWS 2 hours): at that age the connection is
-  closed with 1001 "Going away", however busy, and ``$disconnect`` reports 1001. (1001 is what
-  clients observe from API Gateway for both closes; its documentation names no code.)
-* Lost ``$disconnect`` (``disconnect_loss``, 0..1, default 0; draws from ``random.Random(seed)``):
-  that share of closed connections never runs the ``$disconnect`` handler ("$disconnect is a
-  best-effort event", API Gateway developer guide, the ``$connect`` and ``$disconnect`` routes
-  page).
-* Half-open peers (``half_open_seconds``, default 0 = off): :meth:`LocalGateway.drop` makes a
-  client's TCP connection vanish without a close frame (the transport is aborted; the client
-  sees 1006). For ``half_open_seconds`` the gateway does not notice, as with a dead TCP peer:
-  ``PostToConnection`` answers 200 (the data is discarded), ``GetConnection`` answers, no
-  ``$disconnect`` runs. Then (or at the idle or duration limit, or a DELETE, if sooner) the
-  connection is gone: 410 ``GoneException`` and ``$disconnect`` with 1006. With 0, a dropped
-  connection is gone at once (``$disconnect`` 1006).
-* ``GET @connections/{id}`` answers ``connectedAt``, ``identity`` and ``lastActiveAt`` (AWS
-  documents it only as "the time in ISO 8601 format for when the connection was last active",
-  GetConnection, https://docs.aws.amazon.com/apigateway/latest/api/API_GetConnection.html):
-  here the time of the client's last inbound data frame (``$connect`` at first), the reading
-  ruling 14's liveness relies on. Whether AWS also moves it on the server's own posts is not
-  documented: ``posts_move_last_active`` (default off) makes successful ``PostToConnection``
-  and route responses move it too, to exercise that reading. An unknown or closed connection
-  answers 410 ``GoneException``.
-* Mock routes (``mock_routes``: route key -> ``functions.routes.MockRoute``): answered by the
-  gateway itself, as a MOCK integration with a route response is on AWS (``ping`` -> ``pong``):
-  no handler runs; the answer is a route response (an outbound message).
-* A handler that raises: the client gets ``{"message": "Internal server error", "connectionId",
-  "requestId"}``; no route and no ``$default``: ``{"message": "Forbidden", ...}`` (both as AWS).
-* A handler's return value is discarded, except for route keys listed in ``route_responses``
-  (two-way routes), whose ``body`` is sent back to the caller.
-* DELETE closes with 1000 and ``$disconnect`` reports 1000 "Connection Closed Normally".
-
-Quotas: "Amazon API Gateway quotas for configuring and running a WebSocket API" (frame 32 KB,
-message 128 KB, idle connection timeout 10 minutes, connection duration 2 hours), as cited in
-``shared.protocol.limits``.
+One port serves the WebSocket API (``/ws``, or an upgrade on ``/``; route selection
+``$request.body.action``, else ``$default``), the ``@connections`` Management API
+(``/@connections/{id}``, ``/{stage}/@connections/{id}``: boto3's wire format, SigV4 ignored) and
+the static web client (``infra/emulator/web/``). This module binds the port and runs the
+handlers (:mod:`infra.emulator.sockets`, :mod:`infra.emulator.management` and
+:mod:`infra.emulator.events` do the rest); how it mirrors API Gateway, quota by quota, is in
+``shared/domain/RULINGS.md`` (design notes, "How the local gateway mirrors API Gateway").
 """
 
 from __future__ import annotations
@@ -118,14 +49,13 @@ class LocalGateway(WebSocketApi, ManagementApi):
     ``port`` (0 = a free port) or pass an already bound ``sock``. Use :meth:`start` / :meth:`stop`
     (or ``async with``); :attr:`url`, :attr:`ws_url` and :attr:`callback_url` are valid after start.
 
-    Limits and failure modes (the module docstring has the details; defaults are AWS's quotas
-    from ``shared.protocol.limits``): ``max_frame_bytes`` (32 KB) and ``max_message_bytes``
-    (128 KB, inbound messages and ``PostToConnection`` data), ``idle_timeout_seconds`` (600),
-    ``max_connection_seconds`` (7200), ``disconnect_loss`` (share of ``$disconnect`` events
-    never delivered, 0..1, default 0, seeded by ``seed``), ``half_open_seconds`` (how long a
-    :meth:`drop`-ped connection still looks alive, default 0). Times in seconds (floats).
-    ``mock_routes`` (answered by the gateway, no handler) and ``posts_move_last_active``
-    (``LastActiveAt`` moves on outbound messages too; default: inbound only): module docstring.
+    Limits (defaults: AWS's quotas, ``shared.protocol.limits``; times in seconds, floats):
+    ``max_frame_bytes``, ``max_message_bytes`` (inbound messages and ``PostToConnection`` data),
+    ``idle_timeout_seconds``, ``max_connection_seconds``. Failure modes, off by default:
+    ``disconnect_loss`` (share of ``$disconnect`` never delivered, seeded by ``seed``),
+    ``half_open_seconds`` (how long a :meth:`drop`-ped connection still looks alive).
+    ``mock_routes`` are answered by the gateway; ``posts_move_last_active`` moves
+    ``LastActiveAt`` on outbound messages too. Details: the design note the module names.
     """
 
     def __init__(

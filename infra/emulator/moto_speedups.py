@@ -151,26 +151,11 @@ def patched_moto() -> bool:
 class IndexedQuery:
     """moto's ``Query`` answered from the queried partition, not from the whole table.
 
-    moto 5.2.5 answers every Query, on the table or on an index, by walking
-    ``Table.all_items()``: every item of the table, sorted (``DynamoType`` comparisons), then
-    kept if its key attributes match. With the single-table design that is every player,
-    connection, lobby and tournament for each join's index reads: at 100 tournaments a join cost
-    about 100 ms of CPU, held under the one lock every request takes. Installed
-    (:meth:`install`), a Query hands moto only the items of the partition it names: for the
-    table, the items under its partition key (``Table.items[hash]``); for an index, those whose
-    index partition key attributes equal the query's, from a per-table map kept up to date with
-    the keys every write names (``Table.put_item``, ``Table.delete_item``,
-    ``DynamoDBBackend.update_item``: transactions, batches, PartiQL and rollbacks all go through
-    them), re-filed lazily at the next Query. moto's own Query then runs unchanged on that
-    subset (hash and range conditions, sort, paging, projection, filter), so the answer is the
-    same as without it (``tests/tools/emulator/test_moto_speedups.py`` compares both on random
-    writes). A Query the map cannot serve (an unknown index, conditions that are not the index's
-    partition key) goes to moto's full walk. Requests must be serialised, as for
-    :class:`ItemRollback`.
-
-    DynamoDB itself reads one partition per Query ("Query operations in DynamoDB",
-    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.html), so this makes
-    the twin's cost per Query scale as AWS's does.
+    Installed (:meth:`install`), a Query hands moto only the items of the partition it names (the
+    table's ``Table.items[hash]``, or an index's from a map every write keeps current); moto's own
+    Query runs unchanged on that subset, so the answer is the same, and one the map cannot serve
+    gets moto's full walk. Requests must be serialised, as for :class:`ItemRollback`. Why:
+    ``shared/domain/RULINGS.md``, design notes, "moto's Query".
     """
 
     def __init__(self) -> None:

@@ -1,32 +1,12 @@
-"""The local runtime's worker pool: handlers run on ``max_workers`` threads (the cores), and
-when invocations wait for a thread, the ones players are waiting on go first.
+"""Local runtime: the worker pool handlers run on, which takes queued work by priority.
 
-On AWS no invocation waits for another: each Lambda function scales on its own, one execution
-environment per concurrent request, up to the account's concurrency ("Lambda scaling
-behavior", https://docs.aws.amazon.com/lambda/latest/dg/scaling-behavior.html; "Understanding
-Lambda function scaling", https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html).
-A guess is never queued behind a burst of joins there. The local runtime has only the
-machine's cores (and one interpreter lock), so invocations do queue; a first-in, first-out
-queue would make a guess wait behind every join and session that arrived before it, a
-slowness production does not have. :class:`WorkerPool` therefore takes queued work by
-*priority* (lower first), then in arrival order within a priority:
-
-* :data:`PLAY` — the message routes of a duel in progress (:data:`PLAY_ROUTES`: ``guess``), whose
-  answer the opponent is watching for (the latency goal: guess -> opponent's row);
-* :data:`CLOCK` — the clock function (turn skips, round intros, reconnect deadlines: due to the
-  second, checked to within 1 s); a clock call that has waited :data:`CLOCK_MAX_WAIT_SECONDS`
-  goes before guesses, so no stream of guesses can make a deadline late;
-* :data:`OTHER` — everything else (``$connect``, ``session``, ``join``, parties, ``$disconnect``,
-  the watchdog, set-up work).
-
-Work already running is never interrupted, so a guess can still wait for the calls the threads
-are running; to bound that, :data:`OTHER` work (a join takes 35-90 ms of CPU, a guess 10-25 ms)
-holds at most ``max_workers - 1`` threads at once, keeping one free for :data:`PLAY` and
-:data:`CLOCK` (with one thread, it may hold that one). Nothing is dropped: a lower priority only
-waits while higher ones are queued (at the loads the local runtime is built for, the pool is
-busy about half the time, so it is not starved). Each call's result or exception comes back
-through its :class:`~concurrent.futures.Future`, as with
-:class:`~concurrent.futures.ThreadPoolExecutor`.
+:class:`WorkerPool` runs ``max_workers`` threads and takes queued calls by priority, then in
+arrival order: :data:`PLAY` (:data:`PLAY_ROUTES`: ``guess``, which the opponent is watching
+for), :data:`CLOCK` (the clock function; one queued :data:`CLOCK_MAX_WAIT_SECONDS` goes before
+guesses), :data:`OTHER` (everything else, on at most ``max_workers - 1`` threads at once).
+Nothing is dropped or interrupted; results come back through a
+:class:`~concurrent.futures.Future`. Why: ``shared/domain/RULINGS.md``, design notes,
+"Worker pool".
 """
 
 from __future__ import annotations

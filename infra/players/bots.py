@@ -1,40 +1,18 @@
-"""Local runtime: bot players that speak only the public protocol over real WebSockets.
+"""Protocol clients: bot players that speak only the public protocol over real WebSockets.
 
 Run bots against any deployment (the local emulator or AWS)::
 
-    python -m infra.players.bots --url ws://127.0.0.1:8000/ws --players 8 --language en \\
-        [--strength 0..1] [--think-ms MIN MAX] [--timeout-rate p] [--invalid-rate p] \\
+    python -m infra.players.bots --url ws://127.0.0.1:8000/ws --players 8 --language en \
+        [--strength 0..1] [--think-ms MIN MAX] [--timeout-rate p] [--invalid-rate p] \
         [--leave-rate p] [--disconnect-rate p] [--games N] [--seed S]
 
-Each bot opens a session, joins a lobby in its language and plays every duel with the solver in
-:mod:`infra.players.solver` (candidates consistent with every row of the shared board). Think
-time is drawn from ``think_ms`` and capped by the server's turn deadline (absolute UTC ms,
-corrected by the clock offset measured with ``ping``/``pong``). Misbehaviour for tests and load,
-each a probability:
-
-* ``timeout_rate`` per turn: play nothing and let the turn clock skip the turn;
-* ``invalid_rate`` per turn: first send a word that is not in the list (the turn keeps running);
-* ``leave_rate`` per duel: send ``leave`` at the first turn of the duel (eliminated, ruling 3);
-* ``disconnect_rate`` per turn: drop the socket, reconnect with the token and resume from the
-  ``session`` snapshot (ruling 9; the pause is far below the 60 s reconnect deadline).
-
-Liveness (ruling 14): a bot sends ``{"action": "ping"}`` at connect and whenever it has sent
-nothing for ``ping_every_s`` (the 20 s of ``shared.protocol.limits.PING_INTERVAL_SECONDS``):
-any message counts as activity (API Gateway's ``LastActiveAt``), and API Gateway answers the
-ping itself (no function runs). Only messages count: the
-``websockets`` library's own ping control frames never reach an API Gateway backend and do not
-reset its idle timeout. When the server closes the socket (API Gateway's 10-minute idle timeout
-or 2-hour connection cap, 1001; a vanished connection, 1006; any other close) the bot
-reconnects at once and resumes with its token (``session``), as after a deliberate drop; the
-snapshot restores the lobby seat or the tournament, or, if the tournament ended meanwhile,
-its ``tournament_end`` and ``rating``.
-
-What a bot knows (session, token, lobby, round, its duel's board and turn, standings, rating,
-the end) is folded from every server message by :class:`infra.players.state.ClientState`, the
-fold every Python client uses; the bot's handlers decide what to do about it.
-
-Library entry points: :func:`play_tournament` (one tournament, results for tests and benchmarks)
-and :func:`run_bot_pool` (keeps lobbies filled; ``python -m infra.emulator --bots N``).
+Each bot opens a session, joins a lobby and plays every duel with :mod:`infra.players.solver`,
+thinking ``think_ms`` capped by the turn deadline, misbehaving at the rates of ``BotConfig``.
+It pings when idle (ruling 14), resumes with its token after any close, and folds what it knows
+with :class:`infra.players.state.ClientState`. Library entry points: :func:`play_tournament`
+(one tournament, for tests and benchmarks) and :func:`run_bot_pool` (keeps lobbies filled;
+``python -m infra.emulator --bots N``). Liveness details: ``shared/domain/RULINGS.md``, design
+notes, "How a bot stays connected".
 """
 
 from __future__ import annotations
@@ -98,9 +76,14 @@ class BotConfig:
     think_ms: tuple[int, int] = (300, 1500)
     """Think time per turn, drawn uniformly from [min, max] ms, capped by the deadline."""
     timeout_rate: float = 0.0
+    """Per turn: play nothing and let the turn clock skip the turn."""
     invalid_rate: float = 0.0
+    """Per turn: first send a word that is not in the list (the turn keeps running)."""
     leave_rate: float = 0.0
+    """Per duel: send ``leave`` at the duel's first turn (eliminated, ruling 3)."""
     disconnect_rate: float = 0.0
+    """Per turn: drop the socket, reconnect with the token and resume from the ``session``
+    snapshot (ruling 9)."""
     reconnect_pause_ms: tuple[int, int] = (200, 1000)
     """How long a disconnected bot stays away before resuming (well under 60 s)."""
     leave_wait_s: float = 120.0

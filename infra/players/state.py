@@ -1,45 +1,9 @@
-"""The one fold of server messages into what a client knows: ``ClientState``.
+"""Protocol clients: the one fold of server messages into what a client knows, ``ClientState``.
 
-Every Python client folds the server's messages with it, whatever it does with what it knows:
-the bots (``infra.players.bots``: the solver plays their duels), the load simulation's players
-(``infra.simulation.player``) and the tests' reference client (``tests.client_state``: a resumed
-screen must equal a live one). Pure: no sockets, no clock, no randomness; stdlib only.
-
-``ClientState`` folds outbound messages (plain dicts, as ``shared.protocol.framing.unpack``
-reads them) the way a client would, with no other knowledge of the server: ``apply(message)``
-for the live stream (a ``batch`` is unpacked, its events folded in order), and
-``ClientState.from_snapshot(session_message)`` for a client that knows only its token and
-resumes (ruling 15: "a resumed session carries all a client needs to render and play from
-nothing"). Beyond the screen, it keeps the session token (``token``: sent once, kept across
-resumes) and answers a player's questions: ``player_id``, ``own_board`` (my duel of the round),
-``my_turn`` (the duel and deadline when I am to move), ``bye``, ``eliminated``, ``place``.
-Fields a message lacks read as empty (a client of an older version, or a hand-written test
-message, folds what is there). ``screen`` is what the screen shows, as a frozen, comparable
-``Screen``: two clients that show the same screen have equal ``screen`` values, whatever
-messages brought them there.
-
-What a screen shows (``Screen``):
-
-- ``phase``: ``idle`` | ``lobby`` | ``intro`` (the round's pairs; duels not started) | ``duel``
-  (own duel running) | ``spectating`` (alive; bye or own duel over, ruling 7) | ``eliminated``
-  (out: lives gone, or left) | ``ended`` (final standings, until the player moves on);
-- ``me`` (id, nickname, rating), ``party``, ``lobby`` seats;
-- ``language``: code, alphabet, keyboard, multi-letter tiles (from ``lobby`` live, from
-  ``snapshot.language`` on resume);
-- ``round`` (number, pairs, bye, intro deadline in UTC ms); ``own_board`` and the other visible
-  ``boards`` (rows with marks, whose turn, the turn deadline in UTC ms, result, the secret only
-  once over); a board shows once its duel started or ended (a duel that is only paired shows in
-  ``round``);
-- ``standings`` (lives, eliminated, left, place, rating change; by player id), ``offline``:
-  the other players of the lobby or tournament shown who are disconnected and not out by
-  leaving, with their reconnect deadline (UTC ms) when known;
-- ``out`` (own elimination: round, and whether by leaving), ``result`` (own ``rating``: place,
-  change, previous and new rating), ``end`` (final places and winners).
-
-Rows of a board arrive as ``turn`` messages numbered 1..12; a row whose number is already on the
-board is not applied twice (boards sent whole may already hold it), and a row that skips a
-number marks the board ``incomplete`` — the client could not draw it, which makes it differ from
-any complete board.
+Every Python client folds the server's messages with it: the bots (``infra.players.bots``), the
+load simulation's players (``infra.simulation.player``) and the tests' reference client
+(``tests.client_state``: a resumed screen must equal a live one, ruling 15). Pure: no sockets,
+no clock, no randomness; stdlib only. What a screen shows: ``Screen``.
 """
 
 from __future__ import annotations
@@ -181,20 +145,41 @@ class PartyView:
 
 @dataclass(frozen=True)
 class Screen:
-    """What one client's screen shows (see the module docstring)."""
+    """What one client's screen shows: equal for two clients that show the same screen.
+
+    Times are UTC ms. A board shows once its duel started or ended (a duel only paired shows in
+    ``round``).
+    """
 
     phase: str
+    """``idle`` | ``lobby`` | ``intro`` (the round's pairs; duels not started) | ``duel`` (own duel
+    running) | ``spectating`` (alive; bye or own duel over, ruling 7) | ``eliminated`` (out:
+    lives gone, or left) | ``ended`` (final standings, until the player moves on)."""
     me: PlayerView | None
+    """Id, nickname, rating."""
     language: LanguageView | None
+    """Code, alphabet, keyboard, multi-letter tiles (from ``lobby`` live, from
+    ``snapshot.language`` on resume)."""
     lobby: LobbyView | None
+    """The lobby's seats."""
     round: RoundView | None
+    """Number, pairs, bye, intro deadline."""
     own_board: BoardView | None
+    """My duel of the round: rows with marks, whose turn, turn deadline, result, the secret only
+    once over."""
     boards: tuple[BoardView, ...]
+    """The other visible boards, as ``own_board``."""
     standings: tuple[StandingView, ...] | None
+    """Lives, eliminated, left, place, rating change; by player id."""
     offline: tuple[tuple[str, int | None], ...]
+    """The other players of the lobby or tournament shown who are disconnected and not out by
+    leaving, with their reconnect deadline when known."""
     out: OutView | None
+    """Own elimination: round, and whether by leaving."""
     result: ResultView | None
+    """Own ``rating``: place, change, previous and new rating."""
     end: EndView | None
+    """Final places and winners."""
     party: PartyView | None
 
 
@@ -276,7 +261,17 @@ def _language(code: str, alphabet: list[str], keyboard: list[list[str]]) -> Lang
 
 
 class ClientState:
-    """What a client knows, folded from the server's messages (module docstring)."""
+    """What a client knows, folded from the server's messages and nothing else.
+
+    Messages are plain dicts, as ``shared.protocol.framing.unpack`` reads them.
+    ``apply(message)`` folds the live stream (a ``batch`` in order); ``from_snapshot(session)``
+    starts a client that knows only its token and resumes (ruling 15). It keeps the session
+    ``token`` across resumes and answers ``player_id``, ``own_board``, ``my_turn`` (duel and
+    deadline when I am to move), ``bye``, ``eliminated``, ``place``; ``screen`` is the frozen
+    ``Screen``. Fields a message lacks read as empty. ``turn`` rows are numbered 1..12: a row
+    already on the board is not applied twice, a row that skips a number marks the board
+    ``incomplete`` (it then differs from any complete board).
+    """
 
     def __init__(self) -> None:
         self.token: str | None = None

@@ -1,55 +1,10 @@
 """Simulation: a fake in-memory DynamoDB *client* that behaves like DynamoDB under load.
 
-It is the boto3 client surface ``shared.adapters.dynamo.store.DynamoStore`` calls
-(``get_item``, ``batch_get_item``, ``query``, ``put_item``, ``update_item``, ``delete_item``,
-``transact_write_items``), so the real store, codec and services run unchanged on it. Every
-call waits a sampled latency in simulated time (``engine.Sim.sleep``), which is what lets other
-requests' writes land between a read and a conditional write.
-
-What it models, and how (each a stated assumption where AWS does not publish the mechanism):
-
-- **Expressions**: the condition / key condition / update grammar of ``expressions``; anything
-  else (an unknown parameter, function, clause, an unused expression attribute) raises
-  ``UnsupportedExpressionError`` — the fake is never kinder than AWS by ignoring what it does not
-  understand.
-- **Errors**: botocore ``ClientError`` with DynamoDB's shapes — ``ConditionalCheckFailedException``
-  (with ``Item`` when ``ReturnValuesOnConditionCheckFailure=ALL_OLD``),
-  ``TransactionCanceledException`` with one ``CancellationReasons`` entry per item
-  (``None`` / ``ConditionalCheckFailed`` (+ ``Item``) / ``TransactionConflict`` /
-  ``ThrottlingError``), ``TransactionConflictException`` for a plain write to an item held by a
-  transaction in flight, ``ProvisionedThroughputExceededException`` when throttled.
-  ``ResponseMetadata.RetryAttempts`` says how many times botocore resent.
-- **Latency**: lognormal per call (``Latency``): a plain call's effect happens at its midpoint.
-  A ``TransactWriteItems`` holds its items from 1/3 to 2/3 of its latency (checks then, applies
-  at 2/3): another transaction touching one of them meanwhile is cancelled with
-  ``TransactionConflict``, a plain write gets ``TransactionConflictException`` (AWS,
-  "Transaction conflict handling":
-  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html).
-  Reads are never blocked (they see the last committed item).
-- **Global secondary indexes** (``schema.GLOBAL_SECONDARY_INDEXES``) are eventually consistent:
-  each write's index change becomes visible after a sampled propagation lag (``Latency.gsi_lag``);
-  until then a Query sees the item as it was before (only the latest previous version is kept).
-- **Capacity units** by DynamoDB's rules (``infra.benchmarks.units``): write ``ceil(size / 1 KB)``
-  of the larger of old and new item, x2 inside a transaction; strongly consistent read
-  ``ceil(size / 4 KB)``, eventually consistent half; Query sums the items' sizes; a failed
-  condition still consumes its write. Index writes: per index, the old entry's partition and
-  the new entry's (``size + 100`` bytes each; one write when the key did not change).
-- **Per-partition throughput** (``Limits``): every partition key — the table's ``pk`` and each
-  index's partition key value — has a token bucket of 1,000 WCU/s and 3,000 RCU/s holding at most
-  ``burst_s`` seconds of capacity (a simple stand-in for burst and adaptive capacity, which
-  cannot lift one key above these: AWS, "Partitions and data distribution" and "Burst and
-  adaptive capacity",
-  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/burst-adaptive-capacity.html).
-  A request needing more units than a bucket holds is throttled (nothing consumed); a write is
-  throttled when its index partition is (AWS: "GSI write throttling back-pressures the table").
-  The table-level on-demand limits (40,000 units per table by default) are not modelled.
-- **botocore's retries** (standard mode, 3 attempts, as ``shared.runtime.bootstrap`` configures):
-  a throttled plain call is resent after ``random() * 2 ** (attempt - 1)`` s of simulated time
-  (botocore ``retries.standard.ExponentialBackoff``); a cancelled transaction is not resent.
-  The retry quota of standard mode is not modelled.
-
-Accounting (``partitions``, ``by_route``) feeds the report: units per partition per simulated
-second (the hottest partition's peak against its limit), and answers per route.
+``FakeDynamoClient`` offers the calls ``shared.adapters.dynamo.store.DynamoStore`` makes, each
+waiting a sampled latency in simulated time, and raises botocore ``ClientError`` with DynamoDB's
+shapes (``UnsupportedExpressionError`` for what it does not model); its accounting
+(``partitions``, ``by_route``) feeds the report. What it models and how:
+``shared/domain/RULINGS.md``, design notes, "The fake DynamoDB client".
 """
 
 from __future__ import annotations

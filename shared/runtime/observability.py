@@ -1,16 +1,10 @@
 """Runtime layer: the Powertools Logger and Metrics singletons (service name and namespace from
 ``POWERTOOLS_SERVICE_NAME`` / ``POWERTOOLS_METRICS_NAMESPACE``).
 
-Structured logs everywhere: the modules below ``shared`` (the adapters) log through the standard
-``logging`` module, and their records go through the Powertools Logger's own handler, so they
-are the same JSON lines with the same correlation keys the entrypoints append
-(``connection_id``, ``player_id``, ``tournament_id``, ``request_id``, ``api_request_id`` and
-the Lambda context's ``function_request_id``). Powertools, "Logger":
-https://docs.powertools.aws.dev/lambda/python/latest/core/logger/
-
-Tracer is left out of the cold path on purpose (it adds ~180 ms of imports and the
-``aws-xray-sdk`` package to the layer); the functions' X-Ray setting is a per-stage policy of the
-CDK app (``infra.cdk.stack.StageConfig.tracing``).
+The adapters' ``logging`` records go through the Powertools Logger's handler: the same JSON lines
+with the entrypoints' correlation keys (``connection_id``, ``player_id``, ``tournament_id``,
+``request_id``, ``api_request_id``, ``function_request_id``). No Tracer (X-Ray is per stage,
+``infra.cdk.stack.StageConfig.tracing``; why: ``shared/domain/RULINGS.md``, "Cold path").
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Runtime layer: settings, read lazily from the environment (never at import time).
 
-Every field name is also the environment variable's name (upper case). CDK builds each
-function's environment from these field names, and the local runtime overrides them.
-
-Units: ``*_seconds`` fields are seconds (float, so tests can run fast clocks);
-everything on the wire and in storage is integer milliseconds.
-
-A stdlib dataclass, checked when built (``__post_init__``): every function builds one on its
-first invocation, and a pydantic model here cost every function pydantic's import (about
-100 ms of each cold start, issue 16).
+Every field name is also its environment variable's name (upper case): CDK builds each
+function's environment from them, the local runtime overrides them. ``*_seconds`` fields are
+seconds (float); the wire and storage use integer milliseconds. A stdlib dataclass checked in
+``__post_init__`` (``shared/domain/RULINGS.md``, design notes, "Cold path").
 """
 
 import math
