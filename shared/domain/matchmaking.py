@@ -18,11 +18,13 @@ from shared.domain.errors import (
     AlreadyInPartyError,
     AlreadyQueuedError,
     LobbyFullError,
+    LookalikeNicknameError,
     NotInPartyError,
     NotQueuedError,
     PartyFullError,
     RatingWindowError,
 )
+from shared.domain.glyphs import lookalike_keys
 
 __all__ = [
     "LOBBY_SEATS",
@@ -133,7 +135,9 @@ def check_admission(lobby: Lobby, entrant: Seat) -> None:
     - ``AlreadyQueuedError`` if the entrant already holds a seat in this lobby;
     - ``LobbyFullError`` if all ``LOBBY_SEATS`` seats are taken;
     - ``RatingWindowError`` unless the entrant's rating is within ``RATING_WINDOW`` (inclusive)
-      of every solo seat's rating and of the highest rating of each party seated in the lobby.
+      of every solo seat's rating and of the highest rating of each party seated in the lobby;
+    - ``LookalikeNicknameError`` if the entrant's nickname looks like a seated player's
+      (ruling 16: ``shared.domain.glyphs.lookalike_keys``), so a look-alike sits elsewhere.
 
     The language is not checked here (``Seat`` has none); ``choose_lobby`` matches it. The
     error messages name no other player and no other player's rating.
@@ -158,13 +162,23 @@ def check_admission(lobby: Lobby, entrant: Seat) -> None:
                 f"rating {entrant.rating} is more than {RATING_WINDOW} points "
                 "from the highest rating of a party in this lobby"
             )
+    if entrant.nickname:
+        mine = lookalike_keys(entrant.nickname)
+        if any(seat.nickname and mine & lookalike_keys(seat.nickname) for seat in lobby.seats):
+            raise LookalikeNicknameError("the nickname looks like a player's in this lobby")
 
 
 def admits(lobby: Lobby, entrant: Seat) -> bool:
     """Whether ``check_admission(lobby, entrant)`` would pass (ruling 8). Never raises."""
     try:
         check_admission(lobby, entrant)
-    except (AlreadyInPartyError, AlreadyQueuedError, LobbyFullError, RatingWindowError):
+    except (
+        AlreadyInPartyError,
+        AlreadyQueuedError,
+        LobbyFullError,
+        LookalikeNicknameError,
+        RatingWindowError,
+    ):
         return False
     return True
 

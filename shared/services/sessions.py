@@ -183,11 +183,8 @@ def nickname(deps: Deps, req: Request, player_id: str, raw: str) -> None:
     """``nickname``: validate (``shared.domain.nicknames``) and save; the reply is ``player``.
     Raises InvalidNicknameError, or LookalikeNicknameError when the name looks like another
     player's in the sender's lobby or running tournament (ruling 16: as shown there or as it
-    is now); nothing changes.
-
-    Only a change is checked: seating never refuses or renames anyone, so a name chosen while
-    idle may look like one in the lobby it later joins. Generated names are plain ASCII
-    adjective-noun or syllable names, so two of them look alike only when equal."""
+    is now); nothing changes. A look-alike chosen while idle is seated in another lobby
+    (``shared.domain.matchmaking.check_admission``)."""
     clean = nicknames.validate_nickname(raw)
     me = deps.store.get_player(player_id)
     assert me is not None

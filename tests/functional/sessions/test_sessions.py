@@ -181,3 +181,17 @@ def test_nickname_that_looks_like_a_lobby_neighbours_is_refused(backend):
     assert outsider.last("player")["player"]["nickname"] == "ТОМАЅ СОХ"
     mallory.send("nickname", nickname="Tomas Fox")
     assert mallory.last("player")["player"]["nickname"] == "Tomas Fox"
+
+
+def test_a_lookalike_chosen_while_idle_is_seated_in_another_lobby(backend):
+    bob = backend.player("bob")
+    bob.send("nickname", nickname="Tomas Cox")
+    bob.join("en")
+    mallory = backend.player("mallory")
+    mallory.send("nickname", nickname="ТОМАЅ СОХ")  # idle: nobody beside her to mistake
+    mallory.join("en")
+
+    bobs, mallorys = bob.last("lobby"), mallory.last("lobby")
+    assert mallorys["lobby_id"] != bobs["lobby_id"]
+    assert [p["nickname"] for p in mallorys["players"]] == ["ТОМАЅ СОХ"]
+    assert mallory.errors == []

@@ -10,6 +10,7 @@ from shared.domain.errors import (
     AlreadyInPartyError,
     AlreadyQueuedError,
     LobbyFullError,
+    LookalikeNicknameError,
     NotInPartyError,
     NotQueuedError,
     PartyFullError,
@@ -484,3 +485,20 @@ def test_admission_range_agrees_with_check_admission_on_every_rating(drawn: _Dra
         lo, hi = bounds
         assert admitted == (not is_full(lobby) and lo <= rating <= hi)
         assert admitted == (summary is not None and summary.admits(rating))
+
+
+# --- look-alike names (ruling 16) -------------------------------------------------------------
+@pytest.mark.parametrize("copy", ["ТОМАЅ СОХ", "T0mas C0x", "TOMAS COX", "Tomas Cox"])
+def test_a_name_that_looks_like_a_seated_players_is_not_admitted(copy: str) -> None:
+    lobby = Lobby("L1", "en", (Seat("p0", 1000, nickname="Tomas Cox"),))
+    entrant = Seat("p1", 1000, nickname=copy)
+    with pytest.raises(LookalikeNicknameError):
+        check_admission(lobby, entrant)
+    assert not admits(lobby, entrant)
+    assert choose_lobby([lobby], entrant, language="en") is None
+
+
+def test_a_name_unlike_every_seated_players_is_admitted() -> None:
+    lobby = Lobby("L1", "en", (Seat("p0", 1000, nickname="Tomas Cox"),))
+    assert admits(lobby, Seat("p1", 1000, nickname="Tomas Fox"))
+    assert admits(lobby, Seat("p2", 1000))  # no name given: only the ratings decide
