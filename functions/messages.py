@@ -1,6 +1,6 @@
 """Entrypoints: the WebSocket message routes, one Lambda function per route group, generated
 from the protocol's actions (``shared.protocol.inbound.ACTIONS``): ``guess``, ``join``,
-``leave``, ``nickname``, ``session``, ``party`` (the four ``party_*`` actions) and
+``leave``, ``nickname``, ``session``, ``party`` (the six ``party_*`` actions) and
 ``default`` (API Gateway's ``$default``: bodies whose ``action`` matched no route). ``ping`` has
 no function: API Gateway answers it (``functions.routes.MOCK_ROUTES``, ruling 14).
 
@@ -101,6 +101,14 @@ def _party_start(deps: Deps, req: Request, message: msg.PartyStartAction) -> Non
     parties.start(deps, req, _player(deps, req), message.language)
 
 
+def _party_remove(deps: Deps, req: Request, message: msg.PartyRemoveAction) -> None:
+    parties.remove(deps, req, _player(deps, req), message.player_id)
+
+
+def _party_reset_invite(deps: Deps, req: Request, message: msg.PartyResetInviteAction) -> None:
+    parties.reset_invite(deps, req, _player(deps, req))
+
+
 ACTIONS: dict[str, Action[Any]] = {
     "session": Action(msg.SessionAction, _session),
     "nickname": Action(msg.NicknameAction, _nickname),
@@ -111,6 +119,8 @@ ACTIONS: dict[str, Action[Any]] = {
     "party_join": Action(msg.PartyJoinAction, _party_join),
     "party_leave": Action(msg.PartyLeaveAction, _party_leave),
     "party_start": Action(msg.PartyStartAction, _party_start),
+    "party_remove": Action(msg.PartyRemoveAction, _party_remove),
+    "party_reset_invite": Action(msg.PartyResetInviteAction, _party_reset_invite),
 }
 """Every inbound action but the gateway-answered ones (``MOCK_ROUTES``; checked below) -> its
 use case. A ``ping`` that reaches a function anyway (a misrouted body) is ``unknown_action``."""

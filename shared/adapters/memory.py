@@ -20,6 +20,7 @@ from shared.services.model import (
     LobbyOpener,
     LobbyRecord,
     OpenerUnchanged,
+    PartyDeleted,
     PartyRecord,
     Player,
     RatingApplied,
@@ -195,6 +196,12 @@ class InMemoryStore:
                     raise ConflictError("conditional write failed: invite exists")
             elif isinstance(w, InviteDeleted):
                 touch(("invite", w.invite))
+            elif isinstance(w, PartyDeleted):
+                key = ("party", w.party_id)
+                touch(key)
+                current = self.items.get(key)
+                if current is None or current.version != w.version:
+                    raise ConflictError(f"conditional delete failed: {key} version")
             elif isinstance(w, RatingApplied):
                 touch(("rating", f"{w.player_id}#{w.tournament_id}"))
                 if (w.player_id, w.tournament_id) in self.ratings:
@@ -217,6 +224,8 @@ class InMemoryStore:
                 self.invites[w.invite] = w.party_id
             elif isinstance(w, InviteDeleted):
                 self.invites.pop(w.invite, None)
+            elif isinstance(w, PartyDeleted):
+                del self.items[("party", w.party_id)]
             elif isinstance(w, OpenerUnchanged):
                 pass  # a condition only
             elif isinstance(w, RatingApplied):

@@ -72,7 +72,13 @@ CHANNEL: Final = "game"
 _REF_TEMPLATE: Final = "#/components/schemas/{model}"
 
 # Request → reply pairs the services guarantee (any request may also get an ``error``).
-_REPLIES: Final[dict[str, str]] = {"session": "session", "nickname": "player", "ping": "pong"}
+_REPLIES: Final[dict[str, str]] = {
+    "session": "session",
+    "nickname": "player",
+    "party_remove": "party",
+    "party_reset_invite": "party",
+    "ping": "pong",
+}
 
 
 def _duration(seconds: int) -> str:
@@ -94,7 +100,8 @@ _RATE: Final = (
 
 _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.RULE_VIOLATION: "Any action refused by a game rule that has no more specific "
-    "code (a fallback).",
+    "code (a fallback); `party_remove` naming the leader themselves (`party_leave` is for "
+    "that).",
     ErrorCode.UNKNOWN_LANGUAGE: "`join` or `party_start` with a code that is not a game language.",
     ErrorCode.WRONG_LENGTH: "`guess` whose word does not have the duel's length; the turn and "
     "its clock keep running.",
@@ -123,14 +130,20 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.NOT_QUEUED: "`leave` while neither waiting in a lobby, playing nor watching a "
     "tournament.",
     ErrorCode.PARTY_FULL: "`party_join` when the party has no room left.",
-    ErrorCode.NOT_PARTY_LEADER: "`party_start` by a member who is not the leader.",
-    ErrorCode.NOT_IN_PARTY: "`party_leave` or `party_start` without a party.",
+    ErrorCode.NOT_PARTY_LEADER: "`party_start`, `party_remove` or `party_reset_invite` by a "
+    "member who is not the leader.",
+    ErrorCode.NOT_IN_PARTY: "`party_leave`, `party_start`, `party_remove` or "
+    "`party_reset_invite` without a party; `party_remove` of a player who is not a member.",
     ErrorCode.ALREADY_IN_PARTY: "`party_create` or `party_join` while in a party; `join` by a "
     "party member (the leader starts the whole party with `party_start`).",
     ErrorCode.PARTY_MEMBER_PLAYING: "`party_start` while a member is still in a lobby or "
-    "tournament; `party_join` while the party is in a game.",
-    ErrorCode.PARTY_MEMBER_OFFLINE: "`party_start` while a member is not connected.",
-    ErrorCode.UNKNOWN_INVITE: "`party_join` with an invite no party has (or a malformed one).",
+    "tournament; `party_join` or `party_remove` while the party is in a game.",
+    ErrorCode.PARTY_MEMBER_OFFLINE: "`party_start` while a member is not connected; the "
+    f"message says within how long they leave the party ({_duration(RECONNECT_SECONDS)} after "
+    "they went away, unless they come back), after which the party can start without them.",
+    ErrorCode.UNKNOWN_INVITE: "`party_join` with an invite no party has (or a malformed one, "
+    "one the leader replaced with `party_reset_invite`, or one of a party whose last member "
+    "left).",
     ErrorCode.INVALID_NICKNAME: "`nickname` that breaks the nickname rules.",
     ErrorCode.NICKNAME_LOOKALIKE: "`nickname` whose UTS #39 skeleton (case folded) is another "
     "player's in the sender's lobby or running tournament: a look-alike copy (ruling 16).",
@@ -261,6 +274,15 @@ A single event comes alone, unwrapped; a batch never nests.
   resume in time sends `player_status` `connected` to the others. A lobby never starts with an
   offline player: when its last seat fills, the seats of disconnected players are released
   and the lobby waits for more (on resume, the snapshot shows no lobby: join again).
+- **Parties:** every member gets `party` with the invite whenever the party changes. The leader
+  can remove a member while the party is idle (`party_remove`: that member gets `party` with
+  status `left`, the others the new member list) and replace the invite
+  (`party_reset_invite`: every member gets `party` with the new one; the old one answers
+  `unknown_invite`). A party member disconnected for longer than the
+  {_duration(RECONNECT_SECONDS)} reconnect window leaves the party, like `party_leave`
+  (leadership passes to the longest-standing member); until then `party_start` is refused
+  with `party_member_offline`. A party is gone, and its invite with it, when its last member
+  leaves.
 
 ## Liveness
 

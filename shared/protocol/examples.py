@@ -117,6 +117,8 @@ INBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
     "party_join": {"action": "party_join", "invite": "Zq8xW2mB7kP4"},
     "party_leave": {"action": "party_leave"},
     "party_start": {"action": "party_start", "language": "nl"},
+    "party_remove": {"action": "party_remove", "request_id": "r-6", "player_id": "p-bob"},
+    "party_reset_invite": {"action": "party_reset_invite", "request_id": "r-7"},
     "ping": {"action": "ping", "request_id": "r-9"},
 }
 """One example per inbound action, keyed by action."""

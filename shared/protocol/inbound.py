@@ -30,6 +30,8 @@ __all__ = [
     "PartyCreateAction",
     "PartyJoinAction",
     "PartyLeaveAction",
+    "PartyRemoveAction",
+    "PartyResetInviteAction",
     "PartyStartAction",
     "PingAction",
     "ProtocolError",
@@ -126,6 +128,21 @@ class PartyStartAction(_Inbound):
     language: str = Field(min_length=2, max_length=8, description="Game language code.")
 
 
+class PartyRemoveAction(_Inbound):
+    """Leader only: remove a member from the party while it is idle (not in a lobby or
+    tournament); they get ``party`` with status ``left``, the others the new member list."""
+
+    action: Literal["party_remove"] = Field(description="Route: party_remove.")
+    player_id: str = Field(max_length=64, description="The member to remove.")
+
+
+class PartyResetInviteAction(_Inbound):
+    """Leader only: replace the party's invite with a new one; the old invite stops working
+    (``unknown_invite``). Every member gets ``party`` with the new invite."""
+
+    action: Literal["party_reset_invite"] = Field(description="Route: party_reset_invite.")
+
+
 class PingAction(_Inbound):
     """Keep-alive and clock sync; answered by ``pong`` with the server time."""
 
@@ -142,6 +159,8 @@ InboundMessage: TypeAlias = Annotated[
     | PartyJoinAction
     | PartyLeaveAction
     | PartyStartAction
+    | PartyRemoveAction
+    | PartyResetInviteAction
     | PingAction,
     Field(discriminator="action"),
 ]

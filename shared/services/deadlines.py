@@ -1,5 +1,5 @@
 """Use cases: deadlines — what the clock function does at each wake of a round's clock loop,
-a player's reconnect deadline, and the watchdog (DESIGN.md §3 Clocks; rulings 3, 9 and 14).
+a player's reconnect deadline, and the watchdog (DESIGN.md §3 Clocks; rulings 3, 9, 10 and 14).
 
 A firing is ``Timer(kind, ref, seq, due_ms)``: INTRO names a round (``ref`` the tournament,
 ``seq`` the round number) and stands for all of that round's deadlines (the intro's, then every
@@ -25,7 +25,7 @@ from shared.services.ports import Timer, TimerKind
 if TYPE_CHECKING:
     from shared.domain import events as ev
     from shared.domain.tournament import Dealer, Tournament
-    from shared.services import change, model, presence, seating, tournament_change
+    from shared.services import change, membership, model, presence, seating, tournament_change
     from shared.services.change import Change
     from shared.services.model import TournamentRecord
     from shared.services.outbox import Gone
@@ -35,9 +35,16 @@ else:
     # is imported when a deadline is applied: the watchdog's usual run finds nothing overdue
     # and needs only the due-time index query (``Store.overdue``).
     ev = lazy_module("shared.domain.events")
-    change, model, presence, seating, tournament_change = (
+    change, membership, model, presence, seating, tournament_change = (
         lazy_module(f"shared.services.{name}")
-        for name in ("change", "model", "presence", "seating", "tournament_change")
+        for name in (
+            "change",
+            "membership",
+            "model",
+            "presence",
+            "seating",
+            "tournament_change",
+        )
     )
 
 
@@ -123,7 +130,8 @@ def check_heard(deps: Deps, player_id: str, connection_id: str | None) -> Gone:
 
 def reconnect_deadline(deps: Deps, player_id: str, seq: int) -> int | None:
     """The 60 s reconnect deadline fired: if the player is still away with the same
-    ``seq``, free their lobby seat (ruling 9) or treat them as having left (ruling 3).
+    ``seq``, free their lobby seat (ruling 9) or treat them as having left (ruling 3); then,
+    if they are in a party, they leave it (ruling 10: nobody blocks its start).
 
     Returns None when handled (or stale: resumed, another ``seq``), or the deadline (UTC ms)
     when the wake came before it: nothing is applied early, the clock waits again.
@@ -142,8 +150,10 @@ def reconnect_deadline(deps: Deps, player_id: str, seq: int) -> int | None:
         )
         if committed is not None:
             presence.drop(deps, committed.gone + tournament_change.parties_back(deps, committed))
-    else:
+    elif player.party_id is None:
         change.run(deps, lambda: _forget_deadline(deps, player_id, seq))
+    if player.party_id is not None:
+        presence.drop(deps, membership.leave_when_away(deps, player_id, seq))
     return None
 
 

@@ -161,6 +161,16 @@ class InviteDeleted:
     invite: str
 
 
+@dataclass(frozen=True)
+class PartyDeleted:
+    """A party's last member went out (ruling 10): its item is deleted on the ``version`` it was
+    loaded with, so a ``party_join`` that resolved the invite just before cannot still save
+    itself into the closed party (its versioned save finds no item)."""
+
+    party_id: str
+    version: int
+
+
 Write = (
     Player
     | Connection
@@ -172,5 +182,6 @@ Write = (
     | RatingApplied
     | InviteCreated
     | InviteDeleted
+    | PartyDeleted
 )
 """One element of an atomic ``Store.commit``: a versioned record save, or a named change."""

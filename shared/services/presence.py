@@ -34,8 +34,9 @@ def disconnect(
     deps: Deps, connection_id: str, *, at_ms: int | None = None, player_id: str | None = None
 ) -> Gone:
     """A connection went away: forget it; if it was the player's current one, mark them
-    disconnected and start the 60 s reconnect deadline (ruling 9). Their turns keep running
-    out as skips meanwhile; the others get ``player_status``.
+    disconnected and start the 60 s reconnect deadline (ruling 9) when they are in a lobby, a
+    tournament or a party (ruling 10: past it they leave the party, so nobody blocks its start).
+    Their turns keep running out as skips meanwhile; the others get ``player_status``.
 
     ``at_ms`` (UTC ms, default now): when the player went away — the reconnect deadline is
     ``at_ms + reconnect_ms``. ``player_id``: whose connection it was, when the caller knows
@@ -59,25 +60,26 @@ def disconnect(
         p.connected = False
         p.connection_id = None
         p.disconnect_seq += 1
-        busy = p.status is not PlayerStatus.IDLE
-        p.reconnect_deadline_ms = deadline if busy else None
+        held = p.status is not PlayerStatus.IDLE or p.party_id is not None
+        p.reconnect_deadline_ms = deadline if held else None
         return Change(p, [p])
 
     player = run(deps, mark).value
     if player is None:
         return ()
-    if player.status is PlayerStatus.IDLE and player.tournament_id:
-        return set_connection(deps, player, None, None, closed=connection_id)  # a spectator
-    if player.reconnect_deadline_ms is None:
-        return ()
-    deps.clock.schedule(
-        Timer(
-            TimerKind.RECONNECT,
-            player.player_id,
-            player.disconnect_seq,
-            player.reconnect_deadline_ms,
+    if player.reconnect_deadline_ms is not None:
+        deps.clock.schedule(
+            Timer(
+                TimerKind.RECONNECT,
+                player.player_id,
+                player.disconnect_seq,
+                player.reconnect_deadline_ms,
+            )
         )
-    )
+    if player.status is PlayerStatus.IDLE:
+        if player.tournament_id:
+            return set_connection(deps, player, None, None, closed=connection_id)  # a spectator
+        return ()
     try:
         if player.status is PlayerStatus.QUEUED:
             return lobby_connection(deps, player, None, closed=connection_id)

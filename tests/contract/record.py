@@ -303,9 +303,12 @@ def resume(backend: Backend) -> None:
 def party(backend: Backend) -> None:
     """A party: the leader sends `party_create` (the reply carries the invite); three friends
     `party_join` with it (every member gets `party`); one of them changes nickname (reply
-    `player`), another leaves with `party_leave`. The leader sends `party_start`: the party
-    takes 3 seats of a new lobby (`lobby` with `party_id`, `party` status queued). Five solo
-    players join; the lobby fills and round 1 starts."""
+    `player`), another leaves with `party_leave`. The leader removes the third with
+    `party_remove` (who gets `party` status left, the others the new member list), then
+    replaces the invite with `party_reset_invite` (every member gets the new one): a latecomer
+    with the old invite gets `error` `unknown_invite`, then joins with the new one. The leader
+    sends `party_start`: the party takes 3 seats of a new lobby (`lobby` with `party_id`,
+    `party` status queued). Five solo players join; the lobby fills and round 1 starts."""
     leader = _connect(backend, "leader")
     friends = [_connect(backend, f"friend{i}") for i in (1, 2, 3)]
     leader.send("party_create", request_id="pc-1")
@@ -314,6 +317,11 @@ def party(backend: Backend) -> None:
         friend.send("party_join", invite=invite)
     friends[0].send("nickname", nickname="Friend_One", request_id="n-1")
     friends[2].send("party_leave")
+    leader.send("party_remove", player_id=friends[1].id, request_id="pr-1")
+    leader.send("party_reset_invite", request_id="ri-1")
+    late = _connect(backend, "late")
+    late.send("party_join", invite=invite, request_id="pj-1")
+    late.send("party_join", invite=leader.last("party")["invite"], request_id="pj-2")
     leader.send("party_start", language=LANGUAGE)
     for i in range(5):
         _connect(backend, f"solo{i}").join(LANGUAGE)

@@ -27,6 +27,7 @@ from shared.services.model import (
     LobbyOpener,
     LobbyRecord,
     OpenerUnchanged,
+    PartyDeleted,
     PartyRecord,
     Player,
     PlayerStatus,
@@ -388,6 +389,27 @@ def test_invite_create_lookup_and_delete(store: Any) -> None:
     store.commit([InviteDeleted(INVITE)])
     assert store.party_id_for_invite(INVITE) is None
     store.commit([InviteDeleted(INVITE)])  # deleting twice is harmless
+
+
+def test_a_party_is_deleted_on_its_version_with_its_invite(store: Any) -> None:
+    party = PartyRecord(Party("party1", INVITE, ("p1",)))
+    store.commit([party, InviteCreated(INVITE, "party1")])
+    stale = store.get_party("party1")
+    moved = store.get_party("party1")
+    store.commit([moved])  # version 2 now
+
+    with pytest.raises(ConflictError):
+        store.commit([PartyDeleted("party1", stale.version), InviteDeleted(INVITE)])
+    assert store.get_party("party1") is not None
+    assert store.party_id_for_invite(INVITE) == "party1"
+
+    store.commit([PartyDeleted("party1", moved.version), InviteDeleted(INVITE)])
+    assert store.get_party("party1") is None
+    assert store.party_id_for_invite(INVITE) is None
+    with pytest.raises(ConflictError):  # gone: a stale save cannot bring it back
+        store.commit([moved])
+    with pytest.raises(ConflictError):
+        store.commit([PartyDeleted("party1", moved.version)])
 
 
 def test_token_item_is_create_only(store: Any) -> None:

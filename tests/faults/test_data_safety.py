@@ -33,6 +33,7 @@ from shared.services.model import (
     LobbyOpener,
     LobbyRecord,
     OpenerUnchanged,
+    PartyDeleted,
     PartyRecord,
     Player,
     RatingApplied,
@@ -160,6 +161,7 @@ def test_every_write_the_store_builds_carries_a_condition(version):
         InviteCreated("A" * 43, "pa"),
         TokenCreated("h", "p"),
         InviteDeleted("A" * 43),
+        PartyDeleted("pa", max(version, 1)),
     ]
     for w in writes:
         for op in _ops(store, w):

@@ -230,6 +230,33 @@ def _write_paths(backend):
             lambda: player_item(b)["status"] == "queued"
         )
 
+    def party_remove():
+        a, b = backend.player("pa"), backend.player("pb")
+        a.send("party_create")
+        b.send("party_join", invite=a.last("party")["invite"])
+        return (lambda: a.send("party_remove", player_id=b.id)), (
+            lambda: not player_item(b).get("party_id") and b.last("party")["status"] == "left"
+        )
+
+    def party_reset_invite():
+        a = backend.player("pa")
+        a.send("party_create")
+        old = a.last("party")["invite"]
+        return (lambda: a.send("party_reset_invite")), (
+            lambda: (
+                a.last("party")["invite"] != old and backend.item(schema.invite_key(old)) is None
+            )
+        )
+
+    def party_member_away():
+        a, b = backend.player("pa"), backend.player("pb")
+        a.send("party_create")
+        b.send("party_join", invite=a.last("party")["invite"])
+        b.disconnect()
+        return (lambda: backend.clock.advance(60_000)), (
+            lambda: not player_item(b).get("party_id") and a.last("party")["members"][1:] == []
+        )
+
     def disconnect_queued():
         p = backend.player("d")
         p.join("en")
@@ -275,6 +302,9 @@ def _write_paths(backend):
         "party_join": party_join,
         "party_leave": party_leave,
         "party_start": party_start,
+        "party_remove": party_remove,
+        "party_reset_invite": party_reset_invite,
+        "party_member_away": party_member_away,
         "disconnect_in_lobby": disconnect_queued,
         "guess": guess,
         "leave_tournament": leave_tournament,
@@ -294,6 +324,9 @@ WRITE_PATHS = [
     "party_join",
     "party_leave",
     "party_start",
+    "party_remove",
+    "party_reset_invite",
+    "party_member_away",
     "disconnect_in_lobby",
     "guess",
     "leave_tournament",

@@ -32,6 +32,7 @@ const S = {
   leftTournament: null,      // a tournament this page left: its late messages are ignored
   notice: null,              // a lasting explanation on the home screen (e.g. out after 60 s away)
   pendingInvite: new URLSearchParams(location.search).get("invite"),
+  leavingParty: false,       // this page sent party_leave: its "left" needs no explanation
 };
 
 const $ = (sel) => document.querySelector(sel);
@@ -333,6 +334,9 @@ function resetToHome() {
 }
 
 function applyParty(m) {
+  // out without asking (removed by the leader, or away past the reconnect window): say so
+  if (m.status === "left" && S.party && !S.leavingParty) flash(t("party_out"), 4000);
+  S.leavingParty = false;
   S.party = m.status === "left" ? null : m;
   for (const p of m.members || []) S.names[p.id] = p.nickname;
 }
@@ -656,14 +660,22 @@ function renderParty() {
       h("div", { class: "invite" },
         h("input", { id: "invite-link", readonly: true, value: link, onfocusin: (e) => e.target.select() }),
         h("button", { type: "button", onclick: () => copy(link) }, t("copy")))),
+    leader ? h("div", { class: "row" },
+      h("button", { type: "button", id: "party-reset-invite", "aria-describedby": "party-reset-hint",
+        onclick: () => send({ action: "party_reset_invite" }) }, t("party_reset_invite")),
+      h("span", { class: "muted", id: "party-reset-hint" }, t("party_reset_invite_hint"))) : null,
     h("ul", { class: "plain" }, p.members.map((m) => h("li", { key: "pm-" + m.id },
-      nick(m.id), h("span", { class: "muted" }, m.id === p.leader ? t("party_leader") : m.rating)))),
+      nick(m.id), h("span", { class: "muted" }, m.id === p.leader ? t("party_leader") : m.rating),
+      leader && m.id !== meId() && p.status === "open"
+        ? h("button", { type: "button", class: "party-remove", "aria-label": t("party_remove_label", { name: name(m.id) }),
+            onclick: () => send({ action: "party_remove", player_id: m.id }) }, t("party_remove"))
+        : null))),
     h("div", { class: "row", style: "margin-top:.5rem" },
       leader
         ? (S.screen === "home" ? h("button", { class: "primary", id: "party-start", type: "button", disabled: !S.ready,
             onclick: () => send({ action: "party_start", language: S.gameLang }) }, t("party_start")) : null)
         : h("span", { class: "muted" }, t("party_waiting_leader")),
-      h("button", { type: "button", id: "party-leave", onclick: () => send({ action: "party_leave" }) }, t("party_leave"))),
+      h("button", { type: "button", id: "party-leave", onclick: () => { S.leavingParty = true; send({ action: "party_leave" }); } }, t("party_leave"))),
   );
 }
 

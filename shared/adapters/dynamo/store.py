@@ -151,7 +151,8 @@ def _cancellation(err: ClientError) -> Exception | None:
 
 def _landed(ops: Sequence[dict[str, Any]], reasons: Sequence[Any]) -> bool:
     """A resent transaction was cancelled because it had already been applied: every put
-    failed its condition on exactly the item we sent, and nothing else failed."""
+    failed its condition on exactly the item we sent, every versioned delete on an item that
+    is gone (ours went with the rest: a transaction lands whole), and nothing else failed."""
     if not reasons or len(reasons) != len(ops) or not any("Put" in op for op in ops):
         return False
     for op, reason in zip(ops, reasons, strict=True):
@@ -159,6 +160,9 @@ def _landed(ops: Sequence[dict[str, Any]], reasons: Sequence[Any]) -> bool:
             if reason.get("Code") != "ConditionalCheckFailed":
                 return False
             if not _same(reason.get("Item"), op["Put"]["Item"]):
+                return False
+        elif "Delete" in op and "ConditionExpression" in op["Delete"]:
+            if reason.get("Code") != "ConditionalCheckFailed" or reason.get("Item"):
                 return False
         elif reason.get("Code") not in (None, "None"):
             return False
@@ -543,9 +547,20 @@ class DynamoStore:
                 "Put": {"TableName": self._table, "Item": to_av(item), "ConditionExpression": _NEW}
             }
         if isinstance(w, model.InviteDeleted):
-            # unconditional: only ever committed with the party's versioned save in one
-            # transaction (parties.leave), which is its guard; the invite may already be gone
+            # unconditional: only ever committed with the party's versioned save or delete in
+            # one transaction (party leave, remove, invite reset), which is its guard; the
+            # invite may already be gone
             return {"Delete": {"TableName": self._table, "Key": to_av(schema.invite_key(w.invite))}}
+        if isinstance(w, model.PartyDeleted):
+            return {
+                "Delete": {
+                    "TableName": self._table,
+                    "Key": to_av(schema.party_key(w.party_id)),
+                    "ConditionExpression": _VERSIONED,
+                    "ExpressionAttributeNames": {"#v": "version"},
+                    "ExpressionAttributeValues": {":v": {"N": str(w.version)}},
+                }
+            }
         raise TypeError(f"unknown write {type(w).__name__}")
 
     def _rating_ops(self, w: RatingApplied) -> list[dict[str, Any]]:

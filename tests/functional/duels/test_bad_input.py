@@ -23,6 +23,8 @@ MINIMAL = {
     "party_join": {"invite": "A" * 43},
     "party_leave": {},
     "party_start": {"language": "en"},
+    "party_remove": {"player_id": "id0001"},
+    "party_reset_invite": {},
     "ping": {},
 }
 
@@ -76,6 +78,8 @@ def test_malformed_messages_get_their_parse_codes(backend):
             ('{"action":"guess","word":"crane"}', "missing_field", None),
             ('{"action":"leave","language":"en","request_id":"x1"}', "unknown_field", "x1"),
             ('{"action":"party_leave","colour":"red"}', "unknown_field", None),
+            ('{"action":"party_remove"}', "missing_field", None),
+            ('{"action":"party_reset_invite","invite":"x"}', "unknown_field", None),
             ('{"action":"session","player_id":"p"}', "unknown_field", None),
             ('{"action":"join","language":5}', "wrong_type", None),
             ('{"action":"nickname","nickname":["Zoe"]}', "wrong_type", None),
@@ -165,6 +169,8 @@ def test_domain_refusals_change_nothing(backend):
             ('{"action":"join","language":"zz-zz"}', "unknown_language", None),
             ('{"action":"party_start","language":"en"}', "not_in_party", None),
             ('{"action":"party_leave"}', "not_in_party", None),
+            ('{"action":"party_remove","player_id":"x"}', "not_in_party", None),
+            ('{"action":"party_reset_invite"}', "not_in_party", None),
             ('{"action":"leave"}', "not_queued", None),
             (json.dumps({"action": "party_join", "invite": forged}), "unknown_invite", None),
             ('{"action":"party_join","invite":"' + "Z" * 43 + '"}', "unknown_invite", None),
@@ -183,6 +189,12 @@ def test_domain_refusals_change_nothing(backend):
         member,
         [
             ('{"action":"party_start","language":"en","request_id":"s"}', "not_party_leader", "s"),
+            (
+                json.dumps({"action": "party_remove", "player_id": leader.id}),
+                "not_party_leader",
+                None,
+            ),
+            ('{"action":"party_reset_invite","request_id":"r"}', "not_party_leader", "r"),
             ('{"action":"join","language":"en"}', "already_in_party", None),
             (json.dumps({"action": "party_join", "invite": invite}), "already_in_party", None),
         ],

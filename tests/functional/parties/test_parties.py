@@ -262,3 +262,204 @@ def test_leaving_the_party_while_its_lobby_waits_gives_up_the_seat(backend):
     assert [s["player_id"] for s in lobby_item(backend, lobby_id)["seats"]] == [leader.id]
     assert player_item(backend, member)["status"] == "idle"
     assert [p["id"] for p in leader.last("lobby")["players"]] == [leader.id]
+
+
+# ------------------------------------------------------------------ the leader's controls
+def test_a_leaked_invite_is_replaced_and_the_old_one_stops_working(backend):
+    """Ruling 10, attack: anyone holding a leaked invite could join. The leader replaces it:
+    every member gets the new one, the old one answers ``unknown_invite`` (its item deleted in
+    the transaction that saved the party), the new one works."""
+    (a, b), old = _party(backend, 2)
+    party_id = a.last("party")["party_id"]
+    mallory = backend.player("mallory")
+
+    b.send("party_reset_invite", request_id="no")  # only the leader
+    assert b.errors == ["not_party_leader"]
+    a.send("party_reset_invite", request_id="ri-1")
+
+    reply = a.last("party")
+    new = reply["invite"]
+    assert reply["request_id"] == "ri-1"
+    assert new != old
+    assert len(new) >= 43
+    assert b.last("party")["invite"] == new  # every member sees the invite, as before
+    assert [m["id"] for m in b.last("party")["members"]] == [a.id, b.id]
+    assert backend.item(schema.invite_key(old)) is None
+    assert backend.item(schema.invite_key(new))["party_id"] == party_id
+    assert party_item(backend, party_id)["invite"] == new
+    before = backend.snapshot()
+    mallory.send("party_join", invite=old)
+    assert mallory.errors == ["unknown_invite"]
+    assert backend.snapshot() == before
+    mallory.send("party_join", invite=new)
+    assert [m["id"] for m in a.last("party")["members"]] == [a.id, b.id, mallory.id]
+
+
+def test_the_leader_removes_a_member_who_is_told_they_are_out(backend):
+    """Ruling 10: the leader removes a member (reply ``party`` to the leader, ``left`` to the
+    member); the member could come back with the invite, so the leader can also replace it."""
+    (a, b, c), _ = _party(backend, 3)
+    party_id = a.last("party")["party_id"]
+
+    a.send("party_remove", player_id=b.id, request_id="rm-1")
+
+    assert (a.last("party")["request_id"], a.errors) == ("rm-1", [])
+    for p in (a, c):
+        assert [m["id"] for m in p.last("party")["members"]] == [a.id, c.id]
+    out = b.last("party")
+    assert (out["status"], out["party_id"], out["invite"], out["members"]) == (
+        "left",
+        None,
+        None,
+        [],
+    )
+    assert "party_id" not in player_item(backend, b)
+    assert party_item(backend, party_id)["members"] == [a.id, c.id]
+    b.send("party_start", language="en")
+    assert b.errors == ["not_in_party"]
+
+
+def test_remove_by_a_non_leader_or_of_a_stranger_is_refused_and_changes_nothing(backend):
+    """Only the leader removes (``not_party_leader``), only a member (``not_in_party``), never
+    themselves (``rule_violation``: ``party_leave`` is for that), and only while the party is
+    idle (``party_member_playing``: its members hold lobby seats)."""
+    (a, b, c), _ = _party(backend, 3)
+    stranger = backend.player("stranger")
+    before = backend.snapshot()
+
+    b.send("party_remove", player_id=c.id)
+    b.send("party_remove", player_id=a.id)
+    a.send("party_remove", player_id=stranger.id)
+    a.send("party_remove", player_id="nobody")
+    a.send("party_remove", player_id=a.id)
+    stranger.send("party_remove", player_id=b.id)
+
+    assert b.errors == ["not_party_leader"] * 2
+    assert a.errors == ["not_in_party", "not_in_party", "rule_violation"]
+    assert stranger.errors == ["not_in_party"]
+    assert backend.snapshot() == before
+
+    a.send("party_start", language="en")  # the party's lobby waits: every member holds a seat
+    before = backend.snapshot()
+    a.send("party_remove", player_id=b.id)
+    assert a.errors[-1] == "party_member_playing"
+    assert backend.snapshot() == before
+
+
+def test_an_offline_member_leaves_at_the_end_of_the_window_and_the_start_succeeds(backend):
+    """Ruling 10, attack: a member who joins and goes offline blocked ``party_start`` for ever.
+    Within the reconnect window the start is refused and says how long until they leave; at
+    its end they leave the party (the others get ``party``) and the start succeeds without
+    them. Before: still ``party_member_offline`` 62 s later."""
+    (a, b, c), _ = _party(backend, 3)
+    party_id = a.last("party")["party_id"]
+    c.disconnect()
+    assert player_item(backend, c)["reconnect_deadline_ms"] == backend.clock.now + 60_000
+
+    a.send("party_start", language="en")
+    assert a.errors == ["party_member_offline"]
+    assert "within 60 s" in a.last("error")["message"]
+    backend.clock.advance(45_000)
+    before = backend.snapshot()
+    a.send("party_start", language="en")
+    assert a.errors[-1] == "party_member_offline"
+    assert "within 15 s" in a.last("error")["message"]
+    assert backend.snapshot() == before
+
+    backend.clock.advance(17_000)  # 62 s after the disconnect
+
+    for p in (a, b):
+        event = p.last("party")
+        assert ([m["id"] for m in event["members"]], event["leader"]) == ([a.id, b.id], a.id)
+    stored = player_item(backend, c)
+    assert "party_id" not in stored
+    assert "reconnect_deadline_ms" not in stored
+    assert party_item(backend, party_id)["members"] == [a.id, b.id]
+    a.send("party_start", language="en")
+    assert [p["id"] for p in a.last("lobby")["players"]] == [a.id, b.id]
+    c.resume()  # back too late: in no party
+    assert c.last("session")["snapshot"]["party"] is None
+
+
+def test_a_member_back_within_the_window_stays(backend):
+    (a, b), _ = _party(backend, 2)
+    b.disconnect()
+    backend.clock.advance(30_000)
+    b.resume()
+    backend.clock.advance(60_000)
+
+    assert [m["id"] for m in a.last("party")["members"]] == [a.id, b.id]
+    a.send("party_start", language="en")
+    assert [p["id"] for p in a.last("lobby")["players"]] == [a.id, b.id]
+
+
+def test_an_offline_leader_hands_the_party_on_at_the_end_of_the_window(backend):
+    (a, b, c), _ = _party(backend, 3)
+    a.disconnect()
+
+    backend.clock.advance(61_000)
+
+    assert b.last("party")["leader"] == b.id
+    assert [m["id"] for m in c.last("party")["members"]] == [b.id, c.id]
+    b.send("party_start", language="en")
+    assert [p["id"] for p in b.last("lobby")["players"]] == [b.id, c.id]
+
+
+def test_the_watchdog_applies_a_party_members_window_whose_timer_was_lost(backend):
+    (a, b), _ = _party(backend, 2)
+    backend.clock.schedule = lambda timer: None  # the reconnect timer never runs
+    b.disconnect()
+    backend.clock.advance(61_000)
+    assert player_item(backend, b)["party_id"]
+
+    backend.clock.advance(120_000)
+    backend.call("watchdog", {})
+
+    assert "party_id" not in player_item(backend, b)
+    assert [m["id"] for m in a.last("party")["members"]] == [a.id]
+
+
+def test_a_start_takes_out_members_offline_with_no_window_running(backend):
+    """A member who went offline before party members had a reconnect window (or whose
+    window passed before its timer ran) is out of the party with the start, not a block."""
+    (a, b, c), _ = _party(backend, 3)
+    c.disconnect()
+    stored = backend.store.get_player(c.id)
+    stored.reconnect_deadline_ms = None  # as written before party members had a window
+    backend.store.commit([stored])
+
+    a.send("party_start", language="en")
+
+    assert [p["id"] for p in a.last("lobby")["players"]] == [a.id, b.id]
+    assert [m["id"] for m in b.last("party")["members"]] == [a.id, b.id]
+    assert "party_id" not in player_item(backend, c)
+
+
+def test_the_last_member_out_deletes_the_party_and_its_invite(backend):
+    """Ruling 10: a party with no members expires — its PARTY and INVITE items are deleted with
+    the last member's leave (before: they stayed in the table for ever)."""
+    (a, b), invite = _party(backend, 2)
+    party_id = a.last("party")["party_id"]
+    b.send("party_leave")
+    assert party_item(backend, party_id)["members"] == [a.id]
+
+    a.send("party_leave")
+
+    assert backend.item(schema.party_key(party_id)) is None
+    assert backend.item(schema.invite_key(invite)) is None
+    assert not [i for i in backend.items() if i["pk"].startswith(("PARTY#", "INVITE#"))]
+    x = backend.player("x")
+    x.send("party_join", invite=invite)
+    assert x.errors == ["unknown_invite"]
+
+
+def test_a_party_whose_last_member_stays_away_expires(backend):
+    (a,), invite = _party(backend, 1)
+    party_id = a.last("party")["party_id"]
+    a.disconnect()
+
+    backend.clock.advance(61_000)
+
+    assert backend.item(schema.party_key(party_id)) is None
+    assert backend.item(schema.invite_key(invite)) is None
+    assert "party_id" not in player_item(backend, a)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from shared.domain.errors import (
     AlreadyInPartyError,
+    DomainError,
     NotInPartyError,
     NotPartyLeaderError,
     PartyFullError,
@@ -23,6 +24,8 @@ from shared.domain.party import (
     is_well_formed_invite,
     join,
     leave,
+    remove,
+    reset_invite,
 )
 
 INVITE = "A" * 11 + "b_-" + "9" * 8  # 22 URL-safe characters
@@ -192,3 +195,56 @@ def test_malformed_invites_are_recognised(token: str) -> None:
 def test_invites_of_22_to_64_urlsafe_characters_are_well_formed(length: int) -> None:
     """Ruling 10: the edges of the accepted token length."""
     assert is_well_formed_invite(("Az09_-" * 11)[:length])
+
+
+# ------------------------------------------------------------------ the leader's controls
+def test_the_leader_removes_a_member_and_the_others_keep_their_order() -> None:
+    """Ruling 10: the leader can remove a member; the rest keep their joining order."""
+    party = party_of("alice", "bob", "carol", "dave")
+
+    after = remove(party, "alice", "carol", busy_members=())
+
+    assert after.members == ("alice", "bob", "dave")
+    assert (after.leader, after.invite, after.party_id) == ("alice", INVITE, "P")
+
+
+def test_remove_refusals_say_why_in_order() -> None:
+    """Only the leader removes, only a member, never themselves, only while nobody plays."""
+    party = party_of("alice", "bob", "carol")
+
+    with pytest.raises(NotInPartyError):
+        remove(party, "mallory", "bob", busy_members=())
+    with pytest.raises(NotPartyLeaderError):
+        remove(party, "bob", "carol", busy_members=())
+    with pytest.raises(NotInPartyError):
+        remove(party, "alice", "mallory", busy_members=())
+    with pytest.raises(DomainError) as own:
+        remove(party, "alice", "alice", busy_members=())
+    assert own.value.code == "rule_violation"
+    for busy in ({"bob"}, {"carol"}, {"alice"}):
+        with pytest.raises(PartyMemberPlayingError):
+            remove(party, "alice", "bob", busy_members=busy)
+    assert remove(party, "alice", "bob", busy_members={"mallory"}).members == ("alice", "carol")
+
+
+def test_the_leader_replaces_the_invite() -> None:
+    """Ruling 10: a new unguessable invite replaces the old one; members and leader stay."""
+    party = party_of("alice", "bob")
+    fresh = secrets.token_urlsafe(32)
+
+    after = reset_invite(party, "alice", fresh)
+
+    assert (after.invite, after.members) == (fresh, party.members)
+
+
+def test_only_the_leader_replaces_the_invite_and_only_with_a_fresh_token() -> None:
+    party = party_of("alice", "bob")
+    fresh = secrets.token_urlsafe(32)
+
+    with pytest.raises(NotPartyLeaderError):
+        reset_invite(party, "bob", fresh)
+    with pytest.raises(NotInPartyError):
+        reset_invite(party, "mallory", fresh)
+    for bad in (INVITE, "short", "not/a+token=" * 3):
+        with pytest.raises(ValueError, match="fresh"):
+            reset_invite(party, "alice", bad)

@@ -43,6 +43,8 @@ def test_actions_are_the_design_vocabulary() -> None:
         "party_join",
         "party_leave",
         "party_start",
+        "party_remove",
+        "party_reset_invite",
         "ping",
     }
     assert len(ACTIONS) == len(set(ACTIONS))

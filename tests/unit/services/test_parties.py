@@ -152,7 +152,11 @@ def test_start_refusals_say_why() -> None:
     with pytest.raises(NotInPartyError, match=r"^you are not in a party$"):
         parties.start(deps, Request("solo"), solo, "en")
     sessions.disconnect(deps, c1)
-    with pytest.raises(PartyMemberOfflineError, match=r"^a party member is not connected$"):
+    with pytest.raises(
+        PartyMemberOfflineError,
+        match=r"^a party member is not connected; unless they come back, they leave the party "
+        r"within 60 s and the party can start without them$",
+    ):
         parties.start(deps, Request(c0), p0, "en")
     assert stored_player(deps, p0).status is PlayerStatus.IDLE
 
