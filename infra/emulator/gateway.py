@@ -10,7 +10,10 @@ One port serves three things:
 * ``/@connections/{id}`` and ``/{stage}/@connections/{id}``: the API Gateway Management API
   (POST = send, GET = info, DELETE = close), speaking the wire format boto3's
   ``apigatewaymanagementapi`` client expects, errors included (410 ``GoneException``, ...).
-  SigV4 headers are ignored.
+  As on AWS it takes only SigV4-signed requests, and only by the gateway's own
+  :attr:`~LocalGateway.credentials` (the runtime hands them to its handlers as Lambda hands
+  a function its role's): unsigned -> 403 "Missing Authentication Token", other credentials
+  or a wrong signature -> 403 (:mod:`infra.emulator.iam`).
 * ``/`` (GET) and other paths: the static web client from ``infra/emulator/web/``.
 
 This module binds the port and runs the handlers; the WebSocket side is
@@ -91,6 +94,7 @@ from typing import Any
 
 from aiohttp import WSCloseCode, web
 
+from infra.emulator.iam import RuntimeCredentials
 from infra.emulator.lambda_context import DEFAULT_REGION, function_name_for, make_context
 from infra.emulator.management import ManagementApi
 from infra.emulator.pool import WorkerPool, route_priority
@@ -126,6 +130,9 @@ class LocalGateway(WebSocketApi, ManagementApi):
     :meth:`drop`-ped connection still looks alive, default 0). Times in seconds (floats).
     ``mock_routes`` (answered by the gateway, no handler) and ``posts_move_last_active``
     (``LastActiveAt`` moves on outbound messages too; default: inbound only): module docstring.
+    ``credentials``: the only ones the Management API accepts (default: fresh random ones,
+    :meth:`~infra.emulator.iam.RuntimeCredentials.generate`); read them back from
+    :attr:`credentials` to sign with.
     """
 
     def __init__(
@@ -151,6 +158,7 @@ class LocalGateway(WebSocketApi, ManagementApi):
         disconnect_loss: float = 0.0,
         half_open_seconds: float = 0.0,
         seed: int | None = None,
+        credentials: RuntimeCredentials | None = None,
     ) -> None:
         if not 0.0 <= disconnect_loss <= 1.0:
             raise ValueError(f"disconnect_loss must be within 0..1, got {disconnect_loss}")
@@ -159,6 +167,8 @@ class LocalGateway(WebSocketApi, ManagementApi):
         if half_open_seconds < 0:
             raise ValueError(f"half_open_seconds must be >= 0, got {half_open_seconds}")
         self.routes: dict[str, Handler] = dict(routes or {})
+        self.credentials = credentials or RuntimeCredentials.generate()
+        """The credentials every ``@connections`` request must be signed with."""
         self.stage = stage
         self.api_id = api_id
         self.region = region

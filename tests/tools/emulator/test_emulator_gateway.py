@@ -26,7 +26,15 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from infra.emulator.gateway import LocalGateway
 from infra.emulator.sockets import select_route
 
-from .echo import EchoApp, gateway, management_client, my_connection_id, recv_json, run
+from .echo import (
+    CREDENTIALS,
+    EchoApp,
+    gateway,
+    management_client,
+    my_connection_id,
+    recv_json,
+    run,
+)
 
 pytestmark = pytest.mark.enable_socket
 
@@ -437,7 +445,7 @@ def test_stop_closes_sockets_with_1001_and_delivers_disconnect() -> None:
     app = EchoApp()
 
     async def scenario() -> None:
-        gw = LocalGateway(app.routes(), port=0)
+        gw = LocalGateway(app.routes(), port=0, credentials=CREDENTIALS)
         await gw.start()
         async with websockets.connect(gw.ws_url) as ws:
             await my_connection_id(ws)
