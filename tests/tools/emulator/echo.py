@@ -174,7 +174,7 @@ class EchoApp:
             self.recorder.add(ctx["routeKey"], event, context)
             try:
                 seq = json.loads(event["body"]).get("seq")
-            except (ValueError, AttributeError, TypeError):
+            except (ValueError, AttributeError, TypeError, RecursionError):
                 seq = None
             reply = {
                 "route": ctx["routeKey"],

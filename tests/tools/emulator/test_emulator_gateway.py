@@ -119,6 +119,9 @@ def test_select_route_is_pure_and_matches_api_gateway_expression() -> None:
     assert select_route("{}", routes) == "$default"
     assert select_route("", routes) == "$default"
     assert select_route(None, routes) == "$default"
+    # nested deeper than json parses (RecursionError, not ValueError): cannot be evaluated
+    assert select_route("[" * 100_000 + "]" * 100_000, routes) == "$default"
+    assert select_route('{"action": "join", "x": ' + "[" * 100_000 + "]}", routes) == "$default"
 
 
 def test_messages_of_one_connection_run_one_at_a_time_in_order() -> None:
