@@ -39,7 +39,7 @@ class MockRoute:
         validated: a ping is not parsed)."""
         try:
             parsed = json.loads(body or "")
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than json goes
             parsed = None
         rid = parsed.get("request_id") if isinstance(parsed, dict) else None
         pong: dict[str, object] = {"type": "pong", "server_time_ms": request_time_ms}

@@ -5,6 +5,13 @@ real handlers (``functions.routes.ROUTES`` and ``TIMERS``) with API Gateway's li
 from ``shared.protocol.limits``, seconds as floats; see ``infra.emulator.gateway``). One emulator
 per process at a time: the environment and moto's data are process-global. Start-up order,
 transports and the worker pool: ``shared/domain/RULINGS.md``, "Local runtime".
+
+Credentials: at each start the runtime draws its own (:class:`~infra.emulator.iam
+.RuntimeCredentials`) and exports them as Lambda exports a function's execution role's
+(``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``), whatever the
+caller's environment held; its ``@connections`` accepts requests signed with them alone
+(:mod:`infra.emulator.iam`). With ``dynamodb_endpoint``, DynamoDB calls are still signed with
+the credentials the caller had (a real endpoint needs real ones), or ``testing`` when none.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import Any, ClassVar
 from infra.emulator.dynamo import EmbeddedDynamo, create_tables
 from infra.emulator.dynamo_process import DynamoProcess
 from infra.emulator.gateway import Handler, LocalGateway
+from infra.emulator.iam import RuntimeCredentials
 from infra.emulator.inprocess import ConnectionsTransport, DynamoTransport, register
 from infra.emulator.lambda_context import (
     ACCOUNT_ID,
@@ -147,7 +155,8 @@ class Emulator:
     interpreter's thread switch interval while the emulator runs; :meth:`stop` restores it.
 
     After :meth:`start`: :attr:`gateway`, :attr:`clock`, :attr:`dynamodb_endpoint`,
-    :attr:`callback_url`, :attr:`env` (what was exported), :meth:`management_client`,
+    :attr:`callback_url`, :attr:`env` (what was exported), :attr:`credentials` (the only
+    ones its ``@connections`` accepts; in :attr:`env` too), :meth:`management_client`,
     :meth:`dynamodb_client`.
     """
 
@@ -215,6 +224,9 @@ class Emulator:
 
         self.env: dict[str, str] = {}
         """The environment variables this emulator exported (after :meth:`start`)."""
+        self.credentials: RuntimeCredentials | None = None
+        """The runtime's own credentials, drawn at each :meth:`start` (module docstring)."""
+        self._dynamodb_session: Any = None
         self._saved_env: dict[str, str | None] = {}
         self._executor: WorkerPool | None = None
         self._dynamo: EmbeddedDynamo | DynamoProcess | None = None
@@ -255,8 +267,10 @@ class Emulator:
         self._failure = loop.create_future()
         self._executor = WorkerPool(self.max_workers, thread_name_prefix="lambda")
 
+        self.credentials = RuntimeCredentials.generate()
         if self.requested_dynamodb_endpoint:
             self._dynamodb_endpoint = self.requested_dynamodb_endpoint
+            self._dynamodb_session = await loop.run_in_executor(self._executor, _callers_session)
         else:
             self._dynamo = (
                 DynamoProcess(self.host, on_exit=self._dynamodb_exited)
@@ -322,6 +336,7 @@ class Emulator:
             disconnect_loss=self.disconnect_loss,
             half_open_seconds=self.half_open_seconds,
             seed=self.gateway_seed,
+            credentials=self.credentials,
         )
         await self._gateway.start()
         if self._connections_transport is not None:
@@ -405,13 +420,16 @@ class Emulator:
             failure.set_result(reason)
 
     def _session(self) -> Any:
-        """The boto3 session the handlers' clients come from: with ``in_process``, Management
-        API calls to this gateway and DynamoDB calls to the embedded moto skip the wire
+        """The boto3 session the handlers' clients come from (credentials from the
+        environment, as on Lambda: the runtime's): with ``in_process``, Management API calls
+        to this gateway and DynamoDB calls to the embedded moto skip the wire
         (:mod:`infra.emulator.inprocess`); an external ``dynamodb_endpoint`` is called over
-        HTTP."""
+        HTTP, with the caller's credentials (:class:`_DynamoDbElsewhere`)."""
         import boto3
 
-        session = boto3.session.Session()
+        session: Any = boto3.session.Session()
+        if self._dynamodb_session is not None:
+            session = _DynamoDbElsewhere(session, self._dynamodb_session)
         if not self.in_process:
             return session
         self._connections_transport = ConnectionsTransport(None, self.env["CALLBACK_URL"])
@@ -446,12 +464,11 @@ class Emulator:
             "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon on a laptop
             "POWERTOOLS_METRICS_DISABLED": "true",  # no EMF blobs on the console
         }
-        if "AWS_ACCESS_KEY_ID" not in os.environ and "AWS_PROFILE" not in os.environ:
-            # Dummy credentials: moto and the local @connections ignore signatures.
-            defaults |= {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
         for name, value in defaults.items():
             if name not in os.environ:
                 env[name] = value
+        assert self.credentials is not None
+        env.update(self.credentials.environ())  # the execution role's, as Lambda exports them
         if "AWS_REGION" not in os.environ:
             env["AWS_REGION"] = os.environ.get(
                 "AWS_DEFAULT_REGION", env.get("AWS_DEFAULT_REGION", DEFAULT_REGION)
@@ -557,17 +574,57 @@ class Emulator:
         )
 
     def management_client(self) -> Any:
-        """A boto3 ``apigatewaymanagementapi`` client for this emulator's ``@connections``."""
+        """A boto3 ``apigatewaymanagementapi`` client for this emulator's ``@connections``,
+        signing with the runtime's :attr:`credentials` (the only ones it accepts)."""
         import boto3
 
+        creds = self.credentials
+        assert creds is not None, "start() first"
         return boto3.client(
-            "apigatewaymanagementapi", endpoint_url=self.callback_url, region_name=self.region
+            "apigatewaymanagementapi",
+            endpoint_url=self.callback_url,
+            region_name=self.region,
+            aws_access_key_id=creds.access_key_id,
+            aws_secret_access_key=creds.secret_access_key,
+            aws_session_token=creds.session_token,
         )
 
     def dynamodb_client(self) -> Any:
-        """A boto3 DynamoDB client for this emulator's database."""
+        """A boto3 DynamoDB client for this emulator's database (signed as the handlers'
+        DynamoDB calls are)."""
         import boto3
 
-        return boto3.client(
+        session = self._dynamodb_session or boto3
+        return session.client(
             "dynamodb", endpoint_url=self.dynamodb_endpoint, region_name=self.region
         )
+
+
+def _callers_session() -> Any:
+    """A boto3 session with the credentials this process has before an emulator exports its
+    own: resolved now (the session keeps them), or the dummy ``testing`` pair when the
+    environment names none (DynamoDB Local takes any, and keeps one database per key id)."""
+    import boto3
+
+    if "AWS_ACCESS_KEY_ID" not in os.environ and "AWS_PROFILE" not in os.environ:
+        return boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing")
+    session = boto3.session.Session()
+    session.get_credentials()
+    return session
+
+
+class _DynamoDbElsewhere:
+    """The handlers' boto3 session with ``dynamodb_endpoint``: DynamoDB clients from
+    ``dynamodb`` (the caller's credentials, :func:`_callers_session`), every other client
+    from ``session`` (the runtime's). Only ``client`` differs; the rest is ``session``'s."""
+
+    def __init__(self, session: Any, dynamodb: Any) -> None:
+        self._session = session
+        self._dynamodb = dynamodb
+
+    def client(self, service_name: str, *args: Any, **kwargs: Any) -> Any:
+        source = self._dynamodb if service_name == "dynamodb" else self._session
+        return source.client(service_name, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)

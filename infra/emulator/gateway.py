@@ -2,7 +2,8 @@
 
 One port serves the WebSocket API (``/ws``, or an upgrade on ``/``; route selection
 ``$request.body.action``, else ``$default``), the ``@connections`` Management API
-(``/@connections/{id}``, ``/{stage}/@connections/{id}``: boto3's wire format, SigV4 ignored) and
+(``/@connections/{id}``, ``/{stage}/@connections/{id}``: boto3's wire format, taking only
+requests SigV4-signed by the runtime's own credentials, as on AWS: ``infra.emulator.iam``) and
 the static web client (``infra/emulator/web/``). This module binds the port and runs the
 handlers (:mod:`infra.emulator.sockets`, :mod:`infra.emulator.management` and
 :mod:`infra.emulator.events` do the rest); how it mirrors API Gateway, quota by quota, is in
@@ -22,6 +23,7 @@ from typing import Any
 
 from aiohttp import WSCloseCode, web
 
+from infra.emulator.iam import RuntimeCredentials
 from infra.emulator.lambda_context import DEFAULT_REGION, function_name_for, make_context
 from infra.emulator.management import ManagementApi
 from infra.emulator.pool import WorkerPool, route_priority
@@ -43,19 +45,11 @@ WEB_DIR = Path(__file__).parent / "web"
 class LocalGateway(WebSocketApi, ManagementApi):
     """API Gateway WebSocket API + ``@connections`` Management API + static files, on one port.
 
-    ``routes`` maps route keys (``$connect``, ``$disconnect``, ``$default``, actions) to
-    synchronous handlers; they run in ``executor`` (a private thread pool if omitted) with a
-    fresh :class:`~infra.emulator.lambda_context.LambdaContext` each. Bind either ``host`` and
-    ``port`` (0 = a free port) or pass an already bound ``sock``. Use :meth:`start` / :meth:`stop`
-    (or ``async with``); :attr:`url`, :attr:`ws_url` and :attr:`callback_url` are valid after start.
-
-    Limits (defaults: AWS's quotas, ``shared.protocol.limits``; times in seconds, floats):
-    ``max_frame_bytes``, ``max_message_bytes`` (inbound messages and ``PostToConnection`` data),
-    ``idle_timeout_seconds``, ``max_connection_seconds``. Failure modes, off by default:
-    ``disconnect_loss`` (share of ``$disconnect`` never delivered, seeded by ``seed``),
-    ``half_open_seconds`` (how long a :meth:`drop`-ped connection still looks alive).
-    ``mock_routes`` are answered by the gateway; ``posts_move_last_active`` moves
-    ``LastActiveAt`` on outbound messages too. Details: the design note the module names.
+    ``routes`` maps route keys to synchronous handlers, run in ``executor`` with a fresh
+    ``LambdaContext`` each; bind ``host``/``port`` (0 = free) or pass ``sock``; ``start``/``stop``.
+    Limits default to AWS's quotas (``shared.protocol.limits``; seconds, bytes); failure modes
+    (``disconnect_loss``, ``half_open_seconds``) are off by default. ``credentials``: the only ones
+    the Management API accepts (default: fresh random ones, read back from ``credentials``).
     """
 
     def __init__(
@@ -81,6 +75,7 @@ class LocalGateway(WebSocketApi, ManagementApi):
         disconnect_loss: float = 0.0,
         half_open_seconds: float = 0.0,
         seed: int | None = None,
+        credentials: RuntimeCredentials | None = None,
     ) -> None:
         if not 0.0 <= disconnect_loss <= 1.0:
             raise ValueError(f"disconnect_loss must be within 0..1, got {disconnect_loss}")
@@ -89,6 +84,8 @@ class LocalGateway(WebSocketApi, ManagementApi):
         if half_open_seconds < 0:
             raise ValueError(f"half_open_seconds must be >= 0, got {half_open_seconds}")
         self.routes: dict[str, Handler] = dict(routes or {})
+        self.credentials = credentials or RuntimeCredentials.generate()
+        """The credentials every ``@connections`` request must be signed with."""
         self.stage = stage
         self.api_id = api_id
         self.region = region

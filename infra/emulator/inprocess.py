@@ -11,8 +11,10 @@ https://botocore.amazonaws.com/v1/documentation/api/latest/topics/events.html; m
 
 * the local gateway's Management API (:meth:`infra.emulator.gateway.LocalGateway.manage`, the
   code behind its HTTP ``@connections`` route, so both answer alike), on the gateway's event
-  loop; a PostToConnection is answered as soon as the gateway has accepted it and written by
-  the loop afterwards, in order (:meth:`~infra.emulator.gateway.LocalGateway.manage_threadsafe`);
+  loop, once the request's SigV4 signature is checked as the HTTP route checks it
+  (:meth:`~infra.emulator.gateway.LocalGateway.authorize`: the runtime's credentials only); a
+  PostToConnection is answered as soon as the gateway has accepted it and written by the loop
+  afterwards, in order (:meth:`~infra.emulator.gateway.LocalGateway.manage_threadsafe`);
 * moto's DynamoDB request handler (:func:`moto_dynamodb_answer`) under the lock that
   serialises the embedded moto server's HTTP requests (:class:`infra.emulator.dynamo
   .EmbeddedDynamo`): one request at a time, whichever way it comes; in this process, or in
@@ -72,8 +74,9 @@ def _body(request: AWSPreparedRequest) -> bytes:
 class ConnectionsTransport:
     """``before-send`` handler: Management API calls to ``callback_url`` answered by
     ``gateway.manage`` in-process (PostToConnection, GetConnection, DeleteConnection), with the
-    status, headers and body the HTTP route sends (410 ``GoneException``, 413
-    ``PayloadTooLargeException``, ...). Called on a worker thread; on the gateway's own event
+    status, headers and body the HTTP route sends (403 for a request not signed with the
+    gateway's credentials, 410 ``GoneException``, 413 ``PayloadTooLargeException``, ...).
+    Called on a worker thread; on the gateway's own event
     loop thread (where it would wait for itself), or while ``gateway`` is None (not yet built),
     the request goes over HTTP instead."""
 
@@ -91,10 +94,13 @@ class ConnectionsTransport:
         if at < 0:
             return None
         connection_id = unquote(path[at + len(CONNECTIONS_PATH) :])
-        try:
-            answer = gateway.manage_threadsafe(request.method, connection_id, _body(request))
-        except RuntimeError:  # the gateway's own thread, or not running: use the wire
-            return None
+        body = _body(request)
+        answer = gateway.authorize(request.method, url, request.headers.items(), body)
+        if answer is None:
+            try:
+                answer = gateway.manage_threadsafe(request.method, connection_id, body)
+            except RuntimeError:  # the gateway's own thread, or not running: use the wire
+                return None
         return _response(url, answer.status, answer.headers, answer.body)
 
 

@@ -4,6 +4,11 @@
 API Gateway does on the wire, for boto3's ``apigatewaymanagementapi`` client: status, headers
 (``x-amzn-ErrorType``: 410 ``GoneException``, 413 ``PayloadTooLargeException``, ...) and body.
 AWS: https://docs.aws.amazon.com/apigateway/latest/api/API_PostToConnection.html (and siblings).
+
+Only the runtime's own handlers may call it, as only principals allowed
+``execute-api:ManageConnections`` may on AWS: every request, over HTTP or in-process, must be
+SigV4-signed with the gateway's :attr:`credentials` (:meth:`ManagementApi.authorize`,
+:mod:`infra.emulator.iam`); anything else is answered 403 and nothing is sent or closed.
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ import contextlib
 import json
 import random
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from aiohttp import WSCloseCode, web
 
+from infra.emulator.iam import RuntimeCredentials, verify
 from infra.emulator.sockets import CLOSE_REASONS, Connection
 
 
@@ -27,6 +34,7 @@ class ManagementApi:
     reads the gateway's connections and closes and writes through its WebSocket side)."""
 
     if TYPE_CHECKING:
+        credentials: RuntimeCredentials
         max_message_bytes: int
         _connections: dict[str, Connection]
         _loop: asyncio.AbstractEventLoop | None
@@ -48,10 +56,28 @@ class ManagementApi:
             json.dumps({"message": message}).encode(),
         )
 
+    def authorize(
+        self, method: str, url: str, headers: Iterable[tuple[str, str | bytes]], body: bytes
+    ) -> ManagementAnswer | None:
+        """None when the request (``url`` as sent, every received header, the body) is
+        SigV4-signed with :attr:`credentials`; else API Gateway's 403 for it: ``Missing
+        Authentication Token`` when unsigned, ``UnrecognizedClientException`` for other
+        credentials, ``InvalidSignatureException`` for a wrong or stale signature
+        (:func:`infra.emulator.iam.verify`). Pure computation: any thread may call it."""
+        refusal = verify(self.credentials, method, url, headers, body)
+        if refusal is None:
+            return None
+        return self._error(403, refusal.error_type, refusal.message)
+
     async def _management(self, request: web.Request) -> web.StreamResponse:
-        """The HTTP ``@connections`` route: :meth:`manage` on the wire."""
-        data = await request.read() if request.method == "POST" else b""
-        answer = await self.manage(request.method, request.match_info["connection_id"], data)
+        """The HTTP ``@connections`` route: :meth:`authorize`, then :meth:`manage`."""
+        data = await request.read()
+        url = f"{request.scheme}://{request.host}{request.raw_path}"
+        answer = self.authorize(request.method, url, request.headers.items(), data)
+        if answer is None:
+            if request.method != "POST":
+                data = b""
+            answer = await self.manage(request.method, request.match_info["connection_id"], data)
         return web.Response(status=answer.status, headers=answer.headers, body=answer.body)
 
     async def manage(self, method: str, connection_id: str, data: bytes = b"") -> ManagementAnswer:
@@ -63,8 +89,8 @@ class ManagementApi:
         ``x-amzn-ErrorType``: 410 ``GoneException`` (unknown, closed or not yet connected),
         413 ``PayloadTooLargeException`` (``data`` over ``max_message_bytes``), 403
         ``ForbiddenException`` (another method). Both the HTTP route and the in-process
-        transport (:mod:`infra.emulator.inprocess`) answer through here. Runs on the gateway's
-        event loop.
+        transport (:mod:`infra.emulator.inprocess`) answer through here, each after
+        :meth:`authorize` let the request in. Runs on the gateway's event loop.
         """
         if method not in ("POST", "GET", "DELETE"):
             return self._error(403, "ForbiddenException", "Forbidden")

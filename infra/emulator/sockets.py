@@ -45,12 +45,19 @@ def _now_ms() -> int:
 
 
 def select_route(body: str | None, routes: Collection[str]) -> str:
-    """The route key for a message body (``$request.body.action``), ``$default`` if none matches."""
+    """The route key for a message body (``$request.body.action``), ``$default`` if none matches.
+
+    A body the expression cannot be evaluated on goes to ``$default`` too, as on AWS ("If the
+    route selection expression cannot be evaluated against the message or if no matching route
+    is found, API Gateway invokes the $default route"; "Create routes for WebSocket APIs in API
+    Gateway", https://docs.aws.amazon.com/apigateway/latest/developerguide/websocket-api-develop-routes.html):
+    not JSON, and JSON nested deeper than the parser goes (``RecursionError``, not a
+    ``ValueError``: e.g. ``[[[[...]]]]`` some 10,000 deep, which fits in one 32 KB frame)."""
     if body is None:
         return "$default"
     try:
         parsed = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "$default"
     action = parsed.get("action") if isinstance(parsed, dict) else None
     if isinstance(action, str) and not action.startswith("$") and action in routes:

@@ -239,10 +239,11 @@ class Backend:
         return self.entrypoints[name].invoke(event, LambdaContext(), self.deps)
 
     def send_raw(self, connection_id: str, body: str, *, received_ms: int | None = None) -> None:
-        """Route ``body`` like API Gateway (``$request.body.action``; else ``$default``)."""
+        """Route ``body`` like API Gateway (``$request.body.action``; else ``$default``, also
+        for JSON nested too deep to parse, as ``infra.emulator.sockets.select_route``)."""
         try:
             action = json.loads(body).get("action")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             action = None
         known = isinstance(action, str) and (
             action in self.entrypoints or action in self.mock_routes

@@ -122,7 +122,8 @@ def _check(backend: Any, player: Any, body: str) -> None:
         assert e["code"] != "internal_error", (body[:200], e)
         try:
             sent = json.loads(body)
-        except ValueError:
+            _strings(sent)
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than json goes
             sent = None
         for s in _strings(sent):
             if len(s) >= 12:
@@ -158,6 +159,48 @@ def test_near_valid_messages_from_the_real_schemas(backend):
     @given(body=near_valid(duel_ids))
     def run(body: str) -> None:
         _check(backend, mover, body)
+
+    run()
+
+
+@st.composite
+def deeply_nested(draw: Any) -> str:
+    """JSON nested some thousands deep (arrays or objects, closed or not), alone or as a field
+    of a real action: past what Python's json parses it raises RecursionError, not ValueError."""
+    depth = draw(st.integers(1_000, 40_000))
+    opener, closer = draw(st.sampled_from([("[", "]"), ('{"a":', "}")]))
+    value = opener * depth
+    if draw(st.booleans()):
+        value += ("1" if opener != "[" else "") + closer * depth
+    if draw(st.booleans()):
+        action = draw(st.sampled_from(sorted(MODEL_BY_ACTION)))
+        return json.dumps({"action": action, "request_id": "deep"})[:-1] + ',"x":' + value + "}"
+    return value
+
+
+def test_json_nested_too_deep_is_refused_like_malformed_json(backend):
+    """Whatever the depth: over the frame limit ``message_too_large``; too deep to parse
+    ``invalid_json`` (no request_id: the body could not be read); else the usual refusal."""
+    _players, mover, _, _tid = started(backend)
+
+    @FUZZ
+    @given(body=deeply_nested())
+    def run(body: str) -> None:
+        _check(backend, mover, body)
+        (reply,) = mover.messages
+        if len(body.encode()) > 32 * 1024:
+            assert (reply["type"], reply["code"]) == ("error", "message_too_large")
+            return
+        try:
+            json.loads(body)
+        except RecursionError:
+            assert (reply["type"], reply["code"], reply["request_id"]) == (
+                "error",
+                "invalid_json",
+                None,
+            )
+        except ValueError:  # not closed, yet shallow enough to fail as plain bad JSON
+            assert (reply["type"], reply["code"]) == ("error", "invalid_json")
 
     run()
 

@@ -99,6 +99,32 @@ def test_malformed_messages_get_their_parse_codes(backend):
     )
 
 
+def test_json_nested_too_deep_to_parse_is_invalid_json_after_the_size_check(backend):
+    """Nested deeper than Python's json goes (``RecursionError``, not ``ValueError``) is
+    malformed JSON like any other, whichever function's route it reaches; past 32 KB the size
+    check answers first. Nothing changes, and the connection's next message is handled."""
+    a = backend.player("a")
+    b = backend.player("b")
+    b.join("en")
+    a.join("en")
+    deep = 16_000
+    _check(
+        backend,
+        a,
+        [
+            ("[" * 32_000, "invalid_json", None),
+            ("[" * deep + "]" * deep, "invalid_json", None),
+            ('{"action":"guess","x":' + "[" * deep + "]" * deep + "}", "invalid_json", None),
+            ('{"action":"leave","request_id":"r1","x":' + "[" * 30_000, "invalid_json", None),
+            ('{"action":"ping","x":' + "[" * 20_000, "invalid_json", None),  # not a pong
+            ("[" * 100_000, "message_too_large", None),
+        ],
+        bystanders=[b],
+    )
+    a.send("nickname", nickname="Still Here", request_id="n1")
+    assert a.last("player")["player"]["nickname"] == "Still Here"
+
+
 def test_a_message_just_under_the_frame_limit_is_parsed(backend):
     a = backend.player("a")
     body = json.dumps({"action": "nickname", "nickname": "  Zoe  "})

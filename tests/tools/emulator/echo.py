@@ -2,7 +2,10 @@
 
 The echo route answers through the real ``@connections`` API with a real boto3
 ``apigatewaymanagementapi`` client — the way the notifier adapter will — at
-``http://{domainName}/{stage}`` taken from the event (or ``CALLBACK_URL`` when ``use_env``).
+``http://{domainName}/{stage}`` taken from the event (or ``CALLBACK_URL`` when ``use_env``),
+signed with :data:`CREDENTIALS` (those :func:`gateway`'s gateways accept), or, with
+``use_env``, with the environment's (an :class:`~infra.emulator.emulator.Emulator` exports its
+own there, as Lambda does a function's role's).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import boto3
 from websockets.asyncio.client import ClientConnection
 
 from infra.emulator.gateway import LocalGateway
+from infra.emulator.iam import RuntimeCredentials
 
 Event = dict[str, Any]
 
@@ -33,15 +37,21 @@ def make_key_table(ddb: Any, name: str) -> None:
     )
 
 
-def session() -> boto3.session.Session:
-    """Dummy credentials: the local endpoints ignore signatures."""
-    return boto3.session.Session(
-        aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
-    )
+CREDENTIALS = RuntimeCredentials.generate()
+"""What every gateway :func:`gateway` starts accepts on ``@connections`` (one set for the test
+process, so that the gateways of one test may call each other's)."""
 
 
-def management_client(endpoint_url: str) -> Any:
-    return session().client("apigatewaymanagementapi", endpoint_url=endpoint_url)
+def session(credentials: RuntimeCredentials | None = CREDENTIALS) -> boto3.session.Session:
+    """A boto3 session signing with ``credentials``; None: with the environment's."""
+    keys = credentials.client_kwargs() if credentials is not None else {}
+    return boto3.session.Session(region_name="us-east-1", **keys)
+
+
+def management_client(
+    endpoint_url: str, credentials: RuntimeCredentials | None = CREDENTIALS
+) -> Any:
+    return session(credentials).client("apigatewaymanagementapi", endpoint_url=endpoint_url)
 
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
@@ -55,8 +65,9 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
 
 @asynccontextmanager
 async def gateway(routes: dict[str, Any], **kwargs: Any) -> AsyncIterator[LocalGateway]:
-    """A started ``LocalGateway`` on a free port, stopped afterwards."""
-    gw = LocalGateway(routes, port=0, **kwargs)
+    """A started ``LocalGateway`` on a free port, accepting :data:`CREDENTIALS` (unless
+    ``credentials`` says otherwise), stopped afterwards."""
+    gw = LocalGateway(routes, port=0, **{"credentials": CREDENTIALS, **kwargs})
     await gw.start()
     try:
         yield gw
@@ -119,7 +130,7 @@ class EchoApp:
         self.recorder = Recorder()
         self.use_env = use_env
         self._lock = threading.Lock()
-        self._clients: dict[str, Any] = {}
+        self._clients: dict[tuple[str, str | None], Any] = {}
         self.active: dict[str, int] = {}
         self.max_active: dict[str, int] = {}
 
@@ -127,12 +138,16 @@ class EchoApp:
         ctx = event["requestContext"]
         if self.use_env:
             endpoint = os.environ["CALLBACK_URL"]
+            credentials = None  # the runtime's, from the environment
+            key = (endpoint, os.environ.get("AWS_ACCESS_KEY_ID"))  # a new runtime, new ones
         else:
             endpoint = f"http://{ctx['domainName']}/{ctx['stage']}"
+            credentials = CREDENTIALS
+            key = (endpoint, None)
         with self._lock:
-            if endpoint not in self._clients:
-                self._clients[endpoint] = management_client(endpoint)
-            return self._clients[endpoint]
+            if key not in self._clients:
+                self._clients[key] = management_client(endpoint, credentials)
+            return self._clients[key]
 
     def connect(self, event: Event, context: Any) -> dict[str, Any]:
         self.recorder.add("$connect", event, context)
@@ -159,7 +174,7 @@ class EchoApp:
             self.recorder.add(ctx["routeKey"], event, context)
             try:
                 seq = json.loads(event["body"]).get("seq")
-            except (ValueError, AttributeError, TypeError):
+            except (ValueError, AttributeError, TypeError, RecursionError):
                 seq = None
             reply = {
                 "route": ctx["routeKey"],

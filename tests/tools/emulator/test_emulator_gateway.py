@@ -26,7 +26,15 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from infra.emulator.gateway import LocalGateway
 from infra.emulator.sockets import select_route
 
-from .echo import EchoApp, gateway, management_client, my_connection_id, recv_json, run
+from .echo import (
+    CREDENTIALS,
+    EchoApp,
+    gateway,
+    management_client,
+    my_connection_id,
+    recv_json,
+    run,
+)
 
 pytestmark = pytest.mark.enable_socket
 
@@ -111,6 +119,9 @@ def test_select_route_is_pure_and_matches_api_gateway_expression() -> None:
     assert select_route("{}", routes) == "$default"
     assert select_route("", routes) == "$default"
     assert select_route(None, routes) == "$default"
+    # nested deeper than json parses (RecursionError, not ValueError): cannot be evaluated
+    assert select_route("[" * 100_000 + "]" * 100_000, routes) == "$default"
+    assert select_route('{"action": "join", "x": ' + "[" * 100_000 + "]}", routes) == "$default"
 
 
 def test_messages_of_one_connection_run_one_at_a_time_in_order() -> None:
@@ -437,7 +448,7 @@ def test_stop_closes_sockets_with_1001_and_delivers_disconnect() -> None:
     app = EchoApp()
 
     async def scenario() -> None:
-        gw = LocalGateway(app.routes(), port=0)
+        gw = LocalGateway(app.routes(), port=0, credentials=CREDENTIALS)
         await gw.start()
         async with websockets.connect(gw.ws_url) as ws:
             await my_connection_id(ws)

@@ -219,6 +219,38 @@ def test_too_big_a_frame_or_message_closes_with_1009_and_is_never_delivered(
     run(scenario)
 
 
+def test_json_nested_too_deep_goes_to_default_and_the_connection_lives_on() -> None:
+    """``[[[[...`` deeper than Python's json parses raises RecursionError, not ValueError: the
+    route selection cannot be evaluated, so the message goes to ``$default`` as on AWS, and the
+    connection's later messages and its ``$disconnect`` are handled as ever. The size quotas
+    still come first: nested that deep past 128 KB is closed with 1009, never parsed."""
+    app = EchoApp()
+    one_frame = "[" * 16_000 + "]" * 16_000  # 32,000 bytes: one frame
+    deep = '{"action": "echo", "x": ' + "[" * 100_000  # 100 KB: four frames
+    fragments = [deep[i : i + MAX_FRAME_BYTES] for i in range(0, len(deep), MAX_FRAME_BYTES)]
+    too_big = ["[" * MAX_FRAME_BYTES] * 4 + ["]"]  # 128 KB + 1
+
+    async def scenario() -> None:
+        async with gateway(app.routes()) as gw:
+            async with websockets.connect(gw.ws_url) as ws:
+                await ws.send(one_frame)
+                await ws.send(fragments)
+                await ws.send(json.dumps({"action": "echo", "seq": 3}))
+                replies = [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in range(3)]
+                assert [r["route"] for r in replies] == ["$default", "$default", "echo"]
+                assert [r["body"] for r in replies[:2]] == [one_frame, deep]
+            (event,) = await app.recorder.await_route("$disconnect")
+            assert disconnect_code(event) == 1000
+
+            async with websockets.connect(gw.ws_url) as ws:
+                await ws.send(too_big)
+                assert await closed_by_server(ws) == (1009, "Message too big")
+            await app.recorder.await_route("$disconnect", 2)
+        assert len(app.recorder.events("$default")) == 2
+
+    run(scenario)
+
+
 def test_post_to_connection_up_to_128_kb_is_delivered_and_bigger_is_413() -> None:
     app = EchoApp()
 

@@ -263,6 +263,9 @@ def test_a_transport_answers_only_below_its_own_endpoint() -> None:
     asked: list[tuple[str, str, bytes]] = []
 
     class Stub:
+        def authorize(self, *_: Any) -> None:
+            return None  # let every request in: this test is about the URL
+
         def manage_threadsafe(self, method: str, connection_id: str, data: bytes) -> Any:
             asked.append((method, connection_id, data))
             return ManagementAnswer(200, {}, b"")

@@ -129,6 +129,17 @@ def test_invalid_json(raw: str | bytes) -> None:
     assert error.request_id is None
 
 
+def test_json_nested_deeper_than_the_parser_goes_is_invalid_json_not_a_crash() -> None:
+    """``json.loads`` raises RecursionError (not a ValueError) past some thousands of levels."""
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(RecursionError):
+        json.loads(deep)
+    for raw in (deep, '{"action":"guess","request_id":"g","x":' + "[" * 100_000, "[" * 30_000):
+        error = _error(raw, max_bytes=len(raw))
+        assert (error.code, error.request_id) == (ErrorCode.INVALID_JSON, None)
+    assert _error(deep).code is ErrorCode.MESSAGE_TOO_LARGE  # the size is checked first
+
+
 def test_invalid_json_for_nan_and_infinity_inside_an_object() -> None:
     assert _error('{"action":"ping","request_id":"r","x":Infinity}').code is ErrorCode.INVALID_JSON
 
