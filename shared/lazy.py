@@ -1,16 +1,8 @@
 """Modules imported on first use: ``lazy_module(name)`` is the module, executed on its first
-attribute access rather than now (the standard library's ``importlib.util.LazyLoader``).
-
-A cold start pays for what it imports before its first reply: the entrypoints import a use case
-with the first message that calls it, and the store its codec (with the domain behind it) with
-its first read or write. Standard library only, so any layer may use it. Python,
-"importlib.util.LazyLoader": https://docs.python.org/3/library/importlib.html#importlib.util.LazyLoader
-
-Threads: ``LazyLoader`` holds a lock while a module's first attribute access runs it only from
-Python 3.12.3 (CPython gh-114763; the Lambda runtime is 3.13). Before that, a second thread
-could see the module half run (``AttributeError`` on a name not yet defined), and the local
-runtime calls handlers from several threads. So on older Pythons ``lazy_module`` imports at
-once, under the import system's own per-module lock (``DEFERS`` says which applies).
+attribute access (``importlib.util.LazyLoader``), or imported at once on a Python where that is
+not thread-safe (before 3.12.3; ``DEFERS`` says which applies). Standard library only, so any
+layer may use it. Why and the threads issue: ``shared/domain/RULINGS.md``, Design notes, "Cold
+path".
 """
 
 from __future__ import annotations

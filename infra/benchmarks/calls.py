@@ -1,19 +1,8 @@
-"""Benchmark, figure 1: AWS calls per action, counted with the real adapters.
-
-The real ``DynamoStore`` and ``ApiGatewayNotifier`` run against moto's dynamodb and
-apigatewaymanagementapi; a botocore event hook on each client (``provide-client-params`` before,
-``after-call`` after) records every call made *while a handler runs* (the harness's own peeks
-into storage are not counted) with the read/write capacity units it consumes, computed from item
-sizes (``infra.benchmarks.units``).
-
-The clock is the harness's: ``infra.emulator.states.ManualClock`` — the real
-``StepFunctionsClock`` adapter whose ``stepfunctions`` client is the local interpreter of the
-deployed state machine (``state_machine_definition``: wait until ``due``, invoke
-``functions.apply_deadlines.handler``, then loop, hand over to a successor or end, with Step
-Functions' semantics), on manual time. ``MeteredClock`` counts it: each ``start_execution`` of
-the interpreter is a ``StartExecution`` of the invocation that made it (an intro or reconnect
-timer's, from a handler — a turn starts nothing —, or a successor's, from the wake that handed
-over), and each clock-function invocation is an invocation of its own.
+"""Benchmark, figure 1: AWS calls per action, counted with the real adapters on moto. A botocore
+hook on each client records every call made while a handler runs, with the capacity units it
+consumes (``infra.benchmarks.units``); the clock is the harness's ``ManualClock``, counted by
+``MeteredClock``. Method: ``infra/benchmarks/RESULTS.md``, figure 1; what a clock call counts as:
+``shared/domain/RULINGS.md``, Design notes, "Benchmarks".
 """
 
 from __future__ import annotations

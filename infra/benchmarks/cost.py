@@ -1,21 +1,8 @@
-"""Benchmark, figure 3: cost of one 8-player tournament at on-demand list prices.
-
-The bill of one tournament, composed from the play (``infra.benchmarks.play``: a whole
-tournament played on moto, every AWS call of every invocation counted), the clock (measured and
-modelled designs, ``infra.benchmarks.clocks``) and the prices (``prices.json`` and the billing
-arithmetic, ``infra.benchmarks.prices``). All-in: CloudWatch Logs ingestion — the
-functions' (platform lines, one EMF metrics line per invocation, a line per refusal), the
-stage's access logs (a line per connect, disconnect and message, pings included:
-``ACCESS_LOG_BYTES``) and the Express machine's execution logs at level ALL (each state's
-history events, counted from the interpreter's history: ``sfn_log_events``) — X-Ray under
-the deployed policy (prod: off), and the fixed monthly alarms, dashboard and custom metrics
-spread over ``prices.TOURNAMENTS_PER_MONTH``.
-
-Each item also has a floor (``CostLine.floor_usd``): the least it can cost on the same play
-under the design (a Step Functions clock) and the rulings, keeping what the alarms read, with
-the reason it cannot go lower; the clock's is ``clock_floor`` (an Express loop billed for each
-round's whole span). The floors' sum (``CostReport.floor``) stands beside the total: when the
-total misses the goal, it says whether this design could meet it at all.
+"""Benchmark, figure 3: cost of one 8-player tournament at on-demand list prices, all-in, composed
+from the play (``infra.benchmarks.play``), the clock (``infra.benchmarks.clocks``) and the prices
+(``infra.benchmarks.prices``). Each item has a floor (``CostLine.floor_usd``, the clock's
+``clock_floor``); their sum (``CostReport.floor``) says whether this design could meet the goal
+at all. What is billed: ``shared/domain/RULINGS.md``, Design notes, "Benchmarks".
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
-"""Benchmark, figure 3: the play — one 8-player tournament played to its end.
-
-A whole tournament is played through the harness on moto with the real adapters
-(``calls.CountingBackend``): 8 sessions, 8 joins, every duel played with realistic pacing — a
-discrete-event simulation on the manual clock, so timers fire when real time would pass them:
-each turn a think time is drawn, a few turns are left to time out (skips), a few guesses are
-refused words, each duel is solved after 4–8 rows. When the tournament is over, time runs on
-until every pending deadline has fired (stale ones included: they are billed too), then the 8
-players disconnect. Every AWS call of every handler invocation is counted (figure 1's hook).
-
-The run (``TournamentRun``) keeps the timeline of every deadline the play had (``Deadline``):
-the intro and reconnect timers the services scheduled, and the turn deadlines. Turns no longer
-schedule a timer, so their deadlines are read from the game itself: each ``duel_start`` message
-(the first turn's ``deadline_ms``) and each ``turn`` message with a ``deadline_ms`` (the next
-turn's) the players were sent is one turn deadline — exactly the turn timers the per-deadline
-clock scheduled, set when that message was sent (the messages and their times:
-``calls.ApiGatewayRecordingNotifier.log``; a duel's end: its ``duel_end``). The clock models
-(``infra.benchmarks.clocks``) are computed from it; the bill (``infra.benchmarks.cost``) from
-its invocations.
+"""Benchmark, figure 3: the play, one 8-player tournament played to its end through the harness on
+moto with the real adapters (``calls.CountingBackend``), paced as a discrete-event simulation on
+the manual clock; every AWS call of every invocation is counted. The run (``TournamentRun``)
+keeps every deadline the play had (``Deadline``), from which the clock models
+(``infra.benchmarks.clocks``) and the bill (``infra.benchmarks.cost``) are computed. The pacing
+and where turn deadlines come from: ``shared/domain/RULINGS.md``, Design notes, "Benchmarks".
 """
 
 from __future__ import annotations

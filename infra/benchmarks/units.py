@@ -1,21 +1,7 @@
-"""Benchmarks: DynamoDB capacity units computed from item sizes, by DynamoDB's published rules.
-
-moto reports a fixed ``ConsumedCapacity`` whatever the item size, so the benchmark computes it:
-
-- item size: attribute name bytes + value bytes (S: UTF-8 bytes; N: 1 byte per 2 significant
-  digits + 1; B: bytes; BOOL/NULL: 1; M/L: 3 + elements, +1 per element; sets: the elements)
-  — https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html
-- reads: ``ceil(size / 4 KB)`` per item for a strongly consistent read, half that when eventually
-  consistent (Query and BatchGetItem: sizes summed per request / rounded per item); an absent
-  item still costs the minimum;
-- writes: ``ceil(max(old, new) / 1 KB)`` per item (Put, Update); Delete: the old item's size;
-  a failed condition still consumes the write;
-- transactions: 2x the above for every item in the transaction (reads and writes);
-- global secondary indexes: an index entry is the table keys + index keys (+ every attribute for
-  ``ALL`` projection) + 100 bytes; a write that adds or removes an entry costs one index write,
-  one that changes the index key costs two (delete + put), a KEYS_ONLY entry whose key did not
-  change costs nothing. Index writes are not doubled inside transactions (an assumption: AWS
-  documents the 2x for the table items only).
+"""Benchmarks: DynamoDB capacity units computed from item sizes by DynamoDB's published rules
+(moto reports a fixed ``ConsumedCapacity`` whatever the size). The rules as applied, and the
+one assumption (index writes are not doubled in a transaction): ``shared/domain/RULINGS.md``,
+Design notes, "Benchmarks".
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""Local runtime: the composition of gateway, clock and DynamoDB — what tests and the CLI start.
+"""Local runtime: the composition of gateway, clock and DynamoDB that tests and the CLI start.
 
 ``async with Emulator(port=0, turn_seconds=1) as emu:`` then connect to ``emu.ws_url``. Runs the
-real handlers (``functions.routes.ROUTES`` and ``TIMERS``) with API Gateway's limits (defaults
-from ``shared.protocol.limits``, seconds as floats; see ``infra.emulator.gateway``). One emulator
-per process at a time: the environment and moto's data are process-global. Start-up order,
-transports and the worker pool: ``shared/domain/RULINGS.md``, "Local runtime".
-
-Credentials: at each start the runtime draws its own (:class:`~infra.emulator.iam
-.RuntimeCredentials`) and exports them as Lambda exports a function's execution role's
-(``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``), whatever the
-caller's environment held; its ``@connections`` accepts requests signed with them alone
-(:mod:`infra.emulator.iam`). With ``dynamodb_endpoint``, DynamoDB calls are still signed with
-the credentials the caller had (a real endpoint needs real ones), or ``testing`` when none.
+real handlers (``functions.routes``) with API Gateway's limits; one emulator per process at a
+time (the environment and moto's data are process-global). Credentials, start-up order,
+transports, worker pool: ``shared/domain/RULINGS.md``, Design notes, "Local runtime".
 """
 
 from __future__ import annotations
@@ -131,33 +123,10 @@ def _bind(host: str, port: int) -> socket.socket:
 class Emulator:
     """The whole backend on one machine: WebSocket API, ``@connections``, DynamoDB, clock.
 
-    Every argument is optional. ``port=0`` picks a free port (read it back from :attr:`port`,
-    :attr:`url`, :attr:`ws_url`). ``turn_seconds`` / ``intro_seconds`` / ``reconnect_seconds``
-    (seconds, floats) override ``TURN_SECONDS`` etc. only when given. ``routes`` (route key ->
-    handler or ``"module:attr"``) replaces the real ``functions/`` wiring, e.g. with test
-    doubles; then only the ``clock_handler`` / ``watchdog_handler`` given are used (none by
-    default), so nothing from ``functions/`` is imported. ``env`` adds or overrides
-    environment variables for the handlers.
-    ``watchdog_seconds`` (None = never) paces the watchdog; ``watchdog_handler`` replaces it.
-    ``bots`` > 0 keeps ``bots`` bots in lobbies of each of ``bots_languages`` (English by
-    default) and of every other language a player joins (``infra.players.bots.BotPools``,
-    watching the gateway's ``join`` and ``party_start`` messages).
-    ``max_workers`` (default: the cores, plus one unless moto runs in this process,
-    :func:`worker_count`) sizes the handlers' pool;
-    ``in_process=False`` sends the handlers' DynamoDB and Management API calls over HTTP;
-    ``dynamodb_process=False`` runs the embedded moto in this process instead of its own.
-    ``create_tables=False`` skips the schema module. ``idle_timeout_seconds``,
-    ``max_connection_seconds``, ``disconnect_loss``, ``half_open_seconds`` and ``gateway_seed``
-    set the gateway's limits and failure modes (each documented in
-    ``infra.emulator.gateway.LocalGateway``; defaults: AWS's 600 s idle timeout and 7200 s cap,
-    no lost ``$disconnect``, half-open off).
-    ``switch_interval_seconds`` (:data:`SWITCH_INTERVAL_SECONDS`; None leaves it) is the
-    interpreter's thread switch interval while the emulator runs; :meth:`stop` restores it.
-
-    After :meth:`start`: :attr:`gateway`, :attr:`clock`, :attr:`dynamodb_endpoint`,
-    :attr:`callback_url`, :attr:`env` (what was exported), :attr:`credentials` (the only
-    ones its ``@connections`` accepts; in :attr:`env` too), :meth:`management_client`,
-    :meth:`dynamodb_client`.
+    Every argument is optional and keyword-only (``port=0``: a free port, read back from
+    :attr:`port`, :attr:`url`, :attr:`ws_url`); each is described in ``shared/domain/RULINGS.md``,
+    Design notes, "The emulator's options". After :meth:`start`: :attr:`gateway`, :attr:`clock`,
+    :attr:`env`, :attr:`credentials`, :meth:`management_client`, :meth:`dynamodb_client`.
     """
 
     _active: ClassVar[Emulator | None] = None

@@ -1,33 +1,8 @@
-"""The local runtime's stand-in for IAM on ``@connections``: its own credentials, and the
-Signature Version 4 check every Management API request must pass.
-
-On AWS the ``@connections`` API takes only requests signed with SigV4 by credentials allowed
-``execute-api:ManageConnections`` ("Use @connections commands in your backend service":
-"These requests use IAM authorization, so you must sign them with Signature Version 4";
-https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-how-to-call-websocket-api-connections.html,
-https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-control-access-iam.html,
-the action: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonapigateway.html).
-The twin has one principal allowed that action: the runtime itself. It draws
-:class:`RuntimeCredentials` when it starts and hands them to its handlers as Lambda hands a
-function its execution role's: ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY`` and
-``AWS_SESSION_TOKEN`` in the environment ("Defined runtime environment variables",
-https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime).
-Anyone else who reaches the port holds no key and is refused.
-
-:func:`verify` recomputes the signature with botocore's own signer (``SigV4Auth``) over the
-received method, URL, signed headers and body, and compares it in constant time. Refusals are
-API Gateway's (403 with ``x-amzn-ErrorType``; AWS re:Post, "troubleshoot signature mismatch
-errors when making SigV4 signed requests with IAM authentication to API Gateway",
-https://repost.aws/knowledge-center/api-gateway-iam-sigv4-mismatch): unsigned ->
-``MissingAuthenticationTokenException`` "Missing Authentication Token"; another access key or
-session token -> ``UnrecognizedClientException`` "The security token included in the request
-is invalid."; a wrong signature -> ``InvalidSignatureException`` "The request signature we
-calculated does not match the signature you provided. ..." (AWS also appends the canonical
-request and string to sign it expected: left out); a timestamp more than 5 minutes away from
-now -> ``InvalidSignatureException`` "Signature expired: ..." (IAM, "AWS Signature Version 4
-for API requests": "a request must reach AWS within five minutes of the time stamp in the
-request"; https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_aws-signing.html).
-Lenient: any region in the credential scope is accepted (the twin has one endpoint).
+"""Local runtime: the stand-in for IAM on ``@connections``. The runtime draws its own
+:class:`RuntimeCredentials` at start and hands them to its handlers as Lambda hands a function
+its role's; :func:`verify` is the SigV4 check every Management API request must pass, refusing
+as API Gateway does (403, ``x-amzn-ErrorType``). Sources and each refusal's wording:
+``shared/domain/RULINGS.md``, Design notes, "Local runtime".
 """
 
 from __future__ import annotations

@@ -1,29 +1,8 @@
-"""Local runtime: in-process transports for the handlers' boto3 clients.
-
-The handlers keep their real adapters (``ApiGatewayNotifier`` over a boto3
-``apigatewaymanagementapi`` client, ``DynamoStore`` over a boto3 ``dynamodb`` client): botocore
-still validates the parameters, serialises the request, signs it, and parses the answer into
-results and exceptions (``GoneException``, ``ConditionalCheckFailedException``, ...). Only the
-wire is replaced: a ``before-send`` handler on the client's event system (botocore, "Events":
-returning a response from ``before-send`` skips the HTTP send,
-https://botocore.amazonaws.com/v1/documentation/api/latest/topics/events.html; moto's own
-``mock_aws`` works this way) hands the prepared request to
-
-* the local gateway's Management API (:meth:`infra.emulator.gateway.LocalGateway.manage`, the
-  code behind its HTTP ``@connections`` route, so both answer alike), on the gateway's event
-  loop, once the request's SigV4 signature is checked as the HTTP route checks it
-  (:meth:`~infra.emulator.gateway.LocalGateway.authorize`: the runtime's credentials only); a
-  PostToConnection is answered as soon as the gateway has accepted it and written by the loop
-  afterwards, in order (:meth:`~infra.emulator.gateway.LocalGateway.manage_threadsafe`);
-* moto's DynamoDB request handler (:func:`moto_dynamodb_answer`) under the lock that
-  serialises the embedded moto server's HTTP requests (:class:`infra.emulator.dynamo
-  .EmbeddedDynamo`): one request at a time, whichever way it comes; in this process, or in
-  moto's own process over a pipe (:class:`infra.emulator.dynamo_process.DynamoProcess`, the
-  emulator's default).
-
-Each transport answers only requests for its own endpoint (the URL prefix); anything else goes
-out over HTTP as usual. Register both on a boto3 session before building clients from it
-(:func:`register`): clients copy their session's event handlers when they are created.
+"""Local runtime: in-process transports for the handlers' boto3 clients. A ``before-send`` hook
+answers Management API calls from the local gateway (signature checked) and DynamoDB calls from
+the embedded moto (:func:`moto_dynamodb_answer`), skipping only the wire; each answers only its
+own endpoint. :func:`register` them on a boto3 session before building its clients. How:
+``shared/domain/RULINGS.md``, Design notes, "Local runtime".
 """
 
 from __future__ import annotations

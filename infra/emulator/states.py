@@ -1,30 +1,9 @@
-"""Local runtime: a small interpreter of the deadline state machine — the production twin of
-Step Functions for the clock (DESIGN.md §3 Clocks, §5).
-
-It executes the very definition CDK deploys (``shared.adapters.step_functions
-.state_machine_definition``), and the Clock port is the same adapter on both sides
-(``StepFunctionsClock``): only the ``stepfunctions`` client differs. ``LocalStepFunctions`` has
-boto3's ``start_execution(stateMachineArn, name, input)`` and runs executions as Step Functions
-does (AWS Step Functions Developer Guide, Amazon States Language):
-
-- **Wait** (``Timestamp``/``TimestampPath``/``Seconds``/``SecondsPath``): a timestamp's
-  milliseconds are truncated ("Wait workflow state": "considers the time value up to seconds
-  and truncates milliseconds"), so a wake can come up to 999 ms before an unrounded timestamp;
-- **Task** ``arn:aws:states:::lambda:invoke`` (``Parameters`` with ``.$`` paths, the result
-  ``{"Payload", "StatusCode"}``, ``OutputPath``/``ResultPath``), its ``TimeoutSeconds`` and
-  ``Retry`` (``ErrorEquals`` with ``States.ALL``/``States.TaskFailed``/``States.Timeout``,
-  ``IntervalSeconds * BackoffRate**n``, ``MaxAttempts``); a function error is the exception's
-  class name, as Lambda's ``errorType``; no ``Catch``: past the retries the execution fails;
-- **Task** ``arn:aws:states:::states:startExecution`` (request-response: starts the successor);
-- **Choice** (``Variable`` with ``BooleanEquals``/``NumericEquals``/``StringEquals``, ``And``/
-  ``Or``/``Not``, ``Default``), **Succeed**, **Fail**, **Pass**;
-- the **Express** limit: an execution still running 5 minutes after its start fails
-  (``States.Timeout``);
-- **at-least-once**: ``duplicate_starts=True`` runs every execution twice, as Express may.
-
-Anything else in a definition raises ``UnsupportedStateError`` at start: the interpreter never
-guesses. Two drivers share it: ``LocalClock`` (wall-clock time, a thread, invocations in a
-pool — the local runtime) and ``ManualClock`` (time moves only when told — the test harness).
+"""Local runtime: a small interpreter of the deadline state machine, the twin of Step Functions
+for the clock. ``LocalStepFunctions`` has boto3's ``start_execution(stateMachineArn, name,
+input)`` and runs the very definition CDK deploys (``shared.adapters.step_functions
+.state_machine_definition``); a state or field it does not support raises
+``UnsupportedStateError`` at start. Drivers: ``LocalClock`` (wall clock) and ``ManualClock``
+(tests). What it implements: ``shared/domain/RULINGS.md``, Design notes, "Local runtime".
 """
 
 from __future__ import annotations

@@ -1,29 +1,9 @@
-"""Local runtime: the test harness for testers — a pytest plugin module.
-
-Fixtures (enable with ``pytest_plugins = ["infra.emulator.testing"]``, as ``tests/conftest.py``
-does):
-
-- ``backend``: a ``Backend`` — moto DynamoDB (in-process ``mock_aws``) with the real table
-  schema, a ``ManualClock`` (time stands still until you advance it; due timers fire the real
-  clock handler), a ``RecordingNotifier`` (every message each connection received), and the real
-  ``functions/`` handlers fed API Gateway-shaped events.
-- ``backend.player(name)`` -> ``ScriptedPlayer``: connected, with a session. Helpers:
-  ``send(action, **fields)``, ``join(lang)``, ``guess(word)`` (in the player's current duel),
-  ``time_out()`` (advance the clock to the player's turn deadline), ``disconnect()``,
-  ``resume()``, ``last(type)``, ``all(type)``, ``errors``, ``send_raw(body)``, ``clear()``.
-- ``backend.items()`` / ``backend.snapshot()``: every stored item (a moto Scan: fine in tests,
-  never in the product) as plain dicts, for "nothing changed" checks; ``backend.item(key)``.
-
-Example — a lobby fills, the intro ends, a guess is played::
-
-    def test_first_guess(backend):
-        players = backend.fill_lobby("en")           # 8 scripted players, tournament started
-        backend.end_intro()
-        p = backend.to_move()[0]                     # a player whose turn it is
-        p.guess(p.any_valid_word())
-        assert p.last("turn")["row"]["player"] == p.id
-
-Times are absolute UTC ms; the manual clock starts at 1_800_000_000_000.
+"""Local runtime: the test harness, a pytest plugin (``pytest_plugins =
+["infra.emulator.testing"]``, as ``tests/conftest.py`` does). Its fixture ``backend`` is a
+:class:`Backend`: moto DynamoDB with the real schema, a ``ManualClock`` (times absolute UTC ms,
+from 1_800_000_000_000), a :class:`RecordingNotifier` and the real ``functions/`` handlers;
+``backend.player(name)`` gives a connected :class:`ScriptedPlayer`. A worked example:
+``shared/domain/RULINGS.md``, Design notes, "Local runtime".
 """
 
 from __future__ import annotations

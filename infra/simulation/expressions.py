@@ -1,22 +1,8 @@
-"""Simulation: a small evaluator of DynamoDB expressions, for the fake client (``dynamo``).
-
-It understands exactly the grammar below and raises ``UnsupportedExpressionError`` on anything else,
-so that the fake can never silently accept what DynamoDB would refuse or evaluate differently
-(AWS, "Using expressions in DynamoDB":
-https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.html).
-
-- condition: ``OR`` / ``AND`` / ``NOT`` / parentheses over comparisons ``a (= | <> | < | <= | > |
-  >=) b``, ``a BETWEEN b AND c``, ``attribute_exists(path)``, ``attribute_not_exists(path)``,
-  ``begins_with(path, :v)``; operands are top-level attribute names (``name`` or ``#alias``)
-  and values ``:v``. A comparison with a missing attribute or across types is false (``<>``:
-  true), as in DynamoDB.
-- key condition: ``pk = :v`` optionally ``AND`` one sort-key comparison (``=, <, <=, >, >=``),
-  ``BETWEEN :a AND :b`` or ``begins_with(sk, :v)``.
-- update: ``SET a = operand [, ...]`` (operand: a value, a name, ``if_not_exists(a, :v)``, or
-  ``x + y`` / ``x - y`` of those), ``ADD a :n [, ...]`` (numbers), ``REMOVE a [, ...]``; clauses in
-  any order, each at most once.
-
-Values are attribute values in DynamoDB JSON (``{"N": "3"}``, ``{"S": "x"}``...).
+"""Simulation: a small evaluator of DynamoDB expressions (conditions, key conditions, updates) for
+the fake client (``dynamo``), over values in DynamoDB JSON (``{"N": "3"}``). It takes exactly
+the grammar in ``shared/domain/RULINGS.md``, Design notes, "Simulation", and raises
+``UnsupportedExpressionError`` on anything else: the fake never silently accepts what DynamoDB
+would refuse or evaluate differently.
 """
 
 from __future__ import annotations
