@@ -1,20 +1,8 @@
-"""Adapters layer: ``ApiGatewayNotifier`` — pushes through the API Gateway Management API,
-and reads a connection's ``LastActiveAt`` there (GetConnection) when liveness matters (ruling 14).
-
-The endpoint comes from settings (``CALLBACK_URL``), so the local gateway can stand in.
-``GoneException`` is caught *before* ``ClientError`` (it is a subclass) and reported back so the
-disconnect flow runs; any other failure of one recipient is logged and never stops the others:
-``LimitExceededException`` (the connection's own outbound throttle; botocore's standard mode has
-already retried it), ``ForbiddenException``, and transport errors (``BotoCoreError``: connection
-reset, read timeout) alike. A message lost that way is not retried later: every client redraws
-from the ``session`` snapshot on resume.
-
-Counts (the ``metrics`` sink, Powertools Metrics on Lambda): ``PostGone`` per connection found
-gone, ``PostFailed`` per post or close that failed otherwise. The log lines go through the
-standard ``logging`` module; on Lambda they come out as Powertools JSON with the invocation's
-correlation keys (``shared.runtime.observability``). AWS, "Use @connections commands in your
-backend service":
-https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-how-to-call-websocket-api-connections.html
+"""Adapters layer: ``ApiGatewayNotifier`` pushes through the API Gateway Management API (endpoint
+``CALLBACK_URL``) and reads a connection's ``LastActiveAt`` when liveness matters (ruling 14). A
+gone connection is reported back so the disconnect flow runs; any other failure of one recipient
+is logged and counted (``PostGone``, ``PostFailed``), never stops the others and is not retried.
+Which failures and why: ``shared/domain/RULINGS.md``, Design notes, "Message functions".
 """
 
 from __future__ import annotations

@@ -71,22 +71,10 @@ def _alive(alive: Sequence[str]) -> list[str]:
 def bye_candidates(
     alive: Sequence[str], previous_bye: str | None, byes: Mapping[str, int]
 ) -> list[str]:
-    """Who may get this round's bye (ruling 4, first step): the players who did not have the
-    previous bye and, among them, those with the fewest byes so far.
-
-    Args:
-        alive: ids of the players still alive (at least 2).
-        previous_bye: who had the previous round's bye, if anyone.
-        byes: byes each player has had in this tournament; a player not in it has had none.
-
-    Returns:
-        the candidates, sorted (non-empty); [] when the alive count is even (no bye).
-        The previous bye's holder would stay eligible only if nobody else were; an odd count
-        of at least two is at least three, so there is always someone else and that fallback
-        (kept so that the rule can never leave nobody) does not arise.
-
-    Raises:
-        ValueError: fewer than two players.
+    """Who may get this round's bye (ruling 4, first step), sorted and non-empty: of ``alive`` (ids,
+    at least 2), those who did not have ``previous_bye`` and, among them, those with the fewest
+    ``byes`` (absent: none); [] when the alive count is even (no bye). Raises ValueError for fewer
+    than two players.
     """
     players = _alive(alive)
     if len(players) % 2 == 0:
@@ -114,25 +102,11 @@ def candidate_pairings(
     *,
     byes: Mapping[str, int],
 ) -> list[Pairing]:
-    """Every pairing ruling 4 may pick: for each allowed bye (``bye_candidates``), the
-    matchings of the others with the fewest rematches *for that bye* (``best_matchings``).
-
-    Rematches are minimised per bye, not across byes: two allowed byes may leave matchings
-    with different rematch counts, and both appear (the bye is chosen before the matching).
-
-    Args:
-        alive: ids of the players still alive (at least 2).
-        previous_pairs: the previous round's pairs, as frozensets of two ids.
-        previous_bye: who had the previous round's bye, if anyone.
-        byes: byes each player has had in this tournament (absent: none).
-
-    Returns:
-        every such ``Pairing`` (non-empty), in a deterministic order. ``pair_round`` picks the
-        bye uniformly among the allowed ones, then the matching uniformly among that bye's
-        best: not uniformly over this list when byes leave different numbers of best matchings.
-
-    Raises:
-        ValueError: fewer than two players.
+    """Every pairing ruling 4 may pick (non-empty, in a deterministic order): for each allowed bye
+    (``bye_candidates``) of ``alive`` (ids, at least 2), the matchings of the others with the fewest
+    rematches of ``previous_pairs`` *for that bye* (``best_matchings``); ``byes``: each player's
+    byes so far (absent: none). Not a uniform draw: ``pair_round`` picks the bye, then a matching.
+    Raises ValueError for fewer than two players.
     """
     players = _alive(alive)
     if len(players) % 2 == 0:

@@ -288,21 +288,13 @@ class Tournament:
         now_ms: int,
         dealer: Dealer,
     ) -> Outcome:
-        """A duelist's typed guess ``raw``, received at ``received_ms`` (when API Gateway
-        received it) and handled at ``now_ms`` (rules page "Turns and the clock"; ruling 5).
-
-        First what was due when the guess arrived is applied — deadlines up to ``received_ms
-        + dealer.skip_grace_ms`` (at most ``now_ms``): a skip waits that long for a guess
-        received in time. Then the checks, once, most telling first: the tournament is over
-        (TournamentOverError), the player is not in it (NotInTournamentError) or is out
-        (AlreadyEliminatedError), the duel is not this round's (NotInDuelError), then the
-        duel's own (``Duel.refusal``: not theirs, over, not started, turn over, not their
-        turn), then the word against the language's allowed words (``words``, handed in as
-        data like ``Dealer.words``). The next turn's deadline starts at ``now_ms``.
-
-        Returns an ``Outcome``: refused, it carries the refusal with the deadlines applied
-        meanwhile (possibly none: then ``tournament`` is ``self``); else the new state and
-        every event. Never raises a refusal.
+        """A duelist's typed guess ``raw``, received at ``received_ms`` (by API Gateway) and handled
+        at ``now_ms`` (ruling 5): first applies the deadlines due by ``received_ms +
+        dealer.skip_grace_ms`` (at most ``now_ms``), then checks once, most telling first (the
+        order: ``shared/domain/RULINGS.md``, Design notes, "Tournament rules"), the word against
+        ``words``; the next turn's deadline starts at ``now_ms``. Returns an ``Outcome``: refused,
+        the refusal with the deadlines applied (``tournament`` is ``self`` if none); else the new
+        state and every event. Never raises a refusal.
         """
         received = min(received_ms, now_ms)
         t, events = self.expire(min(now_ms, received + dealer.skip_grace_ms), dealer)

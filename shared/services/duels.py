@@ -15,23 +15,13 @@ from shared.services.tournament_change import Decision, change_tournament, parti
 
 
 def guess(deps: Deps, req: Request, duel_id: str, raw_word: str) -> None:
-    """Play ``raw_word`` in the duel ``duel_id`` for the player behind ``req.connection_id``.
-
-    The player is found by the connection id inside the tournament item, so a guess costs one
-    read and one conditional write (plus pushes); only a guess refused as "not yours" looks the
-    session up, so a connection without one learns ``no_session`` as for any other action.
-
-    The turn is judged by ``req.received_ms``, when API Gateway received the message
-    (``requestContext.requestTimeEpoch``, set by the gateway, never by the client; None: now):
-    a guess received before the turn deadline counts even when it is handled after it — the
-    skip waits ``Timing.skip_grace_ms`` for it —, one received at or after the deadline is
-    refused ``TurnOverError`` (``turn_over``), as is one whose turn was already skipped
-    (``Tournament.play`` decides, and orders the refusals).
-
-    Raises NoSessionError, NotInDuelError (also for a forged duel id), NotInTournamentError,
-    TurnOverError, the duel's refusals, and the word checks (InvalidLettersError,
-    WrongLengthError, NotInWordListError) — none changes anything, except that deadlines
-    already due are applied (and pushed) first.
+    """Play ``raw_word`` in the duel ``duel_id`` for the player behind ``req.connection_id``, judged
+    by ``req.received_ms`` (API Gateway's receipt, None: now; ruling 13). Raises NoSessionError,
+    NotInDuelError (also for a forged duel id), NotInTournamentError, TurnOverError (received at or
+    after the deadline, or the turn already skipped), the duel's refusals and the word checks
+    (InvalidLettersError, WrongLengthError, NotInWordListError); none changes anything, but
+    deadlines already due are applied (and pushed) first. Cost and grace:
+    ``shared/domain/RULINGS.md``, Design notes, "Message functions".
     """
     try:
         tournament_id = DuelId.parse(duel_id).tournament_id

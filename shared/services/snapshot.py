@@ -1,19 +1,8 @@
-"""Service layer (building block): the resume snapshot — a read model (DESIGN.md §3).
-
-``snapshot(deps, player)`` answers "what does this player's screen show now?" from the stored
-records, in the same protocol shapes as the live messages, so that a client which knows only
-its token can draw everything from nothing and play on (ruling 15): the game language with its
-tiles and keyboard, the lobby, the round (pairs, bye, intro deadline), the own duel's board and,
-for a spectator, the other duels' boards (ruling 7), deadlines (absolute UTC ms), lives and
-standings, places and rating changes already fixed, who is disconnected, the party.
-
-Secrets (ruling 6): boards come from ``presenter.board``, which carries a duel's word only once
-the duel is over, and ``DuelBoard`` itself refuses a word on a running duel.
-
-A building block, not a use case: it imports only ``deps``, ``model`` and ``presenter``, so
-every use case and block may import it — ``sessions`` for a resume, ``tournament_change`` for
-the party screen when a member's place is fixed, ``seating`` for who is away when a newcomer
-sits down. It reads; it never writes.
+"""Service layer (building block): the resume snapshot, a read model. ``snapshot(deps, player)``
+answers what the player's screen shows now, in the live messages' shapes, so a client that knows
+only its token draws everything and plays on (ruling 15); a board carries its duel's word only
+once the duel is over (ruling 6). Imports only ``deps``, ``model`` and ``presenter``; never
+writes. What it holds: ``shared/domain/RULINGS.md``, Design notes, "Message functions".
 """
 
 from __future__ import annotations
