@@ -16,7 +16,7 @@ import json
 import multiprocessing
 import random
 import threading
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from decimal import Decimal
 from typing import Any
@@ -28,6 +28,7 @@ from websockets.exceptions import ConnectionClosed
 from infra.emulator import Emulator
 from infra.players.bots import BotConfig, BotResult, play_tournament
 from infra.players.solver import DuelSolver
+from infra.players.state import Board, ClientState
 from shared.protocol.framing import unpack
 from shared.protocol.limits import PING_INTERVAL_SECONDS
 
@@ -114,8 +115,10 @@ class WsPlayer:
     """One player on a real WebSocket, driven step by step by a test.
 
     Every message received is kept in :attr:`log` (all connections, in order); :meth:`expect`
-    waits for the next message matching a predicate. :meth:`play` plays duels with the bots'
-    solver until a condition holds, so a scenario only scripts the interesting moment.
+    waits for the next message matching a predicate. Every message consumed is folded into
+    :attr:`view` (the clients' one fold, ``ClientState``); our duel and its rows come from it.
+    :meth:`play` plays duels with the bots' solver until a condition holds, so a scenario only
+    scripts the interesting moment.
     """
 
     def __init__(
@@ -141,10 +144,11 @@ class WsPlayer:
         self._queue: asyncio.Queue[Message | None] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
         self._ids = itertools.count(1)
-        # duel being played by play(): id, solver, rows seen
-        self.duel_id: str | None = None
+        self.view = ClientState()
+        """What this client knows: every message consumed (by :meth:`expect`) folded in."""
         self.solver: DuelSolver | None = None
-        self.rows: list[Message] = []
+        """The solver of our running duel, fed its rows from :attr:`view`; None between duels."""
+        self._solving: tuple[str, int] | None = None  # (duel id, rows fed) of the solver
         self._pending_guess: str | None = None
         self._tiles: tuple[str, ...] = ()
         self._pinger: asyncio.Task[None] | None = None
@@ -215,6 +219,7 @@ class WsPlayer:
                 message = await self._queue.get()
                 if message is None:
                     raise ConnectionError(f"{self.name}: the connection closed while waiting")
+                self.observe(message)
                 if predicate(message):
                     return message
 
@@ -237,16 +242,25 @@ class WsPlayer:
         assert reply["type"] == "lobby", f"{self.name}: join refused: {reply}"
         return reply
 
-    def start_duel(self, duel_id: str, length: int, rows: Sequence[Message] = ()) -> None:
-        self.duel_id, self.solver, self.rows = duel_id, DuelSolver(self.language, length), []
-        for row in rows:
-            self.add_row(row)
+    @property
+    def duel(self) -> Board | None:
+        """Our running duel's board in :attr:`view` (started, not over), else None."""
+        board = self.view.own_board
+        if board is None or board.over or board.length is None:
+            return None
+        return board
 
-    def add_row(self, row: Message) -> None:
-        assert self.solver is not None
-        self.rows.append(row)
-        if not row.get("skipped"):
-            self.solver.add_row(row["tiles"], row["marks"])
+    @property
+    def duel_id(self) -> str | None:
+        """The id of our running duel, else None."""
+        board = self.duel
+        return board.duel_id if board is not None else None
+
+    @property
+    def rows(self) -> list[Message]:
+        """Our running duel's rows as the protocol writes them (empty between duels)."""
+        board = self.duel
+        return [row.as_message() for row in board.rows] if board is not None else []
 
     async def guess(self) -> None:
         """Play the solver's best word in the current duel."""
@@ -266,7 +280,6 @@ class WsPlayer:
         async def loop() -> Message:
             while True:
                 m = await self.expect(lambda _: True, timeout)
-                self.observe(m)
                 if until(m):
                     return m
                 await self.react(m)
@@ -274,14 +287,21 @@ class WsPlayer:
         return await asyncio.wait_for(loop(), timeout)
 
     def observe(self, m: Message) -> None:
-        """Keep the current duel's solver up to date."""
-        kind = m["type"]
-        if kind == "duel_start" and self.id in m["players"]:
-            self.start_duel(m["duel_id"], m["length"])
-        elif kind == "turn" and m["duel_id"] == self.duel_id:
-            self.add_row(m["row"])
-        elif kind == "duel_end" and m["duel_id"] == self.duel_id:
-            self.duel_id, self.solver = None, None
+        """Fold ``m`` into :attr:`view` and feed our running duel's new rows to the solver."""
+        self.view.apply(m)
+        board = self.duel
+        if board is None:
+            self.solver, self._solving = None, None
+            return
+        if self._solving is None or self._solving[0] != board.duel_id:
+            self.solver = DuelSolver(self.language, board.length or 0)
+            self._solving = (board.duel_id, 0)
+        assert self.solver is not None
+        fed = self._solving[1]
+        for row in board.rows[fed:]:
+            if not row.skipped and row.tiles is not None and row.marks is not None:
+                self.solver.add_row(row.tiles, row.marks)
+        self._solving = (board.duel_id, max(fed, len(board.rows)))
 
     async def react(self, m: Message) -> None:
         """Guess whenever it is our turn; pick another word if the server refused one."""
@@ -299,14 +319,12 @@ class WsPlayer:
             await self.guess()
 
     async def resume_from(self, session: Message) -> None:
-        """Pick the game up again from a resumed session's snapshot."""
-        duel = (session.get("snapshot") or {}).get("duel")
-        if duel and not duel["over"] and self.id in duel["players"]:
-            self.start_duel(duel["duel_id"], duel["length"], duel["rows"])
-            if duel["next_player"] == self.id:
-                await self.guess()
-        else:
-            self.duel_id, self.solver = None, None
+        """Pick the game up again from a resumed session (:meth:`connect` folded its snapshot):
+        guess at once when it is our turn in our duel."""
+        assert self.view.player_id == session["player"]["id"], "the session was not folded"
+        board = self.duel
+        if board is not None and board.next_player == self.id:
+            await self.guess()
 
 
 # -- shared checks ---------------------------------------------------------------------------
