@@ -27,7 +27,7 @@ from infra.cdk.constructs.log_formats import ACCESS_LOG_FORMAT
 from shared.adapters.step_functions import state_machine_definition
 
 GOAL_USD = 0.0025
-"""Issue 16: all-in, per 8-player tournament."""
+"""The cost goal, USD: all-in, per 8-player tournament."""
 PLATFORM_LOG_BYTES = 300
 """Lambda's START, END and REPORT lines per invocation (about 70 + 50 + 180 bytes)."""
 EMF_LOG_BYTES = 450

@@ -1,5 +1,5 @@
-"""Benchmarks: the stored tournament item at its worst, its size in capacity units, and the
-codec's CPU time (issue 16, item 1).
+"""Benchmarks: the stored tournament item at its worst (every guess reads and writes it), its
+size in capacity units, and the codec's CPU time.
 
 The worst case is built on purpose, not played: 8 players (20-character Cyrillic nicknames,
 every one disconnected with a reconnect deadline, rated and placed, one or two byes each), 4

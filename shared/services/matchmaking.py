@@ -171,7 +171,7 @@ def _lane(past_open: int, rng: random.Random | None) -> int:
 def _sustained(rec: LobbyRecord, now_ms: int) -> bool:
     """Whether a lobby was opened under sustained load: its opener had opened
     ``SUSTAINED_STREAK`` lobbies in a row, each within ``FAST_FILL_MS`` of the one before
-    (``LobbyRecord.streak``), and it was opened within ``SUSTAINED_FRESH_MS`` (issue 17)."""
+    (``LobbyRecord.streak``), and it was opened within ``SUSTAINED_FRESH_MS`` (ruling 8)."""
     return rec.streak >= SUSTAINED_STREAK and now_ms - rec.lobby.created_ms <= SUSTAINED_FRESH_MS
 
 

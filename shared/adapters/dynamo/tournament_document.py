@@ -28,7 +28,7 @@ to migrate the old one (or refuse it).
   duel, its time relative to the one before, its tiles only when they are not the word's letters),
   with the connections and party ids inside, as zlib-compressed JSON in a Binary attribute: the
   worst item (8 players, 4 duels of 12 rows, production id lengths) stays under 2 KB, so a write
-  costs at most 2 WRU and a consistent read 1 RRU (issue 16;
+  costs at most 2 WRU and a consistent read 1 RRU (the cost goal per tournament;
   https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html).
   Schema-1 items are still read (a tournament running across the deployment); the next write
   stores them as schema 2.
