@@ -257,7 +257,7 @@ def test_waiting_lobbies_are_those_admitting_the_rating(store: Any) -> None:
 
 
 def test_waiting_lobbies_finds_one_behind_hundreds(store: Any) -> None:
-    """No blind spot: far more lobbies than one page of answers wait (issue 17)."""
+    """No blind spot: far more lobbies than one page of answers wait."""
     for i in range(120):
         store.commit([_seated(f"far{i:03d}", 1500 + i % 50, created=NOW + i)])
     store.commit([_seated("near", 1199, created=NOW + 999)])

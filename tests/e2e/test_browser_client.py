@@ -1,6 +1,6 @@
 """End to end in a browser: the web client is playable on a phone, for everyone, and never stuck.
 
-One scenario (issue 19), two people in one headless Chromium, each in a browser context of its
+One scenario, two people in one headless Chromium, each in a browser context of its
 own: A on a phone (390x844, touch) with the Arabic interface, B on a desktop (1366x768) in
 Hindi. Everything A does is done with the keyboard only (Tab, Enter, letters).
 

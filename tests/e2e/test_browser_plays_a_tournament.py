@@ -197,7 +197,7 @@ def test_a_human_in_the_browser_plays_a_bot_lobby_to_the_final_screen(tmp_path: 
         human: HumanAtTheKeyboard = out["human"]
         assert human.guesses >= 1, "the human typed at least one guess"
         assert human.own_rows_seen >= 1, "a typed guess appeared on the board"
-        # Issue 19: the final board of your duel stays, with its result, through the next intro.
+        # The final board of your duel stays, with its result, through the next intro.
         assert human.intro_results, "no round intro showed the last duel's result"
         for intro_line, board_line in human.intro_results:
             assert intro_line == board_line, (intro_line, board_line)

@@ -1,6 +1,6 @@
 """End to end in a browser: a reload at every phase of a tournament resumes the same screen.
 
-Issue 13: "reload at each phase (lobby, intro, own turn, opponent's turn, spectating, after
+The goal: "reload at each phase (lobby, intro, own turn, opponent's turn, spectating, after
 elimination, after the end) -> same screen and a usable keyboard". One human seat in headless
 Chromium joins a lobby, seven bots fill it, and the page is reloaded (``Page.reload``: the token
 is in localStorage, so the new page sends ``session`` with it and applies the resumed snapshot)
@@ -67,7 +67,7 @@ READ_SCREEN = """(() => {
     // The last duel's result, shown during the next round's intro (the intro's "last result"
     // line and, behind the intro, that duel's board with its result banner), is left out: the
     // previous round's duels are not in the tournament state, so a page reloaded during an intro
-    // cannot show them again (a known gap, named in the closing note of issue 19). Every other
+    // cannot show them again (a known gap of the web client). Every other
     // banner must survive a reload.
     banners: q('#intro-h') ? all('.card .banner:not(.last-result):not(.result)')
       .map((b) => b.textContent) : all('.card .banner').map((b) => b.textContent),

@@ -1,4 +1,4 @@
-"""End to end over real sockets: connections as clients live them (issue 13).
+"""End to end over real sockets: connections as clients live them.
 
 - silent drop (ruling 14): the socket stays open, the client stops sending; after the
   heartbeat timeout the server treats the player as disconnected and closes the socket;

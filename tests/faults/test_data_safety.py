@@ -1,4 +1,4 @@
-"""Data safety (issue 9 item 5): every table write in the code base is conditional, or says
+"""Data safety: every table write in the code base is conditional, or says
 why not in a ``# unconditional: <reason>`` comment that this test reads; and the synthesized
 CloudFormation template keeps point-in-time recovery, TTL and (prod) deletion protection.
 

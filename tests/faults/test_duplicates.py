@@ -1,4 +1,4 @@
-"""Every handler's event delivered twice (issue 9 item 1): the second delivery never applies
+"""Every handler's event delivered twice: the second delivery never applies
 twice. State-based idempotency does the work — conditional writes on versions, turn numbers and
 disconnect counters — so the duplicate meets the state the first one left and is refused with
 the code that state calls for, or changes nothing.

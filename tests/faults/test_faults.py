@@ -1,4 +1,4 @@
-"""Fault injection at the adapter boundary (issue 9 item 1): DynamoDB throttling and
+"""Fault injection at the adapter boundary: DynamoDB throttling and
 transaction conflicts, API Gateway ``GoneException`` / ``LimitExceededException``, Step
 Functions ``StartExecution`` failures, and the clock function invoked twice or late.
 

@@ -1,4 +1,4 @@
-"""Identity and cheating (issue 9 item 4): forged or borrowed ids, replayed and stolen
+"""Identity and cheating: forged or borrowed ids, replayed and stolen
 connection ids, a token used while its player is connected, guessing in someone else's duel,
 fishing for the secret in messages, errors, snapshots and INFO logs, and the per-connection
 rate limit. Every attempt is refused with a stable code and changes nothing."""

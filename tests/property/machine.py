@@ -1,4 +1,4 @@
-"""The randomized-concurrency model (issue 9 item 2): 8 players driven through the service
+"""The randomized-concurrency model: 8 players driven through the service
 layer in random orders, with the invariants checked after every step.
 
 Rules: join, guess (the secret, a wrong word, an invalid word, someone else's duel), leave,

@@ -1,4 +1,4 @@
-"""Fuzzed input through the real handlers (issue 9 item 3): random JSON, near-valid messages
+"""Fuzzed input through the real handlers: random JSON, near-valid messages
 built from the real action schemas, and unicode edge cases (combining marks, RTL and
 zero-width characters, lone surrogates as JSON escapes, very long strings).
 

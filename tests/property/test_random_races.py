@@ -1,4 +1,4 @@
-"""Randomized concurrency (issue 9 item 2): the ``Hardening`` state machine (``machine.py``)
+"""Randomized concurrency: the ``Hardening`` state machine (``machine.py``)
 on the ``InMemoryStore`` fake (the bulk: at least 10,000 steps in CI) and, smaller, on moto.
 
 ``WT_HARDENING_NIGHTLY=1`` runs ten times more examples on each.

@@ -1,4 +1,4 @@
-"""Engine: exact deadlines on a clock that behaves like Step Functions (issue 12 item 5).
+"""Engine: exact deadlines on a clock that behaves like Step Functions.
 
 The harness's clock is the local interpreter of the deployed state machine
 (``infra.emulator.states``): its Wait truncates timestamps to the whole second, as Step

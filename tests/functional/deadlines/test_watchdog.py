@@ -1,4 +1,4 @@
-"""Engine: the watchdog applies deadlines whose timer never started (issue 5 item 5), found
+"""Engine: the watchdog applies deadlines whose timer never started, found
 through the due-time index, so no duel or round can hang."""
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def _waiting_lobby(backend, lobby_id: str, rating: int, created_ms: int) -> None
 
 
 def test_1199_and_1201_share_a_lobby_behind_sixty_older_ones(backend):
-    """Issue 17, no blind spot: however many older lobbies wait that admit neither, two
+    """No blind spot: however many older lobbies wait that admit neither, two
     players 2 points apart (in different rating buckets) meet in one lobby (ruling 8)."""
     for i in range(60):
         _waiting_lobby(backend, f"old{i:02d}", 1500 + 201 * i, created_ms=i)

@@ -388,7 +388,7 @@ class _ConflictsFirst:
 
 
 def test_a_joiner_that_conflicts_spreads_to_another_lobby(backend):
-    """Issue 17, throughput: the first try takes the preferred lobby; after a conflict the
+    """Throughput: the first try takes the preferred lobby; after a conflict the
     retry picks among all admitting lobbies at random (here, scripted: the least preferred),
     instead of queueing on the same item again."""
     _, fuller = _seat(backend, 3)
@@ -459,7 +459,7 @@ def _opener_streak(backend) -> int:
 
 
 def test_openers_count_lobbies_opened_fast_in_a_row(backend):
-    """Issue 17: the lane-0 opener of a bucket records how many lobbies it opened in a row,
+    """The lane-0 opener of a bucket records how many lobbies it opened in a row,
     each within ``FAST_FILL_MS`` of the one before (the previous one filled that fast); a
     slower gap starts the count again."""
     backend.fill_lobby("en")
@@ -488,7 +488,7 @@ def _conflicted(backend, p, conflicts: int) -> None:
 
 
 def test_under_sustained_load_two_conflicts_open_a_lane(backend):
-    """Issue 17, throughput: when the bucket's lobbies have been filling within a second, one
+    """Throughput: when the bucket's lobbies have been filling within a second, one
     after another (``_sustained``), a joiner opens a lobby in a further lane after only 2
     conflicts instead of re-reading the index 8 times; the lobby it leaves short fills from
     the joiners still arriving."""
@@ -534,7 +534,7 @@ class _CountingListings(_ConflictsFirst):
 
 
 def test_a_retry_re_reads_the_lobbies_it_listed_not_the_index(backend):
-    """Issue 17: a retry after a conflict re-reads (GetItem) the lobbies its join listed;
+    """A retry after a conflict re-reads (GetItem) the lobbies its join listed;
     the index, whose partitions every join of a language shares, is read once."""
     _, first = _seat(backend, 2)
     x = backend.player("x")

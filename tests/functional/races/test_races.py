@@ -1,4 +1,4 @@
-"""Engine: races, deterministically interleaved at the service layer (issue 5 "Races").
+"""Engine: races, deterministically interleaved at the service layer.
 
 ``Interleaver.run(first, second)`` lets ``first`` load and decide, runs ``second`` to the end,
 then lets ``first`` commit: its conditional write on the tournament's ``version`` fails, it

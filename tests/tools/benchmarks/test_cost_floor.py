@@ -1,4 +1,5 @@
-"""Unit tests: the cost model's all-in log lines and its floors (issue 16, item 4).
+"""Unit tests: the cost model's all-in log lines and its floors (whether the design could
+meet the goal at all).
 
 Small hand-built plays with known answers; the figures themselves are the benchmark's.
 """

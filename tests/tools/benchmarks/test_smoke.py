@@ -53,5 +53,5 @@ def test_quick_benchmark_prints_the_table_and_writes_every_figure(tmp_path: Path
     for figure in FIGURES:
         assert f"| {figure} |" in text
     assert "Quick smoke run" in text
-    # the cost table gives each item's floor and why it cannot go lower (issue 16, item 4)
+    # the cost table gives each item's floor and why it cannot go lower
     assert "| cost | share | floor | why not lower |" in text

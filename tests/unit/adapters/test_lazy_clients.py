@@ -1,4 +1,4 @@
-"""Cold start (issue 16): a client that many invocations never use (Step Functions: most
+"""Cold start: a client that many invocations never use (Step Functions: most
 schedule nothing; the Management API: ``$connect`` never pushes) is built on first use, and a
 container's clients come from one boto3 session."""
 

@@ -1,7 +1,7 @@
 """The stored tournament document (``shared.adapters.dynamo.tournament_document``): versioned,
 read back exactly (bye counts included), schema-1 items and schema-2 items written before the bye
 counts still read (a tournament running across a deployment), a document of another layout or a
-corrupt one refused rather than misread, and the worst item within 2 WRU / 1 RRU (issue 16)."""
+corrupt one refused rather than misread, and the worst item within 2 WRU / 1 RRU."""
 
 from __future__ import annotations
 

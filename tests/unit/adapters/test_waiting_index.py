@@ -1,6 +1,6 @@
 """Unit: ``DynamoStore.waiting_lobbies`` — the Queries it sends to ``gsi_lobbies`` (one per
 shard, key condition on the admission range, filter on its top) and its paging to the end
-(issue 17: no blind spot however many lobbies wait)."""
+(no blind spot however many lobbies wait)."""
 
 from __future__ import annotations
 

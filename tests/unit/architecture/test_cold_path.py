@@ -1,4 +1,4 @@
-"""What a cold start runs before its first message (issue 16: the cold start against the floor).
+"""What a cold start runs before its first message (the cold start against the floor).
 
 A function's cold start imports its module and builds its ``Deps``
 (``functions._entry.container_deps()``). The message functions leave to their first message what
@@ -227,7 +227,7 @@ def test_disconnect_never_runs_the_nickname_rules() -> None:
 
 
 def test_only_the_message_function_imports_pydantic() -> None:
-    """Issue 16, cold start: the functions that only push events (``$connect``, ``$disconnect``,
+    """Cold start: the functions that only push events (``$connect``, ``$disconnect``,
     the clock, the watchdog) never import pydantic, neither at their cold start nor when they
     push (the events are stdlib dataclasses); the messages function parses its inbound
     messages with it."""

@@ -179,7 +179,8 @@ def test_turn_clock_starts_when_the_turn_starts() -> None:
 
 def test_invalid_guess_changes_nothing() -> None:
     """Rules page / ruling 5: a guess of the wrong length is refused; the turn and the clock keep
-    going (the duel is unchanged). The word-list check is the caller's (issue 3 languages)."""
+    going (the duel is unchanged). The word-list check is the caller's (it holds the language's
+    word list)."""
     d = guess(new_duel(), "slate", START + 5)
     before = d
     with pytest.raises(WrongLengthError) as info:
@@ -257,7 +258,7 @@ def test_secret_is_not_in_error_messages() -> None:
 
 
 def test_multi_character_tiles_duel() -> None:
-    """Issue 2: a secret of multi-character tiles has its length in tiles (Uzbek oʻrik = 4)."""
+    """A secret of multi-character tiles has its length in tiles (Uzbek oʻrik = 4)."""
     d = new_duel(word="oʻrik", answer=("oʻ", "r", "i", "k"))
     assert d.length == 4
     with pytest.raises(WrongLengthError):

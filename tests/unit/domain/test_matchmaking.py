@@ -359,7 +359,7 @@ def test_a_full_lobby_starts_its_tournament() -> None:
     )
 
 
-# ------------------------------------------------- the window as an interval (issue 17)
+# ------------------------------------------------- the window as an interval
 _seats = st.lists(
     st.tuples(st.sampled_from([None, "pa", "pb"]), st.integers(-300, 3000)),
     min_size=1,

@@ -1,4 +1,4 @@
-"""Unit tests: nickname generation and validation (ruling 11, foundation issue 2)."""
+"""Unit tests: nickname generation and validation (ruling 11)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_generated_nickname_is_always_valid_and_already_clean(seed: int, languag
 
 
 def test_english_nickname_is_adjective_noun_number() -> None:
-    """Issue 2: English nicknames look like "BraveOtter42"."""
+    """English nicknames look like "BraveOtter42"."""
     rng = random.Random(7)
     for _ in range(200):
         assert ENGLISH_SHAPE.fullmatch(generate_nickname(rng, "en"))
@@ -50,7 +50,7 @@ def test_english_nickname_is_adjective_noun_number() -> None:
 
 @pytest.mark.parametrize("language", [code for code in GAME_LANGUAGES if code != "en"] + ["zz"])
 def test_other_languages_get_a_language_free_nickname(language: str) -> None:
-    """Issue 2: a neutral, language-free fallback (syllables, no English words)."""
+    """A neutral, language-free fallback (syllables, no English words)."""
     rng = random.Random(language)
     for _ in range(50):
         assert NEUTRAL_SHAPE.fullmatch(generate_nickname(rng, language))
@@ -69,7 +69,7 @@ def test_generation_is_deterministic_given_the_seed(language: str) -> None:
 
 @pytest.mark.parametrize("language", ["en", "ru"])
 def test_generated_nicknames_vary_enough(language: str) -> None:
-    """Issue 2: at least 100k combinations, so 5,000 draws hardly ever repeat."""
+    """At least 100k combinations, so 5,000 draws hardly ever repeat."""
     rng = random.Random(2024)
     draws = [generate_nickname(rng, language) for _ in range(5000)]
     # 368,640 English combinations: about 34 repeats expected among 5,000 draws.
@@ -77,7 +77,7 @@ def test_generated_nicknames_vary_enough(language: str) -> None:
 
 
 def test_english_word_lists_give_at_least_100k_combinations() -> None:
-    """Issue 2: decent variety, counted from the distinct adjectives, nouns and numbers seen."""
+    """Decent variety, counted from the distinct adjectives, nouns and numbers seen."""
     rng = random.Random(5)
     parts = [
         re.fullmatch(r"([A-Z][a-z]+)([A-Z][a-z]+)(\d+)", generate_nickname(rng))
@@ -95,24 +95,24 @@ def test_english_word_lists_give_at_least_100k_combinations() -> None:
     ["Ана_42", "महेश", "محمد.1", "Zoë-Ø", "abc", "x" * 20, "Kavo-Rimu 17", "oʻgʻil", "日本語"],
 )
 def test_letters_and_digits_of_any_script_are_accepted(nickname: str) -> None:
-    """Ruling 11 / issue 2: letters and digits of any script plus space _ - . are allowed."""
+    """Ruling 11: letters and digits of any script plus space _ - . are allowed."""
     assert validate_nickname(nickname) == nickname
 
 
 def test_surrounding_whitespace_is_trimmed() -> None:
-    """Issue 2: nicknames are trimmed (a pasted newline at the end is forgiven)."""
+    """Nicknames are trimmed (a pasted newline at the end is forgiven)."""
     assert validate_nickname("  BraveOtter42\n") == "BraveOtter42"
     assert validate_nickname("\u3000Ана\u00a0") == "Ана"
 
 
 def test_inner_runs_of_spaces_collapse_to_one() -> None:
-    """Issue 2: inner runs of whitespace become one ASCII space."""
+    """Inner runs of whitespace become one ASCII space."""
     assert validate_nickname("Brave    Otter") == "Brave Otter"
     assert validate_nickname("Brave\u00a0\u2003 Otter") == "Brave Otter"
 
 
 def test_decomposed_input_is_accepted_and_normalised_to_nfc() -> None:
-    """Issue 2: NFC; "Zoe" + combining diaeresis equals the precomposed "Zoë"."""
+    """NFC; "Zoe" + combining diaeresis equals the precomposed "Zoë"."""
     decomposed = "Zoe\u0308-\u00d8"
     assert decomposed != "Zoë-Ø"
     cleaned = validate_nickname(decomposed)
@@ -121,19 +121,19 @@ def test_decomposed_input_is_accepted_and_normalised_to_nfc() -> None:
 
 
 def test_length_is_counted_in_code_points_after_nfc() -> None:
-    """Issue 2: 20 decomposed é (40 code points) are 20 characters after NFC."""
+    """20 decomposed é (40 code points) are 20 characters after NFC."""
     assert validate_nickname("e\u0301" * 20) == "\u00e9" * 20
 
 
 def test_combining_marks_on_letters_are_accepted() -> None:
-    """Issue 2: combining marks that follow a letter (stacked marks too) are allowed."""
+    """Combining marks that follow a letter (stacked marks too) are allowed."""
     assert validate_nickname("a\u0323\u0302bc") == unicodedata.normalize("NFC", "a\u0323\u0302bc")
     assert validate_nickname("क्षत्र") == "क्षत्र"
 
 
 @pytest.mark.parametrize("nickname", ["abc", "x" * 20])
 def test_length_edges_3_and_20_are_accepted(nickname: str) -> None:
-    """Issue 2: 3–20 characters, both edges included."""
+    """3–20 characters, both edges included."""
     assert NICKNAME_MIN_CHARS == 3
     assert NICKNAME_MAX_CHARS == 20
     assert validate_nickname(nickname) == nickname
@@ -149,18 +149,18 @@ def refusal(raw: str) -> str:
 
 @pytest.mark.parametrize("raw", ["", "  ", "\t\n", "\u3000"])
 def test_empty_or_blank_nickname_is_refused_as_empty(raw: str) -> None:
-    """Issue 2: nothing left after trimming."""
+    """Nothing left after trimming."""
     assert "empty" in refusal(raw)
 
 
 @pytest.mark.parametrize("raw", ["ab", " ab ", "a ", "e\u0301e\u0301"])
 def test_nickname_under_3_characters_is_too_short(raw: str) -> None:
-    """Issue 2: at least 3 characters (after trimming and NFC)."""
+    """At least 3 characters (after trimming and NFC)."""
     assert "too short" in refusal(raw)
 
 
 def test_nickname_of_21_characters_is_too_long() -> None:
-    """Issue 2: at most 20 characters."""
+    """At most 20 characters."""
     assert "too long" in refusal("x" * 21)
 
 
@@ -177,7 +177,7 @@ def test_nickname_of_21_characters_is_too_long() -> None:
 def test_invisible_format_characters_are_refused_with_their_position(
     raw: str, position: int, codepoint: str
 ) -> None:
-    """Issue 2: no format (Cf) characters such as zero-width joiners or bidi marks."""
+    """No format (Cf) characters such as zero-width joiners or bidi marks."""
     message = refusal(raw)
     assert f"position {position}" in message
     assert codepoint in message
@@ -188,7 +188,7 @@ def test_invisible_format_characters_are_refused_with_their_position(
     "raw", ["ab\x00cd", "ab\x07cd", "ab\tcd", "ab\ncd", "ab\x7fcd", "ab\x9bcd"]
 )
 def test_control_characters_inside_are_refused(raw: str) -> None:
-    """Issue 2: no control (Cc) characters, inner tabs and newlines included."""
+    """No control (Cc) characters, inner tabs and newlines included."""
     message = refusal(raw)
     assert "position 3" in message
     assert "control" in message
@@ -196,12 +196,12 @@ def test_control_characters_inside_are_refused(raw: str) -> None:
 
 @pytest.mark.parametrize("raw", ["ab\ue000cd", "abc\U000f0000", "\U00100001abc"])
 def test_private_use_characters_are_refused(raw: str) -> None:
-    """Issue 2: no private-use (Co) characters."""
+    """No private-use (Co) characters."""
     assert "private-use" in refusal(raw)
 
 
 def test_surrogates_and_unassigned_code_points_are_refused() -> None:
-    """Issue 2: no surrogate (Cs) or unassigned (Cn) code points."""
+    """No surrogate (Cs) or unassigned (Cn) code points."""
     assert "surrogate" in refusal("ab\ud800cd")
     assert "unassigned" in refusal("ab\U000e0fffcd")  # never assigned (plane 14 gap)
 
@@ -210,18 +210,18 @@ def test_surrogates_and_unassigned_code_points_are_refused() -> None:
     "raw", ["ab!cd", "ab@cd", "ab/cd", "a😀bc", "abc€", "a+b=c", "<b>x</b>", "ab'cd", "a\u2028bc"]
 )
 def test_symbols_and_other_punctuation_are_refused(raw: str) -> None:
-    """Issue 2: only letters, digits, space, _ - . are allowed."""
+    """Only letters, digits, space, _ - . are allowed."""
     assert "forbidden character" in refusal(raw)
 
 
 @pytest.mark.parametrize("raw", ["\u0301abc", "1\u20e3ab", "a \u0301b", "_\u0308ab"])
 def test_combining_mark_not_following_a_letter_is_refused(raw: str) -> None:
-    """Issue 2: combining marks are allowed only after a letter."""
+    """Combining marks are allowed only after a letter."""
     assert "combining mark" in refusal(raw)
 
 
 def test_refusal_message_never_echoes_the_forbidden_character() -> None:
-    """Issue 2: a bidi override in an error message (or a log line) could reorder it."""
+    """A bidi override in an error message (or a log line) could reorder it."""
     assert "\u202e" not in refusal("a\u202eb c")
 
 
@@ -233,7 +233,7 @@ def test_refusal_message_never_echoes_the_forbidden_character() -> None:
 @example(" a \u00a0 b ")
 @example("\u1100\u1161 \u1161")  # Hangul jamo around a space: must not compose across it
 def test_validation_returns_a_fixed_point_or_refuses(raw: str) -> None:
-    """Issue 2: on any text, validation returns a clean nickname (valid, NFC, 3–20 code points,
+    """On any text, validation returns a clean nickname (valid, NFC, 3–20 code points,
     re-validating to itself) or raises InvalidNicknameError, never anything else."""
     try:
         cleaned = validate_nickname(raw)

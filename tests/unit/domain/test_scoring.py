@@ -24,7 +24,7 @@ def marks(guess: str | tuple[str, ...], answer: str | tuple[str, ...]) -> str:
 
 # ------------------------------------------------------------------ named examples (ruling 12)
 def test_mark_wire_values() -> None:
-    """Issue 2: ``Mark`` is a str Enum with the wire values correct / present / absent."""
+    """``Mark`` is a str Enum with the wire values correct / present / absent."""
     assert [m.value for m in Mark] == ["correct", "present", "absent"]
     assert Mark.CORRECT == "correct"
     assert isinstance(Mark.PRESENT, str)
@@ -69,7 +69,7 @@ def test_yellows_are_given_left_to_right() -> None:
 
 
 def test_multi_character_tiles() -> None:
-    """Issue 2 / ruling 12: words may be tuples of multi-character tiles (Uzbek oʻ, sh, ch)."""
+    """Ruling 12: words may be tuples of multi-character tiles (Uzbek oʻ, sh, ch)."""
     answer = ("oʻ", "r", "i", "k")
     assert marks(("oʻ", "r", "i", "k"), answer) == "cccc"
     # "o" alone is a different tile from "oʻ"
@@ -86,7 +86,7 @@ def test_multi_character_tile_counts_as_one_for_length() -> None:
 
 @pytest.mark.parametrize(("guess", "answer"), [("four", "fives"), ("sixsix", "four"), ("", "a")])
 def test_unequal_lengths_raise_wrong_length_error(guess: str, answer: str) -> None:
-    """Issue 2: unequal lengths raise a typed error (WrongLengthError, code wrong_length)."""
+    """Unequal lengths raise a typed error (WrongLengthError, code wrong_length)."""
     with pytest.raises(WrongLengthError) as info:
         score(guess, answer)
     assert isinstance(info.value, DomainError)

@@ -1,4 +1,4 @@
-"""Unit tests: a seeded simulation of many random tournaments (issue 2, "Tests").
+"""Unit tests: a seeded simulation of many random tournaments.
 
 Each tournament is driven directly through the aggregate (``Tournament.start / expire / guess /
 leave / set_connected``) with random outcomes: winning and losing guesses, invalid guesses,
@@ -6,7 +6,7 @@ skips (time passing ``expire``), draws, leavers at random moments (during the in
 bye, after their own duel), disconnects, reconnects and reconnect timeouts. Every tournament is
 checked against the rules page and rulings 1-5 with an independent oracle (see ``check``).
 
-Size. Issue 2 asks for at least 10,000 tournaments; one costs about 5 ms of CPU in the
+Size. At least 10,000 tournaments, for confidence in rare paths; one costs about 5 ms of CPU in the
 aggregate, so the 10,000 are split into chunks run in parallel processes (one per core), about
 half a minute on two cores. ``WT_SIM_TOURNAMENTS`` changes the count (e.g. 100,000 nightly),
 ``WT_SIM_SEED`` the first seed.
@@ -316,7 +316,7 @@ def _chunk(bounds: tuple[int, int]) -> Counter[str]:
 
 
 def test_random_tournaments_keep_every_invariant() -> None:
-    """Issue 2: 10,000 seeded random tournaments (wins, draws, skips, leavers, disconnects); on
+    """10,000 seeded random tournaments (wins, draws, skips, leavers, disconnects); on
     every one: lives never negative, the tournament ends within bounded steps, places form a
     valid competition ranking with leavers below their round (rulings 2, 3), each player placed
     once, rating changes equal ruling 1 of the final places (the rules page table for an equal

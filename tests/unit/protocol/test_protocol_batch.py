@@ -1,4 +1,4 @@
-"""One post per recipient per change (issue 16): ``frames`` packs a connection's events into
+"""One post per recipient per change: ``frames`` packs a connection's events into
 ``batch`` messages under API Gateway's message quota, ``unpack`` gives them back in order, and
 the outbox posts once per connection."""
 

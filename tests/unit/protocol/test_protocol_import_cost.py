@@ -41,7 +41,7 @@ def test_inbound_validators_are_built_lazily_one_action_at_a_time() -> None:
 
 
 def test_outbound_events_are_built_and_dumped_without_pydantic() -> None:
-    """A function that pushes events never imports pydantic (issue 16, cold start): the events
+    """A function that pushes events never imports pydantic (cold start): the events
     are stdlib dataclasses written with ``json``; parsing them (clients, tests) loads it."""
     code = (
         "import sys, shared.protocol.outbound as m, shared.protocol.framing as f; "

@@ -55,7 +55,7 @@ def test_types_are_the_design_vocabulary() -> None:
         "player_status",
         "pong",
         "error",
-        "batch",  # the envelope of one change's events for a connection (issue 16)
+        "batch",  # the envelope of one change's events for a connection
     }
 
 
