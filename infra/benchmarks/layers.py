@@ -1,27 +1,9 @@
-"""Benchmark, figure 1c: the CPU of one action split by layer, against the botocore floor.
-
-One valid guess is recorded on moto through ``infra.benchmarks.calls.CountingBackend``, then
-replayed in this process on the deployed path (``functions.messages``, the real ``DynamoStore``
-and ``ApiGatewayNotifier``) with a ``before-send`` hook answering each AWS call with its recorded
-response (method: ``infra/benchmarks/RESULTS.md``, figure 1c). Each replay does the same work.
-
-CPU (``time.process_time``) is charged to the innermost layer running, through timing proxies
-set up by the benchmark only (the code under test is unchanged):
-
-- ``entrypoint``: ``functions.messages`` (event, rate limit, logging keys, dispatch) and the
-  Powertools wrapper is left out (``handle`` is called, as the local runtime's workers do);
-- ``protocol``: parsing the inbound body (``parse_inbound``) and writing outbound events as
-  JSON (``dump_event``);
-- ``services + domain``: the use case, the domain rules, the presenter building events;
-- ``store``: ``DynamoStore``'s own code (keys, conditions, error mapping);
-- ``codec``: the item <-> record encoding (``shared.adapters.dynamo.records``,
-  ``shared.adapters.dynamo.tournament_document`` and the attribute-value conversion);
-- ``botocore``: from ``provide-client-params`` to ``after-call`` of each AWS call (validation,
-  serialisation, signing, the canned answer, parsing);
-- ``notifier``: ``ApiGatewayNotifier``'s own code.
-
-The floor is the same AWS calls, with the same parameters and the same canned answers, made
-directly on the clients: what any handler doing this action's I/O with boto3 pays.
+"""Benchmark, figure 1c: the CPU of one action split by layer, against the botocore floor. One
+valid guess recorded on moto (``infra.benchmarks.calls.CountingBackend``) is replayed in this
+process on the deployed path, each AWS call answered with its recorded response; process CPU is
+charged to the innermost layer running through timing proxies (the code under test unchanged).
+Method: ``infra/benchmarks/RESULTS.md``, figure 1c; the layers: ``shared/domain/RULINGS.md``,
+Design notes, "Benchmarks".
 """
 
 from __future__ import annotations
