@@ -182,12 +182,13 @@ def test_leaving_mid_duel_gives_the_opponent_the_win_and_the_leaver_last_place()
         try:
             await leaver.connect()
             await leaver.join()
-            # Mid-duel: at least one row on the board and the duel still running.
+            # Mid-duel, on the leaver's own turn: a row on the board, the duel running, and the
+            # opponent unable to end it (solve) before the leave lands.
             await leaver.play(
                 lambda m: (
                     m["type"] == "turn"
                     and m["duel_id"] == leaver.duel_id
-                    and m["next_player"] is not None
+                    and m["next_player"] == leaver.id
                 )
             )
             duel_id = leaver.duel_id
