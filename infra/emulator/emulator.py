@@ -444,6 +444,9 @@ class Emulator:
             "POWERTOOLS_METRICS_NAMESPACE": "WordleTournament",
             "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon on a laptop
             "POWERTOOLS_METRICS_DISABLED": "true",  # no EMF blobs on the console
+            # every local client (the bots, the browser) shares the loopback address: no
+            # limit on new players per source (ruling 17) unless the environment sets one
+            "NEW_PLAYERS_PER_SOURCE": "0",
         }
         if "AWS_ACCESS_KEY_ID" not in os.environ and "AWS_PROFILE" not in os.environ:
             # Dummy credentials: moto and the local @connections ignore signatures.

@@ -128,8 +128,15 @@ class LambdaContext:
         return 30_000
 
 
-def ws_event(route: str, connection_id: str, body: str | None, now_ms: int) -> dict[str, Any]:
-    """An API Gateway WebSocket event (MESSAGE, CONNECT or DISCONNECT by ``route``)."""
+def ws_event(
+    route: str,
+    connection_id: str,
+    body: str | None,
+    now_ms: int,
+    source_ip: str = "127.0.0.1",
+) -> dict[str, Any]:
+    """An API Gateway WebSocket event (MESSAGE, CONNECT or DISCONNECT by ``route``) from
+    ``source_ip``."""
     event_type = {"$connect": "CONNECT", "$disconnect": "DISCONNECT"}.get(route, "MESSAGE")
     ctx: dict[str, Any] = {
         "routeKey": route,
@@ -140,7 +147,7 @@ def ws_event(route: str, connection_id: str, body: str | None, now_ms: int) -> d
         "stage": "local",
         "connectedAt": now_ms,
         "requestTimeEpoch": now_ms,
-        "identity": {"sourceIp": "127.0.0.1", "userAgent": "harness"},
+        "identity": {"sourceIp": source_ip, "userAgent": "harness"},
         "requestId": f"r{now_ms}",
         "domainName": "localhost",
         "connectionId": connection_id,
@@ -188,15 +195,21 @@ class Backend:
         rate_limit_per_second: float = 5.0,
         rate_limit_burst: int = 1_000_000,
         heartbeat_timeout_seconds: float = 0,
+        new_players_per_source: int = 0,
     ) -> None:
-        """``rate_limit_*``: the per-connection bucket (``services.base.RateLimiter``). Test
-        scripts send many messages at one frozen instant of the manual clock, so the default
-        burst is effectively unlimited; pass the production 20 to test the limit itself.
+        """``rate_limit_*``: the per-connection bucket
+        (``shared.runtime.rate_limit.RateLimiter``). Test scripts send many messages at one
+        frozen instant of the manual clock, so the default burst is effectively unlimited; pass
+        the production 20 to test the limit itself.
 
         ``heartbeat_timeout_seconds``: ruling 14's liveness check. Off (0) by default: scripted
         players stand for conformant clients, which ping every 20 s, and the manual clock
         jumps whole turns at a time without them. Tests of liveness pass the production 60
-        and keep their players alive with ``ScriptedPlayer.ping()``."""
+        and keep their players alive with ``ScriptedPlayer.ping()``.
+
+        ``new_players_per_source``: ruling 17's limit. Off (0) by default: every scripted
+        player connects from one address; tests of the limit pass one and connect players
+        from several (``player(source_ip=...)``)."""
         import boto3
 
         from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
@@ -218,6 +231,7 @@ class Backend:
             rate_limit_per_second=rate_limit_per_second,
             rate_limit_burst=rate_limit_burst,
             heartbeat_timeout_seconds=heartbeat_timeout_seconds,
+            new_players_per_source=new_players_per_source,
         )
         rng = random.Random(seed)
         counter = itertools.count(1)
@@ -245,11 +259,12 @@ class Backend:
         body: str | None = None,
         *,
         received_ms: int | None = None,
+        source_ip: str = "127.0.0.1",
     ) -> Any:
         """Call the route's handler now. ``received_ms``: when API Gateway received the
         message (``requestTimeEpoch``; default now) — earlier than now for a message whose
-        handler runs late."""
-        event = ws_event(route, connection_id, body, self.clock.now)
+        handler runs late. ``source_ip``: the client's address (``identity.sourceIp``)."""
+        event = ws_event(route, connection_id, body, self.clock.now, source_ip)
         if received_ms is not None:
             event["requestContext"]["requestTimeEpoch"] = received_ms
         if route != "$disconnect":
@@ -283,10 +298,14 @@ class Backend:
         route = action if known else "$default"
         self.invoke(route, connection_id, body, received_ms=received_ms)
 
-    def player(self, name: str | None = None, *, session: bool = True) -> ScriptedPlayer:
+    def player(
+        self, name: str | None = None, *, session: bool = True, source_ip: str = "127.0.0.1"
+    ) -> ScriptedPlayer:
+        """A new connection from ``source_ip``, with a new player's session unless
+        ``session`` is False."""
         cid = f"conn{next(self._ids):03d}="
         p = ScriptedPlayer(self, cid, name or cid)
-        self.invoke("$connect", cid)
+        self.invoke("$connect", cid, source_ip=source_ip)
         if session:
             p.send("session")
             p.id = p.last("session")["player"]["id"]

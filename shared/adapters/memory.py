@@ -63,6 +63,8 @@ class InMemoryStore:
         self.tokens: dict[str, str] = {}
         self.invites: dict[str, str] = {}
         self.ratings: dict[tuple[str, str], RatingApplied] = {}
+        self.new_players: dict[tuple[str, int], int] = {}
+        """New players counted by (source, window start), ruling 17 (expiry not modelled)."""
         self.commits = 0
 
     # ------------------------------------------------------------------ reads
@@ -154,6 +156,15 @@ class InMemoryStore:
     ) -> None:
         extra = [connection] if connection is not None else []
         self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
+
+    def count_new_player(
+        self, source: str, window_start_ms: int, limit: int, expires_ms: int
+    ) -> bool:
+        key = (source, window_start_ms)
+        if self.new_players.get(key, 0) >= limit:
+            return False
+        self.new_players[key] = self.new_players.get(key, 0) + 1
+        return True
 
     def delete_connection(self, connection_id: str) -> Connection | None:
         old = self.items.pop(("connection", connection_id), None)

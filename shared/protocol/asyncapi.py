@@ -152,6 +152,10 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     "`session` (with the token) again.",
     ErrorCode.INVALID_TOKEN: "`session` with a token the server does not know: start over "
     "with a `session` without a token (a new player).",
+    ErrorCode.TOO_MANY_NEW_PLAYERS: "`session` without a token from a network (an address, an "
+    "IPv6 /64) that created too many new players in the current window (the message says how "
+    "many per how long, and when to try again); nothing was created. Resume an existing player "
+    "with its token instead.",
     ErrorCode.SESSION_REPLACED: "Pushed, unasked, to a connection whose player sent `session` "
     "with the token on a newer connection; the server then closes this one. Do not reconnect "
     "from it automatically: the player is playing elsewhere.",
@@ -233,7 +237,8 @@ A single event comes alone, unwrapped; a batch never nests.
 
 - **First visit:** send `session` without a token. The reply `session` carries `player` and a
   secret `token`, sent only this once: store it (it is the player's identity; never put it in
-  a URL).
+  a URL). A network may create only so many new players an hour (`too_many_new_players`):
+  resume with the stored token rather than starting over.
 - **Resume:** whenever the connection is lost, open a new WebSocket and send `session` with the
   token. The reply has `resumed: true` and a `snapshot` with everything a screen shows: the game
   language (alphabet, keyboard, multi-letter tiles), the lobby, the round, the own duel's board,

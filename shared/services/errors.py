@@ -26,6 +26,13 @@ class InvalidTokenError(ServiceError):
     code = "invalid_token"
 
 
+class TooManyNewPlayersError(ServiceError):
+    """Too many new players came from this source lately (ruling 17): resume a player with
+    its token, or try again later."""
+
+    code = "too_many_new_players"
+
+
 class NotFoundError(ServiceError):
     """No such lobby, tournament, duel or party."""
 

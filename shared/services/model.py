@@ -60,6 +60,9 @@ class Connection:
     connected_ms: int
     player_id: str | None = None
     version: int = 0
+    source: str | None = None
+    """The ``$connect`` event's source address (``requestContext.identity.sourceIp``), kept only
+    here: never sent to a client, never logged in clear (ruling 17); None when unknown."""
 
 
 @dataclass

@@ -125,6 +125,16 @@ class Store(Protocol):
         in one transaction: a refusal saves none of them. Raises ``ConflictError``,
         ``ContentionError`` or ``BusyError`` as ``commit``."""
 
+    def count_new_player(
+        self, source: str, window_start_ms: int, limit: int, expires_ms: int
+    ) -> bool:
+        """Count one new player from ``source`` (a ``shared.domain.fair_play.source_key``) in
+        the window that started at ``window_start_ms``, unless ``limit`` are counted there
+        already: True when counted, False at the limit (nothing written). One conditional
+        write of a counter item per (source, window), which expires (TTL) at ``expires_ms``
+        (ruling 17). Raises ``BusyError`` / ``ContentionError`` as ``commit``."""
+        ...
+
     def get_lobby(self, lobby_id: str) -> LobbyRecord | None: ...
     def waiting_lobbies(self, language: str, rating: int) -> list[WaitingLobby]:
         """Every waiting lobby of ``language`` that admits a solo player rated ``rating``

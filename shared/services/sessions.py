@@ -18,9 +18,11 @@ the new connection (an older open one gets ``session_replaced`` and is closed).
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from typing import TYPE_CHECKING
 
+from shared.domain import fair_play
 from shared.domain.rating import INITIAL_RATING
 from shared.lazy import lazy_module
 from shared.protocol import outbound as out
@@ -28,7 +30,7 @@ from shared.protocol.errors import ErrorCode
 from shared.services.change import Change, push, run
 from shared.services.connections import connect as connect  # ``$connect``, re-exported
 from shared.services.deps import Deps
-from shared.services.errors import InvalidTokenError
+from shared.services.errors import InvalidTokenError, TooManyNewPlayersError
 from shared.services.model import Connection, Player, PlayerStatus, TournamentRecord
 from shared.services.outbox import Outbox, Request
 from shared.services.presence import disconnect as _disconnect
@@ -44,6 +46,8 @@ else:
     # Only a new session (a generated name) and ``nickname`` use it: ``$disconnect`` never
     # runs its word lists and offensive-word patterns.
     nicknames = lazy_module("shared.domain.nicknames")
+
+logger = logging.getLogger(__name__)
 
 
 def hash_token(token: str) -> str:
@@ -65,6 +69,44 @@ def session(deps: Deps, req: Request, token: str | None) -> None:
         _resume(deps, req, token)
 
 
+def source_digest(source: str) -> str:
+    """A short digest of a source address, for logs (never the address itself: ruling 17)."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
+
+
+def _count_new_player(deps: Deps, source: str | None, now: int) -> None:
+    """Ruling 17: count a new player against its source's limit (one conditional write), or
+    raise TooManyNewPlayersError (nothing written). A connection without a known source, or a
+    limit of 0, is not counted."""
+    limit = deps.fair_play.new_players_per_source
+    if source is None or limit <= 0:
+        return
+    window = deps.fair_play.new_players_window_ms
+    key = fair_play.source_key(source)
+    start = fair_play.window_start(now, window)
+    if deps.store.count_new_player(key, start, limit, start + window):
+        return
+    deps.metrics("NewPlayersRefused", 1)
+    logger.warning(
+        "new player refused: source over its limit",
+        extra={"source_digest": source_digest(key), "limit": limit, "window_ms": window},
+    )
+    minutes = -(-(start + window - now) // 60_000)
+    raise TooManyNewPlayersError(
+        f"At most {limit} new players per {_duration(window)} come from one network: resume "
+        f"your player with its token, or try again in {minutes} min."
+    )
+
+
+def _duration(ms: int) -> str:
+    """``3600000`` -> ``"hour"``, ``5400000`` -> ``"90 min"``: a window, for people."""
+    if ms == 3_600_000:
+        return "hour"
+    if ms % 3_600_000 == 0:
+        return f"{ms // 3_600_000} h"
+    return f"{-(-ms // 60_000)} min"
+
+
 def _create(deps: Deps, req: Request) -> None:
     now = deps.clock.now_ms()
     conn = deps.store.get_connection(req.connection_id) or Connection(req.connection_id, now)
@@ -73,6 +115,7 @@ def _create(deps: Deps, req: Request) -> None:
         old = deps.store.get_player(conn.player_id)
         if old is not None and old.connection_id == req.connection_id:
             run(deps, lambda: _detach(deps, old.player_id))
+    _count_new_player(deps, conn.source, now)
 
     def create() -> Change[None]:
         # a fresh id and token per try: a create that lost (or was cancelled) is never

@@ -444,3 +444,37 @@ def test_records_round_trip_every_field(store: Any) -> None:
     )
     store.commit([rec])
     assert store.get_tournament("t1") == rec
+
+
+# ---------------------------------------------------------------------------- ruling 17
+def test_a_connection_keeps_its_source_address(store: Any) -> None:
+    store.commit([Connection("c9=", NOW, source="203.0.113.7")])
+
+    assert store.get_connection("c9=").source == "203.0.113.7"
+    assert store.get_connection("c9=").player_id is None
+
+
+def test_new_players_are_counted_per_source_and_window_up_to_the_limit(store: Any) -> None:
+    window = 3_600_000
+
+    counted = [store.count_new_player("203.0.113.7", NOW, 3, NOW + window) for _ in range(5)]
+
+    assert counted == [True, True, True, False, False]
+    # another source, or the next window, counts from zero
+    assert store.count_new_player("203.0.113.8", NOW, 3, NOW + window) is True
+    assert store.count_new_player("203.0.113.7", NOW + window, 3, NOW + 2 * window) is True
+
+
+def test_a_new_player_counter_expires_by_ttl(store: Any) -> None:
+    if isinstance(store, InMemoryStore):
+        pytest.skip("TTL is DynamoDB's: the in-memory store keeps no expired windows anyway")
+    from shared.adapters.dynamo.schema import new_players_key
+    from shared.adapters.dynamo.store import from_av, to_av
+
+    store.count_new_player("2001:db8::/64", NOW, 10, NOW + 3_600_000)
+
+    item = store.client.get_item(
+        TableName="contract", Key=to_av(new_players_key("2001:db8::/64", NOW))
+    )["Item"]
+    assert from_av(item)["ttl"] == (NOW + 3_600_000) // 1000
+    assert from_av(item)["count"] == 1

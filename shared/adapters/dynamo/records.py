@@ -78,6 +78,8 @@ def connection_to_item(c: Connection) -> dict[str, Any]:
     }
     if c.player_id is not None:
         item["player_id"] = c.player_id
+    if c.source is not None:
+        item["source"] = c.source
     return item
 
 
@@ -87,6 +89,7 @@ def connection_from_item(item: dict[str, Any]) -> Connection:
         connected_ms=int(item["connected_ms"]),
         player_id=item.get("player_id"),
         version=int(item["version"]),
+        source=item.get("source"),
     )
 
 

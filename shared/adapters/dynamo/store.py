@@ -375,6 +375,43 @@ class DynamoStore:
         extra = [connection] if connection is not None else []
         self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
 
+    def count_new_player(
+        self, source: str, window_start_ms: int, limit: int, expires_ms: int
+    ) -> bool:
+        """Count a new player from ``source`` (``Store.count_new_player``): one UpdateItem of
+        the (source, window) counter, ``ADD n :one`` on the condition that it is below
+        ``limit``; a failed condition is the limit (False, nothing written). A resent update
+        whose first attempt landed counts twice: the limit errs on the side of refusing."""
+        try:
+            self.client.update_item(
+                TableName=self._table,
+                Key=to_av(schema.new_players_key(source, window_start_ms)),
+                UpdateExpression="ADD #n :one SET #k = :kind, #ttl = :ttl",
+                # conditional: the limit itself
+                ConditionExpression="attribute_not_exists(#n) OR #n < :limit",
+                ExpressionAttributeNames={
+                    "#n": "count",
+                    "#k": "kind",
+                    "#ttl": schema.TTL_ATTRIBUTE,
+                },
+                ExpressionAttributeValues={
+                    ":one": {"N": "1"},
+                    ":kind": {"S": "new_players"},
+                    ":ttl": {"N": str(expires_ms // 1000)},
+                    ":limit": {"N": str(limit)},
+                },
+            )
+        except ClientError as err:
+            if _code(err) == "ConditionalCheckFailedException":
+                return False
+            transient = _transient("UpdateItem", err)
+            if transient is None:
+                raise
+            raise transient from err
+        except BotoCoreError as err:
+            raise BusyError(f"the table is busy ({type(err).__name__}); please try again") from err
+        return True
+
     def delete_connection(self, connection_id: str) -> Connection | None:
         """Remove a closed connection; returns what it held, None when it was already gone.
 
