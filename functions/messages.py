@@ -1,6 +1,7 @@
 """Entrypoints: the WebSocket message routes, one Lambda function per route group, generated
 from the protocol's actions (``shared.protocol.inbound.ACTIONS``): ``guess``, ``join``,
-``leave``, ``nickname``, ``session``, ``party`` (the four ``party_*`` actions) and
+``leave``, ``nickname``, ``session`` (and ``sign_out_everywhere``), ``party`` (the four
+``party_*`` actions) and
 ``default`` (API Gateway's ``$default``: bodies whose ``action`` matched no route). ``ping`` has
 no function: API Gateway answers it (``functions.routes.MOCK_ROUTES``, ruling 14).
 
@@ -97,6 +98,10 @@ def _guess(deps: Deps, req: Request, message: msg.GuessAction) -> None:
 
 ACTIONS: dict[str, Action[Any]] = {
     "session": Action(msg.SessionAction, lambda d, r, m: sessions.session(d, r, m.token)),
+    "sign_out_everywhere": Action(
+        msg.SignOutEverywhereAction,
+        lambda d, r, m: sessions.sign_out_everywhere(d, r, _player(d, r)),
+    ),
     "nickname": Action(
         msg.NicknameAction, lambda d, r, m: sessions.nickname(d, r, _player(d, r), m.nickname)
     ),

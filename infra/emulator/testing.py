@@ -504,6 +504,9 @@ class ScriptedPlayer:
         self.connection_id = cid
         self.backend.invoke("$connect", cid)
         self.send("session", token=self.token)
+        replies = self.all("session")
+        if replies and replies[-1].get("token"):
+            self.token = replies[-1]["token"]  # tokens rotate at every resume (ruling 11)
 
 
 def running_backend(monkeypatch: pytest.MonkeyPatch, **options: Any) -> Iterator[Backend]:

@@ -17,12 +17,14 @@ from shared.services.model import (
     Connection,
     InviteCreated,
     InviteDeleted,
+    IssuedToken,
     LobbyOpener,
     LobbyRecord,
     OpenerUnchanged,
     PartyRecord,
     Player,
     RatingApplied,
+    TokenIssued,
     TournamentRecord,
 )
 
@@ -61,6 +63,7 @@ class InMemoryStore:
     def __init__(self) -> None:
         self.items: dict[_Key, Any] = {}
         self.tokens: dict[str, str] = {}
+        self.token_generations: dict[str, int] = {}
         self.invites: dict[str, str] = {}
         self.ratings: dict[tuple[str, str], RatingApplied] = {}
         self.new_players: dict[tuple[str, int], int] = {}
@@ -96,6 +99,12 @@ class InMemoryStore:
 
     def player_id_for_token(self, token_hash: str) -> str | None:
         return self.tokens.get(token_hash)
+
+    def get_token(self, token_hash: str) -> IssuedToken | None:
+        player_id = self.tokens.get(token_hash)
+        if player_id is None:
+            return None
+        return IssuedToken(player_id, self.token_generations.get(token_hash, 0))
 
     def get_lobby(self, lobby_id: str) -> LobbyRecord | None:
         return self._load("lobby", lobby_id)  # type: ignore[no-any-return]
@@ -196,7 +205,7 @@ class InMemoryStore:
                 current = self.items.get(key)
                 if (current.version if current is not None else 0) != w.version:
                     raise ConflictError(f"condition check failed: {key} version")
-            elif isinstance(w, TokenCreated):
+            elif isinstance(w, TokenCreated | TokenIssued):
                 touch(("token", w.token_hash))
                 if w.token_hash in self.tokens:
                     raise ConflictError("conditional write failed: token exists")
@@ -224,6 +233,9 @@ class InMemoryStore:
                 self.items[_key_of(w)] = stored
             elif isinstance(w, TokenCreated):
                 self.tokens[w.token_hash] = w.player_id
+            elif isinstance(w, TokenIssued):
+                self.tokens[w.token_hash] = w.player_id
+                self.token_generations[w.token_hash] = w.generation
             elif isinstance(w, InviteCreated):
                 self.invites[w.invite] = w.party_id
             elif isinstance(w, InviteDeleted):

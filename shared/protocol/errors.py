@@ -70,6 +70,7 @@ class ErrorCode(StrEnum):
     # --- service ------------------------------------------------------------------------------
     NO_SESSION = "no_session"
     INVALID_TOKEN = "invalid_token"
+    SESSION_BOUND = "session_bound"
     TOO_MANY_NEW_PLAYERS = "too_many_new_players"
     SESSION_REPLACED = "session_replaced"
     RATE_LIMITED = "rate_limited"
@@ -133,6 +134,9 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.INVALID_VALUE: "A field has an invalid value.",
     ErrorCode.NO_SESSION: "Send a session message first.",
     ErrorCode.INVALID_TOKEN: "The session token is not valid.",
+    ErrorCode.SESSION_BOUND: (
+        "This connection already belongs to a player; open a new connection for another one."
+    ),
     ErrorCode.TOO_MANY_NEW_PLAYERS: (
         "Too many new players came from your network lately; resume your player with its "
         "token, or try again later."

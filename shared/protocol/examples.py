@@ -118,6 +118,7 @@ INBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
     "party_leave": {"action": "party_leave"},
     "party_start": {"action": "party_start", "language": "nl"},
     "ping": {"action": "ping", "request_id": "r-9"},
+    "sign_out_everywhere": {"action": "sign_out_everywhere", "request_id": "r-10"},
 }
 """One example per inbound action, keyed by action."""
 
@@ -126,7 +127,7 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "type": "session",
         "request_id": "r-1",
         "player": _ANA,
-        "token": None,
+        "token": "bmV4dC1zZWNyZXQtdG9rZW4",
         "resumed": True,
         "protocol": 1,
         "snapshot": {

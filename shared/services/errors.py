@@ -33,6 +33,13 @@ class TooManyNewPlayersError(ServiceError):
     code = "too_many_new_players"
 
 
+class SessionBoundError(ServiceError):
+    """This connection already belongs to a player (ruling 11: a connection belongs to one
+    player for its whole life); open a new connection for another player."""
+
+    code = "session_bound"
+
+
 class NotFoundError(ServiceError):
     """No such lobby, tournament, duel or party."""
 

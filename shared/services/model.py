@@ -47,9 +47,17 @@ class Player:
     language: str = "en"
     version: int = 0
     token_used_ms: int | None = None
-    """When the session token was issued or last presented (UTC ms); None on a record written
-    before this was kept (then ``created_ms`` counts). A token unused for ``Deps.token_idle_ms``
-    is refused (``shared.services.sessions``)."""
+    """When the current session token was issued (or, before tokens rotated, last presented;
+    UTC ms); None on a record written before this was kept (then ``created_ms`` counts). A
+    token unused for ``Deps.token_idle_ms`` is refused (``shared.services.sessions``)."""
+    token_generation: int = 0
+    """The generation of the player's current token (ruling 11): each resume issues the next
+    one; only a token of this generation resumes, or of the one before until
+    ``token_grace_until_ms``."""
+    token_grace_until_ms: int | None = None
+    """Until when (UTC ms) the token of the previous generation still resumes (a lost reply);
+    None: it does not (a new player, or every older token revoked by
+    ``sign_out_everywhere``)."""
 
 
 @dataclass
@@ -154,6 +162,25 @@ class RatingApplied:
 
 
 @dataclass(frozen=True)
+class IssuedToken:
+    """What a session token's lookup item says: whose it is, of which generation."""
+
+    player_id: str
+    generation: int = 0
+
+
+@dataclass(frozen=True)
+class TokenIssued:
+    """A rotated session token's lookup item (create-only), of ``generation``, kept until
+    ``expires_ms`` (TTL: an old token is still recognised, and refused, that long)."""
+
+    token_hash: str
+    player_id: str
+    generation: int
+    expires_ms: int
+
+
+@dataclass(frozen=True)
 class InviteCreated:
     invite: str
     party_id: str
@@ -173,6 +200,7 @@ Write = (
     | TournamentRecord
     | PartyRecord
     | RatingApplied
+    | TokenIssued
     | InviteCreated
     | InviteDeleted
 )

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from shared.domain.tournament import SecretSource
     from shared.services.model import (
         Connection,
+        IssuedToken,
         LobbyOpener,
         LobbyRecord,
         PartyRecord,
@@ -117,6 +118,11 @@ class Store(Protocol):
     def get_player(self, player_id: str) -> Player | None: ...
     def get_players(self, player_ids: Iterable[str]) -> dict[str, Player]: ...
     def player_id_for_token(self, token_hash: str) -> str | None: ...
+    def get_token(self, token_hash: str) -> IssuedToken | None:
+        """The player and generation of a token's lookup item (a token from before rotation:
+        generation 0), or None for an unknown (or expired) one."""
+        ...
+
     def create_player(
         self, player: Player, token_hash: str, connection: Connection | None = None
     ) -> None:

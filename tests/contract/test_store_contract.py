@@ -24,6 +24,7 @@ from shared.services.model import (
     Connection,
     InviteCreated,
     InviteDeleted,
+    IssuedToken,
     LobbyOpener,
     LobbyRecord,
     OpenerUnchanged,
@@ -31,6 +32,7 @@ from shared.services.model import (
     Player,
     PlayerStatus,
     RatingApplied,
+    TokenIssued,
     TournamentRecord,
 )
 
@@ -478,3 +480,20 @@ def test_a_new_player_counter_expires_by_ttl(store: Any) -> None:
     )["Item"]
     assert from_av(item)["ttl"] == (NOW + 3_600_000) // 1000
     assert from_av(item)["count"] == 1
+
+
+# ---------------------------------------------------------------------------- ruling 11
+def test_a_rotated_token_names_its_player_and_generation_and_is_create_only(store: Any) -> None:
+    p = _player("p1")
+    store.create_player(p, "h0")
+    p.token_generation, p.token_grace_until_ms = 1, NOW + 120_000
+    store.commit([p, TokenIssued("h1", "p1", 1, NOW + 86_400_000)])
+
+    assert store.get_token("h0") == IssuedToken("p1", 0)  # created before rotation: 0
+    assert store.get_token("h1") == IssuedToken("p1", 1)
+    assert store.get_token("nope") is None
+    got = store.get_player("p1")
+    assert (got.token_generation, got.token_grace_until_ms) == (1, NOW + 120_000)
+    with pytest.raises(ConflictError):
+        store.commit([TokenIssued("h1", "p2", 1, NOW)])
+    assert store.get_token("h1") == IssuedToken("p1", 1)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from shared.services import model
     from shared.services.model import (
         Connection,
+        IssuedToken,
         LobbyOpener,
         LobbyRecord,
         PartyRecord,
@@ -288,6 +289,12 @@ class DynamoStore:
     def player_id_for_token(self, token_hash: str) -> str | None:
         item = self._get(schema.token_key(token_hash))
         return str(item["player_id"]) if item else None
+
+    def get_token(self, token_hash: str) -> IssuedToken | None:
+        item = self._get(schema.token_key(token_hash))
+        if not item:
+            return None
+        return model.IssuedToken(str(item["player_id"]), int(item.get("generation", 0)))
 
     def get_lobby(self, lobby_id: str) -> LobbyRecord | None:
         item = self._get(schema.lobby_key(lobby_id))
@@ -573,6 +580,21 @@ class DynamoStore:
             item = {**schema.token_key(w.token_hash), "kind": "token", "player_id": w.player_id}
             return {
                 "Put": {"TableName": self._table, "Item": to_av(item), "ConditionExpression": _NEW}
+            }
+        if isinstance(w, model.TokenIssued):
+            issued: dict[str, Any] = {
+                **schema.token_key(w.token_hash),
+                "kind": "token",
+                "player_id": w.player_id,
+                "generation": w.generation,
+                schema.TTL_ATTRIBUTE: w.expires_ms // 1000,
+            }
+            return {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": to_av(issued),
+                    "ConditionExpression": _NEW,
+                }
             }
         if isinstance(w, model.InviteCreated):
             item = {**schema.invite_key(w.invite), "kind": "invite", "party_id": w.party_id}

@@ -44,6 +44,7 @@ def test_actions_are_the_design_vocabulary() -> None:
         "party_leave",
         "party_start",
         "ping",
+        "sign_out_everywhere",
     }
     assert len(ACTIONS) == len(set(ACTIONS))
 
