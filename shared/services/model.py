@@ -135,6 +135,13 @@ class TournamentRecord:
     connections: dict[str, str | None] = field(default_factory=dict)
     party_ids: dict[str, str] = field(default_factory=dict)
     version: int = 0
+    fresh: frozenset[str] = frozenset()
+    """Ruling 17: the players created shortly before the start (``FairPlay.fresh_ms``) who
+    have not played a turn of their own yet (each one's first guess removes them)."""
+    flagged: bool = False
+    """Ruling 17: set when the ratings were applied, if most seats were fresh players who
+    never played (``shared.domain.fair_play.farmed``); an operator may void its ratings
+    (``infra.operations.void_ratings``)."""
 
 
 @dataclass

@@ -497,3 +497,14 @@ def test_a_rotated_token_names_its_player_and_generation_and_is_create_only(stor
     with pytest.raises(ConflictError):
         store.commit([TokenIssued("h1", "p2", 1, NOW)])
     assert store.get_token("h1") == IssuedToken("p1", 1)
+
+
+def test_a_tournament_keeps_its_fresh_seats_and_its_flag(store: Any) -> None:
+    rec = TournamentRecord(_tournament("t7", NOW), fresh=frozenset({"b"}))
+    store.commit([rec])
+    assert store.get_tournament("t7") == rec
+
+    rec.fresh, rec.flagged = frozenset(), True
+    store.commit([rec])
+    got = store.get_tournament("t7")
+    assert (got.fresh, got.flagged) == (frozenset(), True)
