@@ -247,9 +247,9 @@ A single event comes alone, unwrapped; a batch never nests.
 ## Sessions and resuming
 
 - **First visit:** send `session` without a token. The reply `session` carries `player` and a
-  secret `token`, sent only this once: store it (it is the player's identity; never put it in
-  a URL). A network may create only so many new players an hour (`too_many_new_players`):
-  resume with the stored token rather than starting over.
+  secret `token`: store it (it is the player's identity; never put it in a URL). A network
+  may create only so many new players an hour (`too_many_new_players`): resume with the
+  stored token rather than starting over.
 - **Resume:** whenever the connection is lost, open a new WebSocket and send `session` with the
   token. The reply carries a new `token`: store it in place of the old one (tokens rotate at
   every resume; the old one still resumes for {_duration(TOKEN_GRACE_SECONDS)}, so a reply lost
