@@ -64,6 +64,14 @@ class SocketEvent:
         return str(self._context["routeKey"])
 
     @property
+    def source_ip(self) -> str | None:
+        """``identity.sourceIp``: the client's address (kept with the connection, never sent
+        or logged in clear: ruling 17), or None when the event has none."""
+        identity = self._context.get("identity")
+        source = identity.get("sourceIp") if isinstance(identity, dict) else None
+        return source if isinstance(source, str) and source else None
+
+    @property
     def request_id(self) -> str:
         """``requestId``: API Gateway's id of this request (for the logs)."""
         return str(self._context["requestId"])

@@ -14,7 +14,7 @@ from shared.services.deps import Deps
 def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     context = SocketEvent(event)
     logger.append_keys(connection_id=context.connection_id, api_request_id=context.request_id)
-    connect(deps, context.connection_id)
+    connect(deps, context.connection_id, context.source_ip)
     return {"statusCode": 200}
 
 

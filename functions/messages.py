@@ -1,6 +1,7 @@
 """Entrypoints: the WebSocket message routes, one Lambda function per route group, generated
 from the protocol's actions (``shared.protocol.inbound.ACTIONS``): ``guess``, ``join``,
-``leave``, ``nickname``, ``session``, ``party`` (the six ``party_*`` actions) and
+``leave``, ``nickname``, ``session`` (and ``sign_out_everywhere``), ``party`` (the six
+``party_*`` actions) and
 ``default`` (API Gateway's ``$default``: bodies whose ``action`` matched no route). ``ping`` has
 no function: API Gateway answers it (``functions.routes.MOCK_ROUTES``, ruling 14).
 
@@ -67,6 +68,10 @@ def _session(deps: Deps, req: Request, message: msg.SessionAction) -> None:
     sessions.session(deps, req, message.token)
 
 
+def _sign_out_everywhere(deps: Deps, req: Request, message: msg.SignOutEverywhereAction) -> None:
+    sessions.sign_out_everywhere(deps, req, _player(deps, req))
+
+
 def _nickname(deps: Deps, req: Request, message: msg.NicknameAction) -> None:
     sessions.nickname(deps, req, _player(deps, req), message.nickname)
 
@@ -111,6 +116,7 @@ def _party_reset_invite(deps: Deps, req: Request, message: msg.PartyResetInviteA
 
 ACTIONS: dict[str, Action[Any]] = {
     "session": Action(msg.SessionAction, _session),
+    "sign_out_everywhere": Action(msg.SignOutEverywhereAction, _sign_out_everywhere),
     "nickname": Action(msg.NicknameAction, _nickname),
     "join": Action(msg.JoinAction, _join),
     "leave": Action(msg.LeaveAction, _leave),

@@ -69,7 +69,9 @@ MOCK_ROUTES: dict[str, MockRoute] = {"ping": PONG}
 
 def function_of(action: str) -> str:
     """The Lambda function (route group) of an action: ``party`` for the ``party_*`` ones,
-    else the action itself."""
+    ``session`` for ``sign_out_everywhere`` (the session's tokens), else the action itself."""
+    if action == "sign_out_everywhere":
+        return "session"
     return "party" if action.startswith("party_") else action
 
 

@@ -478,16 +478,18 @@ class CountingBackend(Backend):
         body: str | None = None,
         *,
         received_ms: int | None = None,
+        source_ip: str = "127.0.0.1",
     ) -> Any:
         if body is not None:
             self.inbound_bytes += len(body.encode("utf-8"))
         if not route.startswith("$") or route == "$default":
             self.sent_ms[connection_id] = self.clock.now_ms()
+        kwargs: dict[str, Any] = {"received_ms": received_ms, "source_ip": source_ip}
         if route in MOCK_ROUTES:  # the gateway answers: no invocation to count
             self.gateway_answered += 1
-            return super().invoke(route, connection_id, body, received_ms=received_ms)
+            return super().invoke(route, connection_id, body, **kwargs)
         with self.counter.invocation(route):
-            return super().invoke(route, connection_id, body, received_ms=received_ms)
+            return super().invoke(route, connection_id, body, **kwargs)
 
 
 @contextlib.contextmanager

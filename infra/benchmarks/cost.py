@@ -41,6 +41,7 @@ _ACCESS_LOG_SAMPLE = {
     "$context.requestTimeEpoch": "1764748800123",
     "$context.stage": "prod",
     "$context.connectionId": "Bx1YxcdEIAMCJhQ=",
+    "$context.identity.sourceIp": "203.0.113.42",
     "$context.eventType": "MESSAGE",
     "$context.routeKey": "guess",
     "$context.status": "200",

@@ -236,6 +236,9 @@ class WordleTournamentStack(Stack):
             "heartbeat_timeout_seconds": str(defaults.heartbeat_timeout_seconds),
             "watchdog_grace_seconds": str(defaults.watchdog_grace_seconds),
             "max_message_bytes": str(defaults.max_message_bytes),
+            "new_players_per_source": str(defaults.new_players_per_source),
+            "new_players_window_seconds": str(defaults.new_players_window_seconds),
+            "token_grace_seconds": str(defaults.token_grace_seconds),
         }
 
     def _build_outputs(

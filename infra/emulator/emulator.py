@@ -432,6 +432,9 @@ class Emulator:
             "POWERTOOLS_METRICS_NAMESPACE": "WordleTournament",
             "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon on a laptop
             "POWERTOOLS_METRICS_DISABLED": "true",  # no EMF blobs on the console
+            # every local client (the bots, the browser) shares the loopback address: no
+            # limit on new players per source (ruling 17) unless the environment sets one
+            "NEW_PLAYERS_PER_SOURCE": "0",
         }
         for name, value in defaults.items():
             if name not in os.environ:

@@ -151,17 +151,19 @@ def ws_event(
     now_ms: int,
     *,
     received_ms: int | None = None,
+    source_ip: str = "127.0.0.1",
 ) -> dict[str, Any]:
     """An API Gateway WebSocket event (MESSAGE, CONNECT or DISCONNECT by ``route``) at
     ``now_ms``, with ids made from it (``r{now_ms}``): what the harness and benchmarks invoke
     handlers with. ``requestTimeEpoch``: ``received_ms`` if given (a message whose handler runs
-    late), else ``now_ms``. ``$disconnect`` reports 1001 "going away"."""
+    late), else ``now_ms``; ``source_ip``: the client's address (``identity.sourceIp``).
+    ``$disconnect`` reports 1001 "going away"."""
     ctx = request_context(
         route,
         connection_id=connection_id,
         connected_at_ms=now_ms,
         request_time_ms=now_ms if received_ms is None else received_ms,
-        source_ip="127.0.0.1",
+        source_ip=source_ip,
         user_agent="harness",
         domain_name="localhost",
         stage="local",

@@ -136,6 +136,7 @@ class Backend:
         rate_limit_per_second: float = 5.0,
         rate_limit_burst: int = 1_000_000,
         heartbeat_timeout_seconds: float = 0,
+        new_players_per_source: int = 0,
     ) -> None:
         """``rate_limit_*``: the per-connection bucket
         (``shared.runtime.rate_limit.RateLimiter``). Test scripts send many messages at one frozen
@@ -145,7 +146,11 @@ class Backend:
         ``heartbeat_timeout_seconds``: ruling 14's liveness check. Off (0) by default: scripted
         players stand for conformant clients, which ping every 20 s, and the manual clock
         jumps whole turns at a time without them. Tests of liveness pass the production 60
-        and keep their players alive with ``ScriptedPlayer.ping()``."""
+        and keep their players alive with ``ScriptedPlayer.ping()``.
+
+        ``new_players_per_source``: ruling 17's limit. Off (0) by default: every scripted
+        player connects from one address; tests of the limit pass one and connect players
+        from several (``player(source_ip=...)``)."""
         import boto3
 
         from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
@@ -167,6 +172,7 @@ class Backend:
             rate_limit_per_second=rate_limit_per_second,
             rate_limit_burst=rate_limit_burst,
             heartbeat_timeout_seconds=heartbeat_timeout_seconds,
+            new_players_per_source=new_players_per_source,
         )
         rng = random.Random(seed)
         counter = itertools.count(1)
@@ -194,11 +200,14 @@ class Backend:
         body: str | None = None,
         *,
         received_ms: int | None = None,
+        source_ip: str = "127.0.0.1",
     ) -> Any:
         """Call the route's handler now. ``received_ms``: when API Gateway received the
         message (``requestTimeEpoch``; default now) — earlier than now for a message whose
-        handler runs late."""
-        event = ws_event(route, connection_id, body, self.clock.now, received_ms=received_ms)
+        handler runs late. ``source_ip``: the client's address (``identity.sourceIp``)."""
+        event = ws_event(
+            route, connection_id, body, self.clock.now, received_ms=received_ms, source_ip=source_ip
+        )
         if route != "$disconnect":
             self.notifier.activity(connection_id, event["requestContext"]["requestTimeEpoch"])
         mock = self.mock_routes.get(route)
@@ -231,10 +240,14 @@ class Backend:
         route = action if known else "$default"
         self.invoke(route, connection_id, body, received_ms=received_ms)
 
-    def player(self, name: str | None = None, *, session: bool = True) -> ScriptedPlayer:
+    def player(
+        self, name: str | None = None, *, session: bool = True, source_ip: str = "127.0.0.1"
+    ) -> ScriptedPlayer:
+        """A new connection from ``source_ip``, with a new player's session unless
+        ``session`` is False."""
         cid = f"conn{next(self._ids):03d}="
         p = ScriptedPlayer(self, cid, name or cid)
-        self.invoke("$connect", cid)
+        self.invoke("$connect", cid, source_ip=source_ip)
         if session:
             p.send("session")
             p.id = p.last("session")["player"]["id"]
@@ -433,6 +446,9 @@ class ScriptedPlayer:
         self.connection_id = cid
         self.backend.invoke("$connect", cid)
         self.send("session", token=self.token)
+        replies = self.all("session")
+        if replies and replies[-1].get("token"):
+            self.token = replies[-1]["token"]  # tokens rotate at every resume (ruling 11)
 
 
 def running_backend(monkeypatch: pytest.MonkeyPatch, **options: Any) -> Iterator[Backend]:

@@ -190,6 +190,9 @@ class Bot:
 
     @property
     def token(self) -> str | None:
+        """The newest session token: the fold keeps each ``session`` reply's, and every resume
+        gets a new one (tokens rotate, ruling 11; the one before works only for a short
+        grace)."""
         return self.view.token
 
     @token.setter
@@ -525,6 +528,12 @@ class Bot:
         if code in ("already_queued", "already_playing"):
             return  # a join after a resume: we are where we wanted to be
         request_id = str(m.get("request_id") or "")
+        if code == "session_bound" and self._ws is not None:
+            # this connection already belongs to a player (a retried session whose first
+            # reply was lost): a new connection resumes with the token, or starts over
+            self._dropping = True
+            await self._ws.close()
+            return
         if code in ("internal_error", "try_again") and request_id.startswith("se-"):
             # the session was not set up: send it again, as the protocol guide tells clients
             # to, a few times before giving up on this connection

@@ -275,7 +275,8 @@ class ClientState:
 
     def __init__(self) -> None:
         self.token: str | None = None
-        """The session token: the latest ``session`` that carried one (a resume sends none)."""
+        """The session token: the latest ``session`` that carried one (every reply does: tokens
+        rotate at each resume, ruling 11)."""
         self._reset()
 
     def _reset(self) -> None:

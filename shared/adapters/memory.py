@@ -17,6 +17,7 @@ from shared.services.model import (
     Connection,
     InviteCreated,
     InviteDeleted,
+    IssuedToken,
     LobbyOpener,
     LobbyRecord,
     OpenerUnchanged,
@@ -24,6 +25,7 @@ from shared.services.model import (
     PartyRecord,
     Player,
     RatingApplied,
+    TokenIssued,
     TournamentRecord,
 )
 
@@ -62,8 +64,11 @@ class InMemoryStore:
     def __init__(self) -> None:
         self.items: dict[_Key, Any] = {}
         self.tokens: dict[str, str] = {}
+        self.token_generations: dict[str, int] = {}
         self.invites: dict[str, str] = {}
         self.ratings: dict[tuple[str, str], RatingApplied] = {}
+        self.new_players: dict[tuple[str, int], int] = {}
+        """New players counted by (source, window start), ruling 17 (expiry not modelled)."""
         self.commits = 0
 
     # ------------------------------------------------------------------ reads
@@ -95,6 +100,12 @@ class InMemoryStore:
 
     def player_id_for_token(self, token_hash: str) -> str | None:
         return self.tokens.get(token_hash)
+
+    def get_token(self, token_hash: str) -> IssuedToken | None:
+        player_id = self.tokens.get(token_hash)
+        if player_id is None:
+            return None
+        return IssuedToken(player_id, self.token_generations.get(token_hash, 0))
 
     def get_lobby(self, lobby_id: str) -> LobbyRecord | None:
         return self._load("lobby", lobby_id)  # type: ignore[no-any-return]
@@ -156,6 +167,15 @@ class InMemoryStore:
         extra = [connection] if connection is not None else []
         self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
 
+    def count_new_player(
+        self, source: str, window_start_ms: int, limit: int, expires_ms: int
+    ) -> bool:
+        key = (source, window_start_ms)
+        if self.new_players.get(key, 0) >= limit:
+            return False
+        self.new_players[key] = self.new_players.get(key, 0) + 1
+        return True
+
     def delete_connection(self, connection_id: str) -> Connection | None:
         old = self.items.pop(("connection", connection_id), None)
         return copy.deepcopy(old) if old is not None else None
@@ -186,7 +206,7 @@ class InMemoryStore:
                 current = self.items.get(key)
                 if (current.version if current is not None else 0) != w.version:
                     raise ConflictError(f"condition check failed: {key} version")
-            elif isinstance(w, TokenCreated):
+            elif isinstance(w, TokenCreated | TokenIssued):
                 touch(("token", w.token_hash))
                 if w.token_hash in self.tokens:
                     raise ConflictError("conditional write failed: token exists")
@@ -220,6 +240,9 @@ class InMemoryStore:
                 self.items[_key_of(w)] = stored
             elif isinstance(w, TokenCreated):
                 self.tokens[w.token_hash] = w.player_id
+            elif isinstance(w, TokenIssued):
+                self.tokens[w.token_hash] = w.player_id
+                self.token_generations[w.token_hash] = w.generation
             elif isinstance(w, InviteCreated):
                 self.invites[w.invite] = w.party_id
             elif isinstance(w, InviteDeleted):

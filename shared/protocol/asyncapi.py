@@ -46,6 +46,7 @@ from shared.protocol.limits import (
     RATE_LIMIT_BURST,
     RATE_LIMIT_PER_SECOND,
     RECONNECT_SECONDS,
+    TOKEN_GRACE_SECONDS,
 )
 from shared.protocol.outbound import EVENT_BY_TYPE
 from shared.protocol.version import PROTOCOL_VERSION
@@ -74,6 +75,7 @@ _REF_TEMPLATE: Final = "#/components/schemas/{model}"
 # Request → reply pairs the services guarantee (any request may also get an ``error``).
 _REPLIES: Final[dict[str, str]] = {
     "session": "session",
+    "sign_out_everywhere": "session",
     "nickname": "player",
     "party_remove": "party",
     "party_reset_invite": "party",
@@ -165,8 +167,17 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.NO_SESSION: "Any action but `session` and `ping` on a connection that has no "
     "session, or whose session moved to a newer connection, or closed meanwhile: send "
     "`session` (with the token) again.",
-    ErrorCode.INVALID_TOKEN: "`session` with a token the server does not know: start over "
-    "with a `session` without a token (a new player).",
+    ErrorCode.INVALID_TOKEN: "`session` with a token the server does not know, one unused for "
+    "30 days, or one replaced by a newer token (tokens rotate at every resume; the previous "
+    "one works only for a short grace) or revoked by `sign_out_everywhere`: start over with a "
+    "`session` without a token (a new player).",
+    ErrorCode.SESSION_BOUND: "`session` on a connection that already belongs to a player, "
+    "without a token or with another player's: nothing changed. A connection belongs to one "
+    "player for its whole life; open a new connection for another player.",
+    ErrorCode.TOO_MANY_NEW_PLAYERS: "`session` without a token from a network (an address, an "
+    "IPv6 /64) that created too many new players in the current window (the message says how "
+    "many per how long, and when to try again); nothing was created. Resume an existing player "
+    "with its token instead.",
     ErrorCode.SESSION_REPLACED: "Pushed, unasked, to a connection whose player sent `session` "
     "with the token on a newer connection; the server then closes this one. Do not reconnect "
     "from it automatically: the player is playing elsewhere.",
@@ -247,10 +258,14 @@ A single event comes alone, unwrapped; a batch never nests.
 ## Sessions and resuming
 
 - **First visit:** send `session` without a token. The reply `session` carries `player` and a
-  secret `token`, sent only this once: store it (it is the player's identity; never put it in
-  a URL).
+  secret `token`: store it (it is the player's identity; never put it in a URL). A network
+  may create only so many new players an hour (`too_many_new_players`): resume with the
+  stored token rather than starting over.
 - **Resume:** whenever the connection is lost, open a new WebSocket and send `session` with the
-  token. The reply has `resumed: true` and a `snapshot` with everything a screen shows: the game
+  token. The reply carries a new `token`: store it in place of the old one (tokens rotate at
+  every resume; the old one still resumes for {_duration(TOKEN_GRACE_SECONDS)}, so a reply lost
+  on the way does not lock the player out; an older token is refused `invalid_token`). The
+  reply has `resumed: true` and a `snapshot` with everything a screen shows: the game
   language (alphabet, keyboard, multi-letter tiles), the lobby, the round, the own duel's board,
   the duels to watch, standings, who is disconnected, the own elimination and rating, the
   party. Each part reads like the latest message of its kind: redraw everything from it and
@@ -260,6 +275,12 @@ A single event comes alone, unwrapped; a batch never nests.
 - **Spectating:** when your own duel ends while others still run, its `duel_end` brings their
   boards whole (`spectating`); their next rows come as `turn` messages (skip a row number you
   already have). `standings` follow every duel end.
+- **Sign out everywhere:** `sign_out_everywhere` revokes every token the player ever got;
+  the connection that sent it stays the player's and gets a `session` reply (as a resume's)
+  with a new token, the only one that resumes from then on.
+- **One player per connection:** a connection belongs to the player of its first `session`
+  for its whole life; another `session` on it without a token or with another player's is
+  refused `session_bound`.
 - **One connection per player:** when a player resumes on a new connection, an older one still
   open gets an `error` with code `session_replaced` and is closed by the server. Do not
   reconnect automatically from a replaced connection (the player is playing elsewhere).
@@ -339,9 +360,11 @@ def _operation_notes() -> dict[str, str]:
     """Per-operation client notes (the operation's ``description``), by operation name."""
     return {
         "receiveSession": "First message on every connection. Without `token`: a new player, whose "
-        "token is in the reply (sent once). With `token`: resume; the reply's `snapshot` redraws "
+        "token is in the reply. With `token`: resume; the reply carries the next token (store "
+        "it: the one sent stops working after a short grace), its `snapshot` redraws "
         "everything, and an older open connection of the player gets `session_replaced` and is "
-        "closed. API Gateway closes idle connections after "
+        "closed. A second `session` on a connection for another player (or without a token) is "
+        "`session_bound`. API Gateway closes idle connections after "
         f"{_duration(IDLE_TIMEOUT_SECONDS)} and every connection at "
         f"{_duration(MAX_CONNECTION_SECONDS)}: reconnect and resume.",
         "receivePing": f"Send a message at least every {_duration(PING_INTERVAL_SECONDS)} (any "

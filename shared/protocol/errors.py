@@ -71,6 +71,8 @@ class ErrorCode(StrEnum):
     # --- service ------------------------------------------------------------------------------
     NO_SESSION = "no_session"
     INVALID_TOKEN = "invalid_token"
+    SESSION_BOUND = "session_bound"
+    TOO_MANY_NEW_PLAYERS = "too_many_new_players"
     SESSION_REPLACED = "session_replaced"
     RATE_LIMITED = "rate_limited"
     TRY_AGAIN = "try_again"
@@ -136,6 +138,13 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.INVALID_VALUE: "A field has an invalid value.",
     ErrorCode.NO_SESSION: "Send a session message first.",
     ErrorCode.INVALID_TOKEN: "The session token is not valid.",
+    ErrorCode.SESSION_BOUND: (
+        "This connection already belongs to a player; open a new connection for another one."
+    ),
+    ErrorCode.TOO_MANY_NEW_PLAYERS: (
+        "Too many new players came from your network lately; resume your player with its "
+        "token, or try again later."
+    ),
     ErrorCode.SESSION_REPLACED: "This session was opened on another connection.",
     ErrorCode.RATE_LIMITED: "Too many messages; slow down.",
     ErrorCode.TRY_AGAIN: "The server is busy; please try again.",

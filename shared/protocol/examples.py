@@ -120,6 +120,7 @@ INBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
     "party_remove": {"action": "party_remove", "request_id": "r-6", "player_id": "p-bob"},
     "party_reset_invite": {"action": "party_reset_invite", "request_id": "r-7"},
     "ping": {"action": "ping", "request_id": "r-9"},
+    "sign_out_everywhere": {"action": "sign_out_everywhere", "request_id": "r-10"},
 }
 """One example per inbound action, keyed by action."""
 
@@ -128,7 +129,7 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "type": "session",
         "request_id": "r-1",
         "player": _ANA,
-        "token": None,
+        "token": "bmV4dC1zZWNyZXQtdG9rZW4",
         "resumed": True,
         "protocol": 1,
         "snapshot": {

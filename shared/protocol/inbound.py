@@ -36,6 +36,7 @@ __all__ = [
     "PingAction",
     "ProtocolError",
     "SessionAction",
+    "SignOutEverywhereAction",
     "parse_inbound",
 ]
 
@@ -60,13 +61,25 @@ class _Inbound(BaseModel):
 
 class SessionAction(_Inbound):
     """Open a session: first message on every connection. Without ``token`` a new anonymous
-    player is created and its secret token returned once; with ``token`` the player is resumed
-    (ruling 11: the token travels in this message, never in the URL)."""
+    player is created and its secret token returned; with ``token`` the player is resumed and
+    the reply carries the next token (ruling 11: tokens rotate; the token travels in this
+    message, never in the URL). A connection belongs to one player: a second ``session`` on it
+    for another player, or without a token, is refused ``session_bound``."""
 
     action: Literal["session"] = Field(description="Route: session.")
     token: str | None = Field(
-        default=None, max_length=128, description="Secret token from an earlier session reply."
+        default=None,
+        max_length=128,
+        description="Secret token from the latest session reply (each reply carries a new one).",
     )
+
+
+class SignOutEverywhereAction(_Inbound):
+    """Revoke every session token of this player (ruling 11): no token issued so far resumes
+    any more. This connection stays the player's; the reply is ``session`` with a new token,
+    the only one that resumes from now on."""
+
+    action: Literal["sign_out_everywhere"] = Field(description="Route: sign_out_everywhere.")
 
 
 class JoinAction(_Inbound):
@@ -161,7 +174,8 @@ InboundMessage: TypeAlias = Annotated[
     | PartyStartAction
     | PartyRemoveAction
     | PartyResetInviteAction
-    | PingAction,
+    | PingAction
+    | SignOutEverywhereAction,
     Field(discriminator="action"),
 ]
 """Any inbound message; pydantic picks the model by ``action``."""

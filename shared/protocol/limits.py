@@ -43,3 +43,7 @@ RATE_LIMIT_PER_SECOND: Final[float] = 5.0
 
 RATE_LIMIT_BURST: Final[int] = 20
 """Default burst of inbound messages per connection before ``rate_limited``."""
+
+TOKEN_GRACE_SECONDS: Final[int] = 120
+"""Default time the token a resume replaced still resumes, in seconds (ruling 11; the
+``token_grace_seconds`` setting)."""

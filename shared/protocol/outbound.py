@@ -462,8 +462,10 @@ class SessionEvent(_Event):
     player: PlayerView = _f(description="You.")
     token: str | None = _f(
         default=None,
-        description="Secret session token, only when the player was just created: store it and "
-        "send it in later session messages (ruling 11). Null otherwise.",
+        description="Secret session token: the new player's, or after a resume or "
+        "sign_out_everywhere the next one (tokens rotate, ruling 11). Store it in place of the "
+        "one you had and send it in the next session message; the previous token still resumes "
+        "for a short grace (a reply lost on the way), an older one never.",
     )
     resumed: bool = _f(description="True when an existing player was resumed by token.")
     protocol: int = _f(default=PROTOCOL_VERSION, description="Server protocol version.")

@@ -12,7 +12,7 @@ from typing import Any
 
 from shared.runtime.rate_limit import RateLimiter
 from shared.runtime.settings import Settings
-from shared.services.deps import Deps, Timing, new_id, new_secret
+from shared.services.deps import Deps, FairPlay, Timing, new_id, new_secret
 from shared.services.ports import Clock, Lexicon, Limiter, Notifier, Store
 
 
@@ -56,6 +56,17 @@ def timing(settings: Settings) -> Timing:
         settings.reconnect_ms,
         settings.skip_grace_ms,
         settings.heartbeat_ms,
+    )
+
+
+def fair_play(settings: Settings) -> FairPlay:
+    """The identity limits and farm detection of ``settings`` (milliseconds)."""
+    return FairPlay(
+        new_players_per_source=settings.new_players_per_source,
+        new_players_window_ms=round(settings.new_players_window_seconds * 1000),
+        token_grace_ms=round(settings.token_grace_seconds * 1000),
+        fresh_ms=round(settings.fresh_player_seconds * 1000),
+        flag_seats=settings.flag_fresh_seats,
     )
 
 
@@ -148,4 +159,5 @@ def build(
         limiter=limiter,
         max_message_bytes=settings.max_message_bytes,
         watchdog_grace_ms=round(settings.watchdog_grace_seconds * 1000),
+        fair_play=fair_play(settings),
     )

@@ -59,6 +59,34 @@ class Settings:
     max_message_bytes: int = _setting(32 * 1024, "Largest inbound frame (API GW: 32 KB)")
     rate_limit_per_second: float = _setting(5.0, "Per-connection action rate", gt=0)
     rate_limit_burst: int = _setting(20, "Per-connection burst", gt=0)
+    new_players_per_source: int = _setting(
+        10,
+        "Ruling 17: new anonymous players one source address (an IPv6 /64) may create per "
+        "window; more are refused too_many_new_players. 0: no limit (the local runtime and the "
+        "test harness, whose clients all share the loopback address; never deployed)",
+        ge=0,
+    )
+    new_players_window_seconds: float = _setting(
+        3600.0, "The window of new_players_per_source (fixed, aligned to the epoch)", gt=0
+    )
+    token_grace_seconds: float = _setting(
+        120.0,
+        "Ruling 11: how long the token a resume rotated out still resumes, so that a lost "
+        "reply never locks the player out",
+        ge=0,
+    )
+    fresh_player_seconds: float = _setting(
+        600.0,
+        "Ruling 17: a player created at most this long before a tournament's start holds a "
+        "fresh seat",
+        ge=0,
+    )
+    flag_fresh_seats: int = _setting(
+        5,
+        "Ruling 17: a tournament is flagged when at least this many fresh seats left or were "
+        "eliminated without playing a turn of their own; 0: never",
+        ge=0,
+    )
 
     def __post_init__(self) -> None:
         for spec in fields(self):

@@ -14,12 +14,13 @@ from shared.services.errors import ConflictError
 from shared.services.model import Connection
 
 
-def connect(deps: Deps, connection_id: str) -> None:
-    """``$connect``: remember the connection (no player yet: the token comes in ``session``).
+def connect(deps: Deps, connection_id: str, source: str | None = None) -> None:
+    """``$connect``: remember the connection (no player yet: the token comes in ``session``)
+    and its ``source`` address, which limits the new players it may create (ruling 17).
 
     Idempotent: a second delivery of the same ``$connect`` finds the item there (its
     conditional create fails) and leaves it as it is — possibly already bound by ``session``."""
     try:
-        deps.store.commit([Connection(connection_id, deps.clock.now_ms())])
+        deps.store.commit([Connection(connection_id, deps.clock.now_ms(), source=source)])
     except ConflictError:
         return

@@ -33,6 +33,28 @@ class Timing:
     heartbeat_ms: int | None = None
 
 
+@dataclass(frozen=True)
+class FairPlay:
+    """What identities cost and which tournaments look farmed (rulings 11 and 17).
+
+    - ``new_players_per_source``: new players one source (``Connection.source``, its
+      ``shared.domain.fair_play.source_key``) may create per window; 0: no limit (the local
+      runtime and the harness, whose clients all share the loopback address);
+    - ``new_players_window_ms``: that window (fixed, aligned to the epoch);
+    - ``token_grace_ms``: how long the token a resume rotated out still resumes (a lost reply
+      never locks the player out);
+    - ``fresh_ms``: a player created at most this long before a tournament's start holds a
+      fresh seat;
+    - ``flag_seats``: a tournament is flagged when at least this many fresh seats left or were
+      eliminated without playing a turn of their own (0: never)."""
+
+    new_players_per_source: int = 10
+    new_players_window_ms: int = 3_600_000
+    token_grace_ms: int = 120_000
+    fresh_ms: int = 600_000
+    flag_seats: int = 5
+
+
 TOKEN_IDLE_MS = 30 * 24 * 3600 * 1000
 """Session tokens expire after 30 days unused (each resume renews them). A player is anonymous
 (ruling 11): the token is the only key to the profile, so a token copied off a device long ago
@@ -64,6 +86,7 @@ class Deps:
     - ``sleep``: waits between retries of a conflicted change (seconds);
     - ``metrics``: counts an operational metric ``(name, count)`` (Powertools on Lambda);
     - ``limiter``: the per-connection message rate limit the entrypoints apply (None: none);
+    - ``fair_play``: the identity limits and farm detection (``FairPlay``);
     - ``max_attempts``, ``backoff_base_s``, ``backoff_cap_s``: the retry policy
       (``shared.services.change.run``).
     """
@@ -85,6 +108,8 @@ class Deps:
     """How late a deadline may be before the watchdog applies it."""
     token_idle_ms: int = TOKEN_IDLE_MS
     """A session token unused for longer is refused (``shared.services.sessions``)."""
+    fair_play: FairPlay = field(default_factory=FairPlay)
+    """Identity limits and farm detection (rulings 11 and 17)."""
     max_attempts: int = 10
     backoff_base_s: float = 0.01
     backoff_cap_s: float = 0.2

@@ -26,6 +26,20 @@ class InvalidTokenError(ServiceError):
     code = "invalid_token"
 
 
+class TooManyNewPlayersError(ServiceError):
+    """Too many new players came from this source lately (ruling 17): resume a player with
+    its token, or try again later."""
+
+    code = "too_many_new_players"
+
+
+class SessionBoundError(ServiceError):
+    """This connection already belongs to a player (ruling 11: a connection belongs to one
+    player for its whole life); open a new connection for another player."""
+
+    code = "session_bound"
+
+
 class NotFoundError(ServiceError):
     """No such lobby, tournament, duel or party."""
 

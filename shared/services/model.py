@@ -47,9 +47,17 @@ class Player:
     language: str = "en"
     version: int = 0
     token_used_ms: int | None = None
-    """When the session token was issued or last presented (UTC ms); None on a record written
-    before this was kept (then ``created_ms`` counts). A token unused for ``Deps.token_idle_ms``
-    is refused (``shared.services.sessions``)."""
+    """When the current session token was issued (or, before tokens rotated, last presented;
+    UTC ms); None on a record written before this was kept (then ``created_ms`` counts). A
+    token unused for ``Deps.token_idle_ms`` is refused (``shared.services.sessions``)."""
+    token_generation: int = 0
+    """The generation of the player's current token (ruling 11): each resume issues the next
+    one; only a token of this generation resumes, or of the one before until
+    ``token_grace_until_ms``."""
+    token_grace_until_ms: int | None = None
+    """Until when (UTC ms) the token of the previous generation still resumes (a lost reply);
+    None: it does not (a new player, or every older token revoked by
+    ``sign_out_everywhere``)."""
 
 
 @dataclass
@@ -60,6 +68,9 @@ class Connection:
     connected_ms: int
     player_id: str | None = None
     version: int = 0
+    source: str | None = None
+    """The ``$connect`` event's source address (``requestContext.identity.sourceIp``), kept only
+    here: never sent to a client, never logged in clear (ruling 17); None when unknown."""
 
 
 @dataclass
@@ -124,6 +135,13 @@ class TournamentRecord:
     connections: dict[str, str | None] = field(default_factory=dict)
     party_ids: dict[str, str] = field(default_factory=dict)
     version: int = 0
+    fresh: frozenset[str] = frozenset()
+    """Ruling 17: the players created shortly before the start (``FairPlay.fresh_ms``) who
+    have not played a turn of their own yet (each one's first guess removes them)."""
+    flagged: bool = False
+    """Ruling 17: set when the ratings were applied, if most seats were fresh players who
+    never played (``shared.domain.fair_play.farmed``); an operator may void its ratings
+    (``infra.operations.void_ratings``)."""
 
 
 @dataclass
@@ -148,6 +166,25 @@ class RatingApplied:
     update_player: bool = True
     """False when the same commit saves the player record with the new rating itself."""
     at_ms: int = 0
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """What a session token's lookup item says: whose it is, of which generation."""
+
+    player_id: str
+    generation: int = 0
+
+
+@dataclass(frozen=True)
+class TokenIssued:
+    """A rotated session token's lookup item (create-only), of ``generation``, kept until
+    ``expires_ms`` (TTL: an old token is still recognised, and refused, that long)."""
+
+    token_hash: str
+    player_id: str
+    generation: int
+    expires_ms: int
 
 
 @dataclass(frozen=True)
@@ -180,6 +217,7 @@ Write = (
     | TournamentRecord
     | PartyRecord
     | RatingApplied
+    | TokenIssued
     | InviteCreated
     | InviteDeleted
     | PartyDeleted

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from shared.domain.words import AllowedWords
     from shared.services.model import (
         Connection,
+        IssuedToken,
         LobbyOpener,
         LobbyRecord,
         PartyRecord,
@@ -118,6 +119,11 @@ class Store(Protocol):
     def get_player(self, player_id: str) -> Player | None: ...
     def get_players(self, player_ids: Iterable[str]) -> dict[str, Player]: ...
     def player_id_for_token(self, token_hash: str) -> str | None: ...
+    def get_token(self, token_hash: str) -> IssuedToken | None:
+        """The player and generation of a token's lookup item (a token from before rotation:
+        generation 0), or None for an unknown (or expired) one."""
+        ...
+
     def create_player(
         self, player: Player, token_hash: str, connection: Connection | None = None
     ) -> None:
@@ -125,6 +131,16 @@ class Store(Protocol):
         ``connection`` (bound to the player; conditional on the version it was read with), all
         in one transaction: a refusal saves none of them. Raises ``ConflictError``,
         ``ContentionError`` or ``BusyError`` as ``commit``."""
+
+    def count_new_player(
+        self, source: str, window_start_ms: int, limit: int, expires_ms: int
+    ) -> bool:
+        """Count one new player from ``source`` (a ``shared.domain.fair_play.source_key``) in
+        the window that started at ``window_start_ms``, unless ``limit`` are counted there
+        already: True when counted, False at the limit (nothing written). One conditional
+        write of a counter item per (source, window), which expires (TTL) at ``expires_ms``
+        (ruling 17). Raises ``BusyError`` / ``ContentionError`` as ``commit``."""
+        ...
 
     def get_lobby(self, lobby_id: str) -> LobbyRecord | None: ...
     def waiting_lobbies(self, language: str, rating: int) -> list[WaitingLobby]:

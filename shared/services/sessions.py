@@ -12,15 +12,29 @@ passed, and their connection closed.
 
 Identity (ruling 11): the first ``session`` creates an anonymous player and returns a secret
 token (256 bits) that is stored only as its SHA-256; a later ``session`` with the token binds
-the new connection (an older open one gets ``session_replaced`` and is closed).
+the new connection (an older open one gets ``session_replaced`` and is closed) and rotates the
+token: the reply carries the next generation's token, and the one presented still resumes for
+``FairPlay.token_grace_ms`` (a reply lost on the way never locks the player out). A token of an
+older generation — rotated out past its grace, or revoked — is refused ``invalid_token`` and
+counted (``TokenReuse``, a WARN line with the player id): someone holds a copy of a token its
+owner has moved on from. The family is not revoked then: an anonymous player has no other way
+back to the profile, so the owner's current token keeps working, and the copy is useless.
+``sign_out_everywhere`` revokes every token of the player at once and answers this connection
+with a new one (the connection stays bound). A connection belongs to one player for its whole
+life: another ``session`` on a bound connection, tokenless or for another player, is refused
+``session_bound`` and changes nothing.
+
+New players are limited per source address and window (ruling 17, ``_count_new_player``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from typing import TYPE_CHECKING
 
+from shared.domain import fair_play
 from shared.domain.rating import INITIAL_RATING
 from shared.lazy import lazy_module
 from shared.protocol import outbound as out
@@ -28,8 +42,19 @@ from shared.protocol.errors import ErrorCode
 from shared.services.change import Change, push, run
 from shared.services.connections import connect as connect  # ``$connect``, re-exported
 from shared.services.deps import Deps
-from shared.services.errors import InvalidTokenError
-from shared.services.model import Connection, Player, PlayerStatus, TournamentRecord
+from shared.services.errors import (
+    InvalidTokenError,
+    SessionBoundError,
+    TooManyNewPlayersError,
+)
+from shared.services.model import (
+    Connection,
+    IssuedToken,
+    Player,
+    PlayerStatus,
+    TokenIssued,
+    TournamentRecord,
+)
 from shared.services.outbox import Outbox, Request
 from shared.services.presence import disconnect as _disconnect
 from shared.services.presence import drop
@@ -45,6 +70,8 @@ else:
     # runs its word lists and offensive-word patterns.
     nicknames = lazy_module("shared.domain.nicknames")
 
+logger = logging.getLogger(__name__)
+
 
 def hash_token(token: str) -> str:
     """SHA-256 hex of a session token: what is stored (ruling 11)."""
@@ -53,11 +80,13 @@ def hash_token(token: str) -> str:
 
 def session(deps: Deps, req: Request, token: str | None) -> None:
     """``session {token?}``: create a player, or resume one by token; the reply is
-    ``session`` (with the new token, or with the resume snapshot).
+    ``session`` with a token: the new player's, or the resumed player's next one (with the
+    resume snapshot).
 
-    Raises InvalidTokenError for an unknown token, or one unused for longer than
-    ``Deps.token_idle_ms`` (30 days; each resume renews it); nothing changes. Tokens are not
-    rotated on resume: a reply lost on the way would lock the player out of the profile.
+    Raises SessionBoundError when the connection already belongs to a player and this is a
+    new player or another one; InvalidTokenError for an unknown token, one unused for longer
+    than ``Deps.token_idle_ms`` (30 days; each resume issues a new one), or one of an older
+    generation; TooManyNewPlayersError (ruling 17). Nothing changes on a refusal.
     """
     if token is None:
         _create(deps, req)
@@ -65,14 +94,51 @@ def session(deps: Deps, req: Request, token: str | None) -> None:
         _resume(deps, req, token)
 
 
+def source_digest(source: str) -> str:
+    """A short digest of a source address, for logs (never the address itself: ruling 17)."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
+
+
+def _count_new_player(deps: Deps, source: str | None, now: int) -> None:
+    """Ruling 17: count a new player against its source's limit (one conditional write), or
+    raise TooManyNewPlayersError (nothing written). A connection without a known source, or a
+    limit of 0, is not counted."""
+    limit = deps.fair_play.new_players_per_source
+    if source is None or limit <= 0:
+        return
+    window = deps.fair_play.new_players_window_ms
+    key = fair_play.source_key(source)
+    start = fair_play.window_start(now, window)
+    if deps.store.count_new_player(key, start, limit, start + window):
+        return
+    deps.metrics("NewPlayersRefused", 1)
+    logger.warning(
+        "new player refused: source over its limit",
+        extra={"source_digest": source_digest(key), "limit": limit, "window_ms": window},
+    )
+    minutes = -(-(start + window - now) // 60_000)
+    raise TooManyNewPlayersError(
+        f"At most {limit} new players per {_duration(window)} come from one network: resume "
+        f"your player with its token, or try again in {minutes} min."
+    )
+
+
+def _duration(ms: int) -> str:
+    """``3600000`` -> ``"hour"``, ``5400000`` -> ``"90 min"``: a window, for people."""
+    if ms == 3_600_000:
+        return "hour"
+    if ms % 3_600_000 == 0:
+        return f"{ms // 3_600_000} h"
+    return f"{-(-ms // 60_000)} min"
+
+
 def _create(deps: Deps, req: Request) -> None:
     now = deps.clock.now_ms()
     conn = deps.store.get_connection(req.connection_id) or Connection(req.connection_id, now)
     if conn.player_id is not None:
-        # this connection already has a session: a second create would orphan it
-        old = deps.store.get_player(conn.player_id)
-        if old is not None and old.connection_id == req.connection_id:
-            run(deps, lambda: _detach(deps, old.player_id))
+        # a connection belongs to one player for its whole life (ruling 11)
+        raise SessionBoundError("this connection already belongs to a player")
+    _count_new_player(deps, conn.source, now)
 
     def create() -> Change[None]:
         # a fresh id and token per try: a create that lost (or was cancelled) is never
@@ -101,15 +167,6 @@ def _create(deps: Deps, req: Request) -> None:
     drop(deps, run(deps, create).gone)
 
 
-def _detach(deps: Deps, player_id: str) -> Change[None]:
-    p = deps.store.get_player(player_id)
-    if p is None:
-        return Change(None)
-    p.connection_id = None
-    p.connected = False
-    return Change(None, [p])
-
-
 def _bound(deps: Deps, connection_id: str, connected_ms: int, player_id: str | None) -> Connection:
     """The connection item as read now (or new, ``connected_ms``), bound to ``player_id``."""
     fresh = deps.store.get_connection(connection_id)
@@ -131,18 +188,25 @@ def _resume(deps: Deps, req: Request, token: str) -> None:
     (``shared.services.snapshot``, ruling 15). A tournament that ended since is shown once:
     the same player write clears ``tournament_id``, so the next resume finds the player idle."""
     connection_id = req.connection_id
-    player_id = deps.store.player_id_for_token(hash_token(token))
-    if player_id is None:
+    issued = deps.store.get_token(hash_token(token))
+    if issued is None:
         raise InvalidTokenError("unknown session token")
+    player_id = issued.player_id
+    bound = deps.store.get_connection(connection_id)
+    if bound is not None and bound.player_id not in (None, player_id):
+        raise SessionBoundError("this connection already belongs to another player")
 
-    def rebind() -> Change[tuple[Player, str | None, TournamentRecord | None]]:
+    def rebind() -> Change[tuple[Player, str | None, TournamentRecord | None, str]]:
         p = deps.store.get_player(player_id)
-        assert p is not None
+        if p is None:
+            raise InvalidTokenError("unknown session token")
         now = deps.clock.now_ms()
         used = p.token_used_ms if p.token_used_ms is not None else p.created_ms
         if now - used > deps.token_idle_ms:
             raise InvalidTokenError("session token expired")
-        p.token_used_ms = now  # each resume renews the token's lifetime
+        _check_generation(deps, p, issued, now)
+        fresh, issue = _rotate(deps, p, now)
+        p.token_grace_until_ms = now + deps.fair_play.token_grace_ms
         old = p.connection_id if p.connection_id != connection_id else None
         p.connection_id = connection_id
         p.connected = True
@@ -152,9 +216,9 @@ def _resume(deps: Deps, req: Request, token: str) -> None:
         if ended is not None:
             # its end is shown by this resume, once (ruling 15); from now on the player is idle
             p.tournament_id = None
-        return Change((p, old, ended), [p])
+        return Change((p, old, ended, fresh), [p, issue])
 
-    player, old_connection, ended = run(deps, rebind).value
+    player, old_connection, ended, fresh = run(deps, rebind).value
     conn = Connection(connection_id, deps.clock.now_ms(), player_id)
     gone = run(deps, lambda: _bind(deps, conn)).gone
     if old_connection:
@@ -171,12 +235,73 @@ def _resume(deps: Deps, req: Request, token: str) -> None:
         [connection_id],
         out.SessionEvent(
             player=player_view(player),
-            token=None,
+            token=fresh,
             resumed=True,
             snapshot=snapshot(deps, player, ended=ended),
         ),
     )
     drop(deps, gone + push(deps, reply))
+
+
+def _check_generation(deps: Deps, p: Player, issued: IssuedToken, now: int) -> None:
+    """Ruling 11: the current generation resumes, the previous one until its grace ends; an
+    older one (or the previous past its grace, or any revoked one) is refused and flagged."""
+    if issued.generation == p.token_generation:
+        return
+    grace = p.token_grace_until_ms
+    if issued.generation == p.token_generation - 1 and grace is not None and now <= grace:
+        return
+    deps.metrics("TokenReuse", 1)
+    logger.warning(
+        "an old session token was presented after its owner moved on",
+        extra={
+            "player_id": p.player_id,
+            "token_generation": issued.generation,
+            "current_generation": p.token_generation,
+        },
+    )
+    raise InvalidTokenError("session token replaced")
+
+
+def _rotate(deps: Deps, p: Player, now: int) -> tuple[str, TokenIssued]:
+    """The player's next token (returned raw, for the reply only) and its lookup item; the
+    player record now names its generation and its issue time (the idle lifetime runs from
+    there). The caller sets the grace of the generation before."""
+    token = deps.secrets()
+    p.token_generation += 1
+    p.token_used_ms = now
+    issue = TokenIssued(
+        hash_token(token), p.player_id, p.token_generation, now + deps.token_idle_ms
+    )
+    return token, issue
+
+
+def sign_out_everywhere(deps: Deps, req: Request, player_id: str) -> None:
+    """``sign_out_everywhere``: revoke every token of the player (ruling 11) — every later
+    resume with any of them is refused — and answer this connection, which stays bound, with
+    ``session``: a new token (the only one that resumes now) and the snapshot."""
+
+    def revoke() -> Change[tuple[Player, str]]:
+        p = deps.store.get_player(player_id)
+        assert p is not None
+        fresh, issue = _rotate(deps, p, deps.clock.now_ms())
+        p.token_grace_until_ms = None  # no grace: the token before is revoked as well
+        return Change((p, fresh), [p, issue])
+
+    player, fresh = run(deps, revoke).value
+    deps.metrics("SignOutEverywhere", 1)
+    logger.info("every session token of the player revoked", extra={"player_id": player_id})
+    reply = Outbox(reply_to=req)
+    reply.add(
+        [req.connection_id],
+        out.SessionEvent(
+            player=player_view(player),
+            token=fresh,
+            resumed=True,
+            snapshot=snapshot(deps, player),
+        ),
+    )
+    drop(deps, push(deps, reply))
 
 
 def nickname(deps: Deps, req: Request, player_id: str, raw: str) -> None:
@@ -221,4 +346,11 @@ def disconnect(deps: Deps, connection_id: str) -> None:
     drop(deps, _disconnect(deps, connection_id))
 
 
-__all__ = ["connect", "disconnect", "hash_token", "nickname", "session"]
+__all__ = [
+    "connect",
+    "disconnect",
+    "hash_token",
+    "nickname",
+    "session",
+    "sign_out_everywhere",
+]

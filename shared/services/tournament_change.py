@@ -16,11 +16,13 @@ Imports no use case. Reactions in other aggregates (the party screens after plac
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from shared.domain import events as ev
+from shared.domain import fair_play
 from shared.domain.errors import DomainError, NotInTournamentError
 from shared.domain.tournament import Dealer, Entrant, Tournament
 from shared.services.change import Change, run
@@ -37,6 +39,8 @@ from shared.services.model import (
 from shared.services.outbox import Gone, Outbox, Request
 from shared.services.presenter import present
 from shared.services.snapshot import party_snapshot
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -97,6 +101,7 @@ def change_tournament(
             # nothing changed (the decision's other writes go only with a change)
             return Change(Committed(rec, (), changed=False, refusal=decision.refusal))
         rec.tournament = decision.tournament
+        _watch_fresh(deps, rec, events)
         loaded = {w.player_id: w for w in decision.writes if isinstance(w, Player)}
         personal = dict(decision.personal)
         rating = _rating_writes(deps, rec, events, now, loaded, personal)
@@ -111,7 +116,32 @@ def change_tournament(
 
     done = run(deps, step)
     _count(deps, done.value.events)
+    if done.value.record.flagged and any(
+        isinstance(e, ev.TournamentEnded) for e in done.value.events
+    ):
+        deps.metrics("FlaggedTournaments", 1)
+        logger.warning(
+            "tournament flagged: most seats were fresh players who never played (ruling 17)",
+            extra={"tournament_id": tournament_id, "fresh_unplayed": len(done.value.record.fresh)},
+        )
     return dataclasses.replace(done.value, gone=done.gone)
+
+
+def _watch_fresh(deps: Deps, rec: TournamentRecord, events: Sequence[ev.Event]) -> None:
+    """Ruling 17, in the write the change makes anyway (no extra read or write): a fresh
+    player's own guess takes them off ``rec.fresh``; when the tournament ends, it is flagged
+    if at least ``FairPlay.flag_seats`` of the players out (everyone but the winners) are
+    fresh players who never played."""
+    if not rec.fresh:
+        return
+    played = {e.row.player for e in events if isinstance(e, ev.TurnPlayed) and not e.row.skipped}
+    if played & rec.fresh:
+        rec.fresh = rec.fresh - played
+    for e in events:
+        if isinstance(e, ev.TournamentEnded):
+            t = rec.tournament
+            out = [p.player_id for p in t.players if p.place != 1]
+            rec.flagged = fair_play.farmed(rec.fresh, out, deps.fair_play.flag_seats)
 
 
 def _count(deps: Deps, events: Sequence[ev.Event]) -> None:
@@ -328,9 +358,11 @@ def new_tournament(
         )
     tid = deps.ids()
     t, events = Tournament.start(tid, lobby.language, entrants, now, deps.dealer(lobby.language))
+    created = {s.player_id: players[s.player_id].created_ms for s in lobby.seats}
     record = TournamentRecord(
         tournament=t,
         connections={s.player_id: rec.connections.get(s.player_id) for s in lobby.seats},
         party_ids={s.player_id: s.party_id for s in lobby.seats if s.party_id},
+        fresh=fair_play.fresh_seats(created, now, deps.fair_play.fresh_ms),
     )
     return record, events

@@ -181,9 +181,10 @@ def taped_backend(lexicon: Any = None) -> Iterator[tuple[Backend, Tape]]:
             body: str | None = None,
             *,
             received_ms: int | None = None,
+            source_ip: str = "127.0.0.1",
         ) -> Any:
             tape.inbound(route, connection_id, body)
-            return invoke(route, connection_id, body, received_ms=received_ms)
+            return invoke(route, connection_id, body, received_ms=received_ms, source_ip=source_ip)
 
         mp.setattr(backend, "invoke", taped_invoke)
         backend.deps = dataclasses.replace(
@@ -285,10 +286,12 @@ def leave(backend: Backend) -> None:
 def resume(backend: Backend) -> None:
     """A duelist's connection drops: the others get `player_status` disconnected with the
     reconnect deadline. 10 s later the player reconnects and sends `session` with the token:
-    the reply has `resumed` true and a `snapshot` (round, own duel, standings, duels to
-    watch); the others get `player_status` connected. The player guesses on. Then the same
-    player opens a second connection (another tab): the older one gets `error`
-    `session_replaced` and the server closes it."""
+    the reply has `resumed` true, a new `token` (tokens rotate: store it) and a `snapshot`
+    (round, own duel, standings, duels to watch); the others get `player_status` connected.
+    The player guesses on. Then the same player opens a second connection (another tab) with
+    the newest token: the older one gets `error` `session_replaced` and the server closes it.
+    Last, the player sends `sign_out_everywhere`: every earlier token is revoked, and the reply
+    is `session` with a new token, on the same connection."""
     _lobby_of_eight(backend)
     backend.end_intro()
     dropped = backend.to_move()[0]
@@ -298,6 +301,7 @@ def resume(backend: Backend) -> None:
     dropped.guess()
     backend.clock.advance(1_000)
     dropped.resume()
+    dropped.send("sign_out_everywhere", request_id="out")
 
 
 def party(backend: Backend) -> None:

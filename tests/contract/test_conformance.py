@@ -197,9 +197,16 @@ def test_resume_redraws_from_the_snapshot_and_replaces_older_connections(
     assert any(m["status"] == "disconnected" and m["reconnect_deadline_ms"] for m in statuses)
     assert any(m["status"] == "connected" for m in statuses)
     resumed = [m for m in server if m["type"] == "session" and m["resumed"]]
-    assert len(resumed) == 2
+    assert len(resumed) == 3  # two resumes, then the reply to sign_out_everywhere
     assert all(m["snapshot"] is not None for m in resumed)
     assert resumed[0]["snapshot"]["duel"] is not None
+    # tokens rotate (ruling 11): every reply carries a new one, and the client sends the newest
+    tokens = [m["token"] for m in resumed]
+    assert None not in tokens
+    assert len(set(tokens)) == 3
+    sent = [m.get("token") for m in _messages(resume, "client") if m["action"] == "session"]
+    assert sent[-1] == tokens[0]
+    assert resumed[-1]["request_id"] == "out"
     replaced = [
         c
         for c in resume["connections"]

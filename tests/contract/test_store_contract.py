@@ -24,6 +24,7 @@ from shared.services.model import (
     Connection,
     InviteCreated,
     InviteDeleted,
+    IssuedToken,
     LobbyOpener,
     LobbyRecord,
     OpenerUnchanged,
@@ -32,6 +33,7 @@ from shared.services.model import (
     Player,
     PlayerStatus,
     RatingApplied,
+    TokenIssued,
     TournamentRecord,
 )
 
@@ -466,3 +468,65 @@ def test_records_round_trip_every_field(store: Any) -> None:
     )
     store.commit([rec])
     assert store.get_tournament("t1") == rec
+
+
+# ---------------------------------------------------------------------------- ruling 17
+def test_a_connection_keeps_its_source_address(store: Any) -> None:
+    store.commit([Connection("c9=", NOW, source="203.0.113.7")])
+
+    assert store.get_connection("c9=").source == "203.0.113.7"
+    assert store.get_connection("c9=").player_id is None
+
+
+def test_new_players_are_counted_per_source_and_window_up_to_the_limit(store: Any) -> None:
+    window = 3_600_000
+
+    counted = [store.count_new_player("203.0.113.7", NOW, 3, NOW + window) for _ in range(5)]
+
+    assert counted == [True, True, True, False, False]
+    # another source, or the next window, counts from zero
+    assert store.count_new_player("203.0.113.8", NOW, 3, NOW + window) is True
+    assert store.count_new_player("203.0.113.7", NOW + window, 3, NOW + 2 * window) is True
+
+
+def test_a_new_player_counter_expires_by_ttl(store: Any) -> None:
+    if isinstance(store, InMemoryStore):
+        pytest.skip("TTL is DynamoDB's: the in-memory store keeps no expired windows anyway")
+    from shared.adapters.dynamo.schema import new_players_key
+    from shared.adapters.dynamo.store import from_av, to_av
+
+    store.count_new_player("2001:db8::/64", NOW, 10, NOW + 3_600_000)
+
+    item = store.client.get_item(
+        TableName="contract", Key=to_av(new_players_key("2001:db8::/64", NOW))
+    )["Item"]
+    assert from_av(item)["ttl"] == (NOW + 3_600_000) // 1000
+    assert from_av(item)["count"] == 1
+
+
+# ---------------------------------------------------------------------------- ruling 11
+def test_a_rotated_token_names_its_player_and_generation_and_is_create_only(store: Any) -> None:
+    p = _player("p1")
+    store.create_player(p, "h0")
+    p.token_generation, p.token_grace_until_ms = 1, NOW + 120_000
+    store.commit([p, TokenIssued("h1", "p1", 1, NOW + 86_400_000)])
+
+    assert store.get_token("h0") == IssuedToken("p1", 0)  # created before rotation: 0
+    assert store.get_token("h1") == IssuedToken("p1", 1)
+    assert store.get_token("nope") is None
+    got = store.get_player("p1")
+    assert (got.token_generation, got.token_grace_until_ms) == (1, NOW + 120_000)
+    with pytest.raises(ConflictError):
+        store.commit([TokenIssued("h1", "p2", 1, NOW)])
+    assert store.get_token("h1") == IssuedToken("p1", 1)
+
+
+def test_a_tournament_keeps_its_fresh_seats_and_its_flag(store: Any) -> None:
+    rec = TournamentRecord(_tournament("t7", NOW), fresh=frozenset({"b"}))
+    store.commit([rec])
+    assert store.get_tournament("t7") == rec
+
+    rec.fresh, rec.flagged = frozenset(), True
+    store.commit([rec])
+    got = store.get_tournament("t7")
+    assert (got.fresh, got.flagged) == (frozenset(), True)

@@ -155,7 +155,18 @@ SPECS: dict[str, FunctionSpec] = {
             settings=_MESSAGE,
             description="$default: answers bodies that matched no route (an error code)",
         ),
-        FunctionSpec("session", 512, 10, settings=_MESSAGE, description="session"),
+        FunctionSpec(
+            "session",
+            512,
+            10,
+            settings=(
+                *_MESSAGE,
+                "new_players_per_source",
+                "new_players_window_seconds",
+                "token_grace_seconds",
+            ),
+            description="session, sign_out_everywhere",
+        ),
         FunctionSpec(
             "join",
             1024,

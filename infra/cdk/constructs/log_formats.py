@@ -17,6 +17,7 @@ ACCESS_LOG_FORMAT: Final[dict[str, str]] = {
     "requestTime": "$context.requestTimeEpoch",
     "stage": "$context.stage",
     "connectionId": "$context.connectionId",
+    "sourceIp": "$context.identity.sourceIp",
     "eventType": "$context.eventType",
     "routeKey": "$context.routeKey",
     "status": "$context.status",
@@ -25,5 +26,7 @@ ACCESS_LOG_FORMAT: Final[dict[str, str]] = {
     "error": "$context.error.message",
     "integrationError": "$context.integration.error",
 }
-"""No source IP, no query string, no body: players are anonymous (ruling 11). The stage's
-status metric filters (``infra.cdk.constructs.monitoring.STATUS_FILTERS``) read ``status``."""
+"""No query string, no body: players are anonymous (ruling 11). The source address is there so
+that an operator can find who created too many players or farmed a rating (ruling 17,
+``infra/RUNBOOK.md``); the logs keep it only for the log group's retention. The stage's status
+metric filters (``infra.cdk.constructs.monitoring.STATUS_FILTERS``) read ``status``."""

@@ -202,6 +202,8 @@ const HANDLERS = {
   session(m) {
     S.ready = true; S.lostAt = 0; S.retryAt = 0; S.pendingGuess = null;
     setStatus("");
+    // tokens rotate (ruling 11): every reply's token replaces the stored one; the old one
+    // stops resuming after a short grace
     if (m.token) { S.token = m.token; localStorage.setItem(LS.token, m.token); }
     setMe(m.player);
     if (m.resumed && m.snapshot) applySnapshot(m.snapshot);
@@ -279,6 +281,11 @@ const HANDLERS = {
   error(m) {
     if (S.pendingGuess && S.pendingGuess.id === m.request_id) S.pendingGuess = null;
     if (m.code === "session_replaced") { S.replaced = true; }
+    if (m.code === "session_bound") {
+      // this connection already belongs to a player: a new one resumes with the stored token
+      try { S.ws.close(); } catch { /* already closing */ }
+      return;
+    }
     if (m.code === "invalid_token") {
       S.token = null; localStorage.removeItem(LS.token);
       sendRaw({ action: "session" });

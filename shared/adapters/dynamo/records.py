@@ -34,7 +34,16 @@ def player_to_item(p: Player) -> dict[str, Any]:
         "language": p.language,
         "version": p.version + 1,
     }
-    for name in ("lobby_id", "tournament_id", "party_id", "connection_id", "token_used_ms"):
+    if p.token_generation:
+        item["token_generation"] = p.token_generation
+    for name in (
+        "lobby_id",
+        "tournament_id",
+        "party_id",
+        "connection_id",
+        "token_used_ms",
+        "token_grace_until_ms",
+    ):
         value = getattr(p, name)
         if value is not None:
             item[name] = value
@@ -64,6 +73,10 @@ def player_from_item(item: dict[str, Any]) -> Player:
         language=item.get("language", "en"),
         version=int(item["version"]),
         token_used_ms=int(item["token_used_ms"]) if "token_used_ms" in item else None,
+        token_generation=int(item.get("token_generation", 0)),
+        token_grace_until_ms=(
+            int(item["token_grace_until_ms"]) if "token_grace_until_ms" in item else None
+        ),
     )
 
 
@@ -78,6 +91,8 @@ def connection_to_item(c: Connection) -> dict[str, Any]:
     }
     if c.player_id is not None:
         item["player_id"] = c.player_id
+    if c.source is not None:
+        item["source"] = c.source
     return item
 
 
@@ -87,6 +102,7 @@ def connection_from_item(item: dict[str, Any]) -> Connection:
         connected_ms=int(item["connected_ms"]),
         player_id=item.get("player_id"),
         version=int(item["version"]),
+        source=item.get("source"),
     )
 
 

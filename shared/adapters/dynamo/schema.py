@@ -92,6 +92,11 @@ def token_key(token_hash: str) -> dict[str, str]:
     return {PK: f"TOKEN#{token_hash}", SK: "TOKEN"}
 
 
+def new_players_key(source: str, window_start_ms: int) -> dict[str, str]:
+    """The counter of new players created from ``source`` in one window (ruling 17)."""
+    return {PK: f"NEWPLAYERS#{source}#{window_start_ms}", SK: "NEWPLAYERS"}
+
+
 def connection_key(connection_id: str) -> dict[str, str]:
     return {PK: f"CONN#{connection_id}", SK: "CONN"}
 

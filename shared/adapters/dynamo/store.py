@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from shared.services import model
     from shared.services.model import (
         Connection,
+        IssuedToken,
         LobbyOpener,
         LobbyRecord,
         PartyRecord,
@@ -293,6 +294,12 @@ class DynamoStore:
         item = self._get(schema.token_key(token_hash))
         return str(item["player_id"]) if item else None
 
+    def get_token(self, token_hash: str) -> IssuedToken | None:
+        item = self._get(schema.token_key(token_hash))
+        if not item:
+            return None
+        return model.IssuedToken(str(item["player_id"]), int(item.get("generation", 0)))
+
     def get_lobby(self, lobby_id: str) -> LobbyRecord | None:
         item = self._get(schema.lobby_key(lobby_id))
         return records.lobby_from_item(item) if item else None
@@ -378,6 +385,43 @@ class DynamoStore:
         when given, atomically (one TransactWriteItems; ``Store.create_player``)."""
         extra = [connection] if connection is not None else []
         self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
+
+    def count_new_player(
+        self, source: str, window_start_ms: int, limit: int, expires_ms: int
+    ) -> bool:
+        """Count a new player from ``source`` (``Store.count_new_player``): one UpdateItem of
+        the (source, window) counter, ``ADD n :one`` on the condition that it is below
+        ``limit``; a failed condition is the limit (False, nothing written). A resent update
+        whose first attempt landed counts twice: the limit errs on the side of refusing."""
+        try:
+            self.client.update_item(
+                TableName=self._table,
+                Key=to_av(schema.new_players_key(source, window_start_ms)),
+                UpdateExpression="ADD #n :one SET #k = :kind, #ttl = :ttl",
+                # conditional: the limit itself
+                ConditionExpression="attribute_not_exists(#n) OR #n < :limit",
+                ExpressionAttributeNames={
+                    "#n": "count",
+                    "#k": "kind",
+                    "#ttl": schema.TTL_ATTRIBUTE,
+                },
+                ExpressionAttributeValues={
+                    ":one": {"N": "1"},
+                    ":kind": {"S": "new_players"},
+                    ":ttl": {"N": str(expires_ms // 1000)},
+                    ":limit": {"N": str(limit)},
+                },
+            )
+        except ClientError as err:
+            if _code(err) == "ConditionalCheckFailedException":
+                return False
+            transient = _transient("UpdateItem", err)
+            if transient is None:
+                raise
+            raise transient from err
+        except BotoCoreError as err:
+            raise BusyError(f"the table is busy ({type(err).__name__}); please try again") from err
+        return True
 
     def delete_connection(self, connection_id: str) -> Connection | None:
         """Remove a closed connection; returns what it held, None when it was already gone.
@@ -540,6 +584,21 @@ class DynamoStore:
             item = {**schema.token_key(w.token_hash), "kind": "token", "player_id": w.player_id}
             return {
                 "Put": {"TableName": self._table, "Item": to_av(item), "ConditionExpression": _NEW}
+            }
+        if isinstance(w, model.TokenIssued):
+            issued: dict[str, Any] = {
+                **schema.token_key(w.token_hash),
+                "kind": "token",
+                "player_id": w.player_id,
+                "generation": w.generation,
+                schema.TTL_ATTRIBUTE: w.expires_ms // 1000,
+            }
+            return {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": to_av(issued),
+                    "ConditionExpression": _NEW,
+                }
             }
         if isinstance(w, model.InviteCreated):
             item = {**schema.invite_key(w.invite), "kind": "invite", "party_id": w.party_id}

@@ -382,7 +382,9 @@ def tournament_from_state(
 # ------------------------------------------------------------------------------ the item
 def tournament_to_item(rec: TournamentRecord, now_ms: int) -> dict[str, Any]:
     """The tournament item: keys, ``state`` (schema-2 document, Binary), ``version`` and, while a
-    deadline is pending, the ``gsi_due`` keys; a finished tournament gets its TTL."""
+    deadline is pending, the ``gsi_due`` keys; a finished tournament gets its TTL. Ruling 17's
+    marks sit beside the document: ``fresh_seats`` (a bit per player, in the document's order,
+    while any fresh player has not played; a few bytes) and ``flagged``."""
     t = rec.tournament
     item: dict[str, Any] = {
         **schema.tournament_key(t.tournament_id),
@@ -396,6 +398,11 @@ def tournament_to_item(rec: TournamentRecord, now_ms: int) -> dict[str, Any]:
         item["due_ms"] = due
     if t.over:
         item[schema.TTL_ATTRIBUTE] = schema.finished_ttl(now_ms)
+    seats = sum(1 << i for i, p in enumerate(t.players) if p.player_id in rec.fresh)
+    if seats:
+        item["fresh_seats"] = seats
+    if rec.flagged:
+        item["flagged"] = True
     return item
 
 
@@ -408,9 +415,12 @@ def tournament_from_item(item: dict[str, Any]) -> TournamentRecord:
     tournament, connections, party_ids = tournament_from_state(
         state, item.get("connections"), item.get("party_ids")
     )
+    seats = int(item.get("fresh_seats", 0))
     return TournamentRecord(
         tournament=tournament,
         connections=connections,
         party_ids=party_ids,
         version=int(item["version"]),
+        fresh=frozenset(p.player_id for i, p in enumerate(tournament.players) if seats >> i & 1),
+        flagged=bool(item.get("flagged", False)),
     )

@@ -112,6 +112,16 @@ def test_bad_input_is_counted_and_not_an_internal_error():
     assert counts.total("InternalError") == 0
 
 
+def _session_again(deps, connection_id: str, request_id: str) -> None:
+    """``session`` on ``connection_id``: a new player first, then resumes of that player with
+    the newest token (a connection belongs to one player; tokens rotate, ruling 11)."""
+    sessions = [m for m in deps.notifier.sent[connection_id] if m["type"] == "session"]
+    body = {"action": "session", "request_id": request_id}
+    if sessions:
+        body["token"] = sessions[-1]["token"]
+    _send(deps, "session", connection_id, body)
+
+
 def test_a_connection_that_ignores_rate_limited_is_closed_and_counted():
     counts = Counts()
     base = fake_deps()
@@ -119,7 +129,7 @@ def test_a_connection_that_ignores_rate_limited_is_closed_and_counted():
     deps = dataclasses.replace(base, metrics=counts, limiter=limiter)
 
     for i in range(5):  # the clock stands still: 2 allowed, then refusals 1, 2, 3 (closed)
-        _send(deps, "session", "c-1", {"action": "session", "request_id": f"p{i}"})
+        _session_again(deps, "c-1", f"p{i}")
 
     codes = [m.get("code") for m in base.notifier.sent["c-1"] if m["type"] == "error"]
     assert codes == ["rate_limited", "rate_limited"]
@@ -141,7 +151,7 @@ def test_with_the_production_limits_a_looping_client_is_closed_after_20_refusals
     for i in range(45):
         if "c-1" in base.notifier.closed:
             break
-        _send(deps, "session", "c-1", {"action": "session", "request_id": f"p{i}"})
+        _session_again(deps, "c-1", f"p{i}")
     _send(deps, "session", "c-2", {"action": "session"})
 
     replies = [m["type"] for m in base.notifier.sent["c-1"]]

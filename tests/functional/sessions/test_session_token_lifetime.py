@@ -1,6 +1,7 @@
 """Session tokens expire after 30 days unused (``shared.services.deps.TOKEN_IDLE_MS``); every
-resume renews them. An expired token is refused like an unknown one (``invalid_token``) and
-nothing changes; the client then starts a new anonymous player (ruling 11)."""
+resume issues a new one, for another 30 days. An expired token is refused like an unknown one
+(``invalid_token``) and nothing changes; the client then starts a new anonymous player
+(ruling 11)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ def test_a_token_unused_past_its_lifetime_is_refused_and_nothing_changes(backend
 
 def test_a_token_used_on_its_last_day_works_and_is_renewed(backend):
     a = backend.player("a")
-    for _ in range(3):  # 3 x 30 days in all: each resume renews the lifetime
+    for _ in range(3):  # 3 x 30 days in all: each resume issues a token for 30 more days
         backend.clock.advance(TOKEN_IDLE_MS)
         _reconnect(backend, a)
         a.send("session", token=a.token)
         assert a.last("session")["resumed"] is True
         assert a.all("error") == []
+        a.token = a.last("session")["token"]

@@ -109,8 +109,10 @@ def test_stage_is_throttled_and_access_logged(dev):
     log_group = render(stage["AccessLogSettings"]["DestinationArn"]).strip("<>").split(".")[0]
     assert dev["Resources"][log_group]["Type"] == "AWS::Logs::LogGroup"
     assert "$context.requestId" in stage["AccessLogSettings"]["Format"]
-    # Ruling 11: nothing that could identify a player (IP, query string) in access logs.
-    assert "sourceIp" not in stage["AccessLogSettings"]["Format"]
+    # Ruling 11: no query string (where a token could travel) in access logs; ruling 17: the
+    # source address is there, so that an operator can find who farms identities.
+    assert "querystring" not in stage["AccessLogSettings"]["Format"].lower()
+    assert "$context.identity.sourceIp" in stage["AccessLogSettings"]["Format"]
 
 
 def test_prod_is_throttled_higher_than_dev(dev, prod):

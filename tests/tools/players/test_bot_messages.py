@@ -271,7 +271,7 @@ def test_resume_snapshot_restores_the_board_and_plays_on_our_turn():
         await bot._handle(
             SESSION
             | {
-                "token": None,
+                "token": "rotated",
                 "resumed": True,
                 "snapshot": {
                     "lobby": None,
@@ -303,7 +303,7 @@ def test_resume_snapshot_restores_the_board_and_plays_on_our_turn():
             }
         )
         await settle()
-        assert bot.token == "secret"  # a resumed session sends no new token
+        assert bot.token == "rotated"  # tokens rotate at every resume: the newest is kept
         assert bot.state == "playing"
         assert len(ws.actions("join")) == 1  # the first session's join only
         last = tuple(ws.actions("guess")[-1]["word"])

@@ -46,6 +46,7 @@ def test_actions_are_the_design_vocabulary() -> None:
         "party_remove",
         "party_reset_invite",
         "ping",
+        "sign_out_everywhere",
     }
     assert len(ACTIONS) == len(set(ACTIONS))
 

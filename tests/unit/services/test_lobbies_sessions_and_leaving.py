@@ -16,7 +16,7 @@ from shared.domain.errors import (
 )
 from shared.services import deadlines, matchmaking, sessions
 from shared.services.deps import Deps
-from shared.services.errors import InvalidTokenError, NoSessionError
+from shared.services.errors import InvalidTokenError, NoSessionError, SessionBoundError
 from shared.services.model import PlayerStatus
 from shared.services.outbox import Request
 from shared.services.presence import player_for_connection
@@ -54,14 +54,14 @@ def test_a_new_session_gets_a_player_a_token_and_a_nickname() -> None:
     assert conn.player_id == player.player_id
 
 
-def test_a_second_new_session_on_one_connection_detaches_the_first_player() -> None:
+def test_a_second_new_session_on_one_connection_is_session_bound_and_changes_nothing() -> None:
     deps = fake_deps()
     first = open_session(deps, "c")["player"]["id"]
-    second = open_session(deps, "c")["player"]["id"]
-    assert first != second
-    old = stored_player(deps, first)
-    assert (old.connection_id, old.connected) == (None, False)
-    assert player_for_connection(deps, "c").player_id == second
+    players = dict(deps.store.items)  # type: ignore[attr-defined]
+    with pytest.raises(SessionBoundError):
+        sessions.session(deps, Request("c", "again"), None)
+    assert deps.store.items == players  # type: ignore[attr-defined]
+    assert player_for_connection(deps, "c").player_id == first
 
 
 def test_an_unknown_token_is_refused_and_changes_nothing() -> None:
@@ -78,7 +78,7 @@ def test_a_resumed_session_replaces_the_old_connection() -> None:
     token = open_session(deps, "old")["token"]
     again = open_session(deps, "new", token)
     assert again["resumed"] is True
-    assert again["token"] is None
+    assert again["token"] not in (None, token)  # rotated (ruling 11)
     with pytest.raises(NoSessionError, match=r"^this connection's session was replaced$"):
         player_for_connection(deps, "old")
     pid = again["player"]["id"]
@@ -89,8 +89,8 @@ def test_a_resumed_session_replaces_the_old_connection() -> None:
     assert conn is not None
     assert conn.player_id == pid
     assert sent_of(deps, "old", "error")[-1]["code"] == "session_replaced"
-    # a second resume on the same connection replaces nothing
-    same = open_session(deps, "new", token)
+    # a second resume on the same connection (the newest token) replaces nothing
+    same = open_session(deps, "new", again["token"])
     assert same["resumed"] is True
     assert stored_player(deps, pid).disconnect_seq == 2
     assert not sent_of(deps, "new", "error")

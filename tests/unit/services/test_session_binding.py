@@ -4,8 +4,11 @@ resume whose notice to the replaced connection finds it gone; on the fakes."""
 
 from __future__ import annotations
 
+import pytest
+
 from shared.services import matchmaking, sessions
 from shared.services.deps import Deps
+from shared.services.errors import SessionBoundError
 from shared.services.model import PlayerStatus
 from shared.services.outbox import Request
 from tests.fakes import fake_deps, open_session, sent, stored_player
@@ -109,10 +112,11 @@ def test_a_leaver_resuming_does_not_get_the_tournament_back() -> None:
     assert rec.tournament.player(pid).left
 
 
-def test_a_new_session_on_a_connection_whose_player_resumed_elsewhere_leaves_that_player() -> None:
+def test_a_new_session_on_a_connection_whose_player_resumed_elsewhere_is_session_bound() -> None:
     deps = fake_deps()
     first = open_session(deps, "c")
     open_session(deps, "elsewhere", first["token"])  # the player moved on ("c" item stays)
-    sessions.session(deps, Request("c", "again"), None)  # a second new session on "c"
+    with pytest.raises(SessionBoundError):  # "c" belongs to that player for its whole life
+        sessions.session(deps, Request("c", "again"), None)
     player = stored_player(deps, first["player"]["id"])
     assert (player.connected, player.connection_id) == (True, "elsewhere")
