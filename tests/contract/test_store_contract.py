@@ -489,9 +489,8 @@ def test_new_players_are_counted_per_source_and_window_up_to_the_limit(store: An
     assert store.count_new_player("203.0.113.7", NOW + window, 3, NOW + 2 * window) is True
 
 
+@pytest.mark.parametrize("store", ["dynamo"], indirect=True)  # TTL is DynamoDB's own
 def test_a_new_player_counter_expires_by_ttl(store: Any) -> None:
-    if isinstance(store, InMemoryStore):
-        pytest.skip("TTL is DynamoDB's: the in-memory store keeps no expired windows anyway")
     from shared.adapters.dynamo.schema import new_players_key
     from shared.adapters.dynamo.store import from_av, to_av
 
