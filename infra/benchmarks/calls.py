@@ -466,6 +466,17 @@ class CountingBackend(Backend):
         self.gateway_answered = 0
         """Messages answered by the gateway itself (mock routes: ``ping``): one message in and
         one route response out each, no function, no table access."""
+        self._sources = itertools.count(1)
+
+    def player(
+        self, name: str | None = None, *, session: bool = True, source_ip: str | None = None
+    ) -> ScriptedPlayer:
+        """A new player, each from its own address unless ``source_ip`` is given: the deployed
+        new-player limit per source (ruling 17) is on, and its counter write is counted."""
+        if source_ip is None:
+            n = next(self._sources)
+            source_ip = f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
+        return super().player(name, session=session, source_ip=source_ip)
 
     def route_response(self, connection_id: str, text: str) -> None:
         assert isinstance(self.notifier, ApiGatewayRecordingNotifier)

@@ -34,6 +34,8 @@ class SimPlayer:
         self.run = run
         self.n = n
         self.cid = f"c{n:07d}="
+        self.source_ip = f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
+        """Each player connects from its own address (ruling 17 counts new players per source)."""
         self.rating = rating
         self.view = ClientState()
         """What the player knows, folded from every event (``infra.players.state``)."""

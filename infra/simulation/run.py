@@ -133,7 +133,8 @@ class Run:
             self.invocations["$connect"] += 1
             self.last_active[p.cid] = self.sim.now_ms()
             self.sim.defer(self.lat(INVOKE_S))
-            connect.handle(ws_event("$connect", p.cid, None, self.sim.now_ms()), self.deps)
+            event = ws_event("$connect", p.cid, None, self.sim.now_ms(), source_ip=p.source_ip)
+            connect.handle(event, self.deps)
 
         self.sim.spawn_at(self.sim.now + self.lat(NET_S), task, route="$connect")
 
