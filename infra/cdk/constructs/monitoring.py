@@ -9,8 +9,9 @@ What the alarms see (each is explained, with what to check and what to do, in
   ``Errors`` never sees a bug in a route — ``InternalError`` does (``functions.messages``);
   ``TryAgain``, ``OverdueDeadlines`` and ``TimerLateMs`` (the clock), ``WatchdogHeartbeat``
   (one per completed watchdog run: missing data is breaching), ``PostFailed`` (the notifier);
-- Lambda: each function's errors, throttles and (where it has reserved concurrency) how much of
-  its reservation it uses; the account's concurrent executions;
+- Lambda: each function's errors, throttles and (where its reservation is large enough for a
+  warning to come before a throttle, ``saturation_threshold``) how much of its reservation it
+  uses for 15 minutes; the account's concurrent executions;
 - DynamoDB: throttled requests and system errors over every operation the store issues;
 - Step Functions: failed, timed-out and throttled deadline executions;
 - API Gateway: client errors (4xx), integration and execution errors, and 5xx answers counted
@@ -64,7 +65,21 @@ APP_COUNTS = (
 """The application's per-message counts (dashboard: errors row)."""
 
 SATURATION_SHARE = 0.8
-"""A function alarms when its peak concurrency reaches this share of its reservation."""
+"""A function's saturation alarm fires when its peak concurrency reaches this share of its
+reservation for ``SATURATION_PERIODS`` periods in a row: a warning before throttles, for load
+that lasts (a burst of a few seconds fills a small reservation in healthy operation)."""
+SATURATION_PERIODS = 3
+"""Periods in a row (15 minutes) a function's peak concurrency must stay at its share."""
+
+
+def saturation_threshold(reserved: int) -> int | None:
+    """The peak concurrency at which a function with ``reserved`` concurrency warns, or None
+    where no warning can come before a throttle: when the share rounds up to the whole
+    reservation (``reserved`` <= 4; the watchdog's 1 is every run of its every-minute schedule).
+    Those functions are watched by their ``Throttles`` alarm alone."""
+    threshold = math.ceil(reserved * SATURATION_SHARE)
+    return threshold if threshold < reserved else None
+
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "TryAgain": 10,
@@ -92,7 +107,8 @@ class MonitoringProps:
     """The stage's JSON access logs (``status`` and ``stage`` fields): the 4xx/5xx filters."""
     log_groups: Mapping[str, logs.ILogGroup] = field(default_factory=dict)
     reserved: Mapping[str, int] = field(default_factory=dict)
-    """Module -> reserved concurrency (a saturation alarm each)."""
+    """Module -> reserved concurrency (a saturation alarm each where one can warn before a
+    throttle: ``saturation_threshold``)."""
     thresholds: Mapping[str, float] = field(default_factory=dict)
     """Overrides of ``DEFAULT_THRESHOLDS``."""
     alarm_topic_arn: str | None = None
@@ -259,13 +275,15 @@ class Monitoring(Construct):
                 runbook="FunctionThrottles",
             )
             reserved = props.reserved.get(module)
-            if reserved:
+            threshold = saturation_threshold(reserved) if reserved else None
+            if reserved and threshold is not None:
                 self._alarm(
                     f"{name}Saturation",
                     function.metric("ConcurrentExecutions", period=PERIOD, statistic="Maximum"),
-                    f"The {module} function used {SATURATION_SHARE:.0%} of its reserved "
-                    f"concurrency ({reserved}).",
-                    threshold=math.ceil(reserved * SATURATION_SHARE),
+                    f"The {module} function used {threshold} of its {reserved} reserved "
+                    f"concurrent executions for {SATURATION_PERIODS} periods in a row.",
+                    threshold=threshold,
+                    evaluation_periods=SATURATION_PERIODS,
                     runbook="FunctionSaturation",
                 )
         self._alarm(

@@ -94,11 +94,10 @@ def test_a_silent_watchdog_alarms(synthesized, stage):
 
 
 @pytest.mark.parametrize("stage", STAGE_NAMES)
-def test_every_function_alarms_on_errors_throttles_and_saturation(synthesized, stage):
+def test_every_function_alarms_on_errors_and_throttles(synthesized, stage):
     template = synthesized.templates[stage]
     assertions = _template(synthesized, stage)
-    reserved = STAGES[stage].reserved
-    for module, spec in SPECS.items():
+    for spec in SPECS.values():
         logical_id, _ = functions_by_handler(template)[spec.handler]
         dimensions = [{"Name": "FunctionName", "Value": {"Ref": logical_id}}]
         for metric in ("Errors", "Throttles"):
@@ -106,16 +105,6 @@ def test_every_function_alarms_on_errors_throttles_and_saturation(synthesized, s
                 "AWS::CloudWatch::Alarm",
                 {"Namespace": "AWS/Lambda", "MetricName": metric, "Dimensions": dimensions},
             )
-        assertions.has_resource_properties(
-            "AWS::CloudWatch::Alarm",
-            {
-                "Namespace": "AWS/Lambda",
-                "MetricName": "ConcurrentExecutions",
-                "Dimensions": dimensions,
-                "Statistic": "Maximum",
-                "Threshold": math.ceil(reserved[module] * 0.8),
-            },
-        )
     assertions.has_resource_properties(
         "AWS::CloudWatch::Alarm",
         {
@@ -128,7 +117,58 @@ def test_every_function_alarms_on_errors_throttles_and_saturation(synthesized, s
     alarms = _alarms(template)
     assert len(alarms["functionerrors"]) == len(SPECS)
     assert len(alarms["functionthrottles"]) == len(SPECS)
-    assert len(alarms["functionsaturation"]) == len(SPECS)
+
+
+def _saturation_alarms(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Function module -> its alarm on its own ``ConcurrentExecutions``."""
+    by_id = {logical_id: module for module, (logical_id, _) in _functions(template).items()}
+    out = {}
+    for props in resources(template, "AWS::CloudWatch::Alarm").values():
+        if props.get("MetricName") == "ConcurrentExecutions" and props.get("Dimensions"):
+            (dimension,) = props["Dimensions"]
+            out[by_id[dimension["Value"]["Ref"]]] = props
+    return out
+
+
+def _functions(template: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    by_handler = functions_by_handler(template)
+    return {module: by_handler[spec.handler] for module, spec in SPECS.items()}
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_saturation_warns_before_throttles_and_only_for_load_that_lasts(synthesized, stage):
+    """Peak concurrency at 80 % of the reservation for 3 periods in a row (15 minutes), and
+    only where 80 % is below the whole reservation: with a reservation of 1 (the watchdog)
+    every run would be "saturation", and its schedule runs it every minute — an alarm that is
+    red for ever. Such a function has its Throttles alarm only."""
+    alarms = _saturation_alarms(synthesized.templates[stage])
+    for module, reserved in STAGES[stage].reserved.items():
+        share = math.ceil(reserved * 0.8)
+        if share >= reserved:
+            assert module not in alarms, module
+            continue
+        alarm = alarms[module]
+        assert alarm["Threshold"] == share, module
+        assert alarm["Statistic"] == "Maximum"
+        assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+        assert (alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]) == (3, 3), module
+    assert "watchdog" not in alarms
+    assert len(_alarms(synthesized.templates[stage])["functionsaturation"]) == len(alarms)
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_no_function_alarm_fires_at_the_watchdogs_steady_concurrency(synthesized, stage):
+    """The watchdog runs every minute, one at a time: its concurrency is 1 whenever it runs.
+    No alarm on its own metrics may fire at that (healthy) value."""
+    template = synthesized.templates[stage]
+    watchdog_id, _ = _functions(template)["watchdog"]
+    for props in resources(template, "AWS::CloudWatch::Alarm").values():
+        if {"Name": "FunctionName", "Value": {"Ref": watchdog_id}} not in props.get(
+            "Dimensions", []
+        ):
+            continue
+        if props["MetricName"] == "ConcurrentExecutions":
+            assert props["Threshold"] > 1, props
 
 
 def _math_metric_names(alarm: dict[str, Any]) -> set[str]:
@@ -252,3 +292,17 @@ def test_dashboard_is_laid_out_by_the_golden_signals(synthesized, stage):
     assert rows == sorted(rows)
     for metric in ("InternalError", "TimerLateMs", "ConcurrentExecutions", "MessageCount"):
         assert metric in body
+
+
+def test_the_readme_counts_the_alarms_the_templates_have(synthesized):
+    """``infra/README.md`` states how many alarms each stage has (and what they cost): the
+    figure must be the template's."""
+    readme = (RUNBOOK.parent / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"(\d+) alarms in dev, (\d+) in prod", readme)
+    assert found is not None
+    counts = {
+        stage: len(resources(synthesized.templates[stage], "AWS::CloudWatch::Alarm"))
+        for stage in ("dev", "prod")
+    }
+    assert (int(found[1]), int(found[2])) == (counts["dev"], counts["prod"])
+    assert f"{counts['prod']} standard alarms" in readme
