@@ -7,13 +7,16 @@ What the alarms see (each is explained, with what to check and what to do, in
 - the application's own counts (Powertools Metrics, namespace ``WordleTournament``, dimension
   ``service``): a message route answers every failure itself and returns 200, so Lambda's
   ``Errors`` never sees a bug in a route — ``InternalError`` does (``functions.messages``);
-  ``TryAgain``, ``OverdueDeadlines`` and ``TimerLateMs`` (the clock), ``WatchdogHeartbeat``
-  (one per completed watchdog run: missing data is breaching), ``PostFailed`` (the notifier);
+  ``TryAgain``, ``OverdueDeadlines`` and ``TimerLateMs`` (the clock), ``ClockStartFailed`` (a
+  deadline execution the functions failed to start), ``WatchdogHeartbeat`` (one per completed
+  watchdog run: missing data is breaching), ``PostFailed`` (the notifier);
 - Lambda: each function's errors, throttles and (where its reservation is large enough for a
   warning to come before a throttle, ``saturation_threshold``) how much of its reservation it
   uses for 15 minutes; the account's concurrent executions;
 - DynamoDB: throttled requests and system errors over every operation the store issues;
-- Step Functions: failed, timed-out and throttled deadline executions;
+- Step Functions: failed and timed-out deadline executions, throttled state transitions
+  (``ExecutionThrottled``) and throttled ``StartExecution`` calls (``ThrottledEvents``,
+  dimension ``APIName``: an API metric of the account, not of one machine);
 - API Gateway: client errors (4xx), integration and execution errors, and 5xx answers counted
   from the access log by a metric filter (a WebSocket API publishes no 5XX metric: AWS,
   "Monitor WebSocket API execution with CloudWatch metrics",
@@ -40,6 +43,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from shared.adapters.step_functions import START_FAILED_METRIC
+
 PERIOD = Duration.minutes(5)
 
 TABLE_OPERATIONS = (
@@ -61,6 +66,7 @@ APP_COUNTS = (
     "AbusiveConnectionsClosed",
     "PostGone",
     "PostFailed",
+    START_FAILED_METRIC,
 )
 """The application's per-message counts (dashboard: errors row)."""
 
@@ -160,6 +166,19 @@ class Monitoring(Construct):
             namespace=self._props.metrics_namespace,
             metric_name=name,
             dimensions_map={"stage": self._props.stage_name},
+            statistic="Sum",
+            period=PERIOD,
+        )
+
+    def _start_execution_throttles(self) -> cw.Metric:
+        """StartExecution calls Step Functions throttled: ``ThrottledEvents`` with dimension
+        ``APIName`` (AWS, "Step Functions metrics", API metrics:
+        https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html). The
+        account's, over every machine in the region: the quota is the account's too."""
+        return cw.Metric(
+            namespace="AWS/States",
+            metric_name="ThrottledEvents",
+            dimensions_map={"APIName": "StartExecution"},
             statistic="Sum",
             period=PERIOD,
         )
@@ -322,7 +341,20 @@ class Monitoring(Construct):
         self._alarm(
             "DeadlinesThrottled",
             machine.metric_throttled(period=PERIOD, statistic="Sum"),
-            "Step Functions throttled starting deadline executions.",
+            "Step Functions throttled state transitions of deadline executions (they wait and "
+            "retry: wakes run late).",
+        )
+        self._alarm(
+            "DeadlineStartsThrottled",
+            self._start_execution_throttles(),
+            "Step Functions throttled StartExecution calls (the account's): round loops and "
+            "handovers that did not start fall to the watchdog.",
+        )
+        self._alarm(
+            "ClockStartFailures",
+            self._app_metric(START_FAILED_METRIC),
+            "A function failed to start a deadline execution (throttled, refused, transport): "
+            "that round's deadlines wait for the once-a-minute watchdog.",
         )
 
     def _build_api_alarms(self) -> None:
@@ -420,13 +452,17 @@ class Monitoring(Construct):
                 ],
             ),
             cw.GraphWidget(
-                title="Clock: failed, timed out, throttled",
+                title="Clock: failed, timed out, throttled, starts failed",
                 left=[
                     machine.metric_failed(period=PERIOD),
                     machine.metric_timed_out(period=PERIOD),
                     machine.metric_throttled(period=PERIOD),
+                    self._start_execution_throttles(),
                 ],
-                right=[self._app_metric("OverdueDeadlines")],
+                right=[
+                    self._app_metric("OverdueDeadlines"),
+                    self._app_metric(START_FAILED_METRIC),
+                ],
             ),
         )
         row(

@@ -59,6 +59,8 @@ def test_application_alarms(synthesized, stage):
         "TryAgain": {"Threshold": thresholds["TryAgain"], "EvaluationPeriods": 1},
         "OverdueDeadlines": {"Threshold": 1, "EvaluationPeriods": 1},
         "PostFailed": {"Threshold": 10, "EvaluationPeriods": 1},
+        # a deadline execution a function failed to start: the watchdog applies it late
+        "ClockStartFailed": {"Threshold": 1, "EvaluationPeriods": 1, "Statistic": "Sum"},
         "TimerLateMs": {"Threshold": 3000, "EvaluationPeriods": 3, "ExtendedStatistic": "p99"},
     }
     for metric, expected in cases.items():
@@ -210,6 +212,21 @@ def test_deadline_machine_failures_timeouts_and_throttles_alarm(synthesized, sta
                 "Threshold": 1,
             },
         )
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_throttled_start_executions_alarm(synthesized, stage):
+    """``ExecutionThrottled`` counts throttled state transitions of running executions; a
+    StartExecution call Step Functions throttled is ``ThrottledEvents`` with the dimension
+    ``APIName`` = ``StartExecution`` (AWS, "Step Functions metrics", API metrics:
+    https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html)."""
+    alarm = _one(synthesized.templates[stage], "deadlinestartsthrottled")
+    assert (alarm["Namespace"], alarm["MetricName"]) == ("AWS/States", "ThrottledEvents")
+    assert alarm["Dimensions"] == [{"Name": "APIName", "Value": "StartExecution"}]
+    assert (alarm["Statistic"], alarm["Threshold"]) == ("Sum", 1)
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    failed = _one(synthesized.templates[stage], "clockstartfailures")
+    assert (failed["Namespace"], failed["MetricName"]) == ("WordleTournament", "ClockStartFailed")
 
 
 @pytest.mark.parametrize("stage", STAGE_NAMES)
