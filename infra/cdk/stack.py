@@ -34,7 +34,8 @@ class StageConfig:
 
     name: str
     retain_data: bool
-    """prod: table deletion protection, and tables and logs kept when the stack is deleted."""
+    """prod: table deletion protection, and the table and logs kept when the stack is deleted
+    (``retained_removal_policy``)."""
     log_retention: logs.RetentionDays
     rate_limit: float
     """Stage-wide steady WebSocket messages per second (API Gateway throttling)."""
@@ -59,6 +60,18 @@ class StageConfig:
 
 
 TRACING_POLICIES = ("active", "off")
+
+
+def retained_removal_policy(retain_data: bool) -> RemovalPolicy:
+    """The table's and the log groups' removal policy: where a stage keeps its data,
+    CloudFormation's ``RetainExceptOnCreate`` — kept when the stack is deleted or an update
+    removes or replaces them, but deleted when the operation that created them rolls back, so a
+    failed first create leaves no orphans to clean up before the retry (AWS, "DeletionPolicy
+    attribute",
+    https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-attribute-deletionpolicy.html);
+    else deleted with the stack."""
+    return RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if retain_data else RemovalPolicy.DESTROY
+
 
 STAGES: dict[str, StageConfig] = {
     "dev": StageConfig(
@@ -142,7 +155,7 @@ class WordleTournamentStack(Stack):
         tracing = tracing or config.tracing
         if tracing not in TRACING_POLICIES:
             raise ValueError(f"tracing must be one of {TRACING_POLICIES}, got {tracing!r}")
-        removal = RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY
+        removal = retained_removal_policy(config.retain_data)
         service_name = f"wordle-tournament-{config.name}"
 
         data = GameTable(
