@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import Annotations, CfnOutput, RemovalPolicy, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -128,7 +128,10 @@ class WordleTournamentStack(Stack):
 
     Args: config — the stage; layer_dir — the dependency layer's folder (``infra.cdk.layer``; tests
     pass a stub); code_root — the folder holding ``functions/``, ``shared/``, ``wordlists/``;
-    alarm_topic_arn — an existing SNS topic for alarms (optional); account_log_role — also set
+    page_topic_arn / ticket_topic_arn — existing SNS topics: the composite ``GameDegraded`` pages
+    through the first, every other alarm files a ticket through the second
+    (``infra.cdk.constructs.monitoring.PAGE``); a stage that keeps its data (prod) warns at synth
+    without them; account_log_role — also set
     API Gateway's region-wide CloudWatch role (once per account and region; off by default, see
     ``infra/README.md``); tracing — ``active`` | ``off`` (default: the stage's policy);
     reserve_concurrency — apply the stage's reserved concurrency (off for an account whose
@@ -144,7 +147,8 @@ class WordleTournamentStack(Stack):
         config: StageConfig,
         layer_dir: Path,
         code_root: Path = REPO_ROOT,
-        alarm_topic_arn: str | None = None,
+        page_topic_arn: str | None = None,
+        ticket_topic_arn: str | None = None,
         account_log_role: bool = False,
         tracing: str | None = None,
         reserve_concurrency: bool = True,
@@ -222,9 +226,16 @@ class WordleTournamentStack(Stack):
                 metrics_namespace=METRICS_NAMESPACE,
                 service_name=service_name,
                 thresholds=config.alarm_thresholds,
-                alarm_topic_arn=alarm_topic_arn,
+                page_topic_arn=page_topic_arn,
+                ticket_topic_arn=ticket_topic_arn,
             ),
         )
+        if config.retain_data and not (page_topic_arn and ticket_topic_arn):
+            Annotations.of(self).add_warning_v2(
+                "wordle:alarm-topics",
+                "No pageTopicArn and ticketTopicArn: this stage's alarms notify nobody "
+                "(infra/RUNBOOK.md, Deploy).",
+            )
         self._build_outputs(websocket, data, clock, functions)
         CfnOutput(
             self,

@@ -22,6 +22,13 @@ What the alarms see (each is explained, with what to check and what to do, in
   "Monitor WebSocket API execution with CloudWatch metrics",
   https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-logging.html).
 
+Who hears of an alarm (``PAGE``): two SNS topics, given as context (``pageTopicArn``,
+``ticketTopicArn``). Page-worthy alarms are the members of one composite alarm, ``GameDegraded``
+("the game is degraded for players"), which alone notifies the page topic: one page per
+incident, however many members fire (AWS, "Create a composite alarm",
+https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Create_Composite_Alarm.html).
+Every other alarm notifies the ticket topic. Each alarm reaches exactly one topic.
+
 Metric sources: AWS/Lambda (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html),
 AWS/DynamoDB (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/metrics-dimensions.html),
 AWS/States (https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html).
@@ -96,6 +103,30 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
 }
 """Thresholds a stage may override (``MonitoringProps.thresholds``)."""
 
+PAGE = frozenset(
+    {
+        "InternalErrors",
+        "TryAgainRate",
+        "DeadlineLateness",
+        "WatchdogHeartbeat",
+        "ApiIntegrationErrors",
+        "ApiExecutionErrors",
+        "Api5xx",
+    }
+)
+"""The page-worthy alarms (members of ``GameDegraded``), by one rule: an alarm pages when its
+metric counts players' messages failing now (an error answer, no answer: ``InternalErrors``,
+``TryAgainRate``, the API's integration, execution and 5xx errors) or the game's clock failing
+with nothing left to repair it (wakes late for 15 minutes: ``DeadlineLateness``; no watchdog:
+``WatchdogHeartbeat``). Every other alarm is a ticket — a retry, the watchdog or a guard
+coped (function errors and throttles, table throttles and system errors, failed, timed-out,
+throttled or unstarted deadline executions, overdue deadlines, failed pushes, many 4xx), or a
+capacity warning (saturation, account concurrency): if what it counts grows until players feel
+it, a page-worthy alarm fires too."""
+
+COMPOSITE = "GameDegraded"
+"""The composite alarm over ``PAGE``: the one that pages."""
+
 STATUS_FILTERS = {"ApiStatus4xx": '"4*"', "ApiStatus5xx": '"5*"'}
 """Metric name -> the access log ``status`` pattern it counts (a metric filter each)."""
 
@@ -117,12 +148,18 @@ class MonitoringProps:
     throttle: ``saturation_threshold``)."""
     thresholds: Mapping[str, float] = field(default_factory=dict)
     """Overrides of ``DEFAULT_THRESHOLDS``."""
-    alarm_topic_arn: str | None = None
-    """Where alarms notify (an existing SNS topic); none: alarms only show in the console."""
+    page_topic_arn: str | None = None
+    """Where ``GameDegraded`` notifies (an existing SNS topic that pages on-call); none: nobody
+    is paged."""
+    ticket_topic_arn: str | None = None
+    """Where every alarm not in ``PAGE`` notifies (an existing SNS topic that files a ticket
+    for working hours); none: those alarms only show in the console and on the dashboard."""
 
 
 class Monitoring(Construct):
-    """Attributes: ``alarms`` (construct id -> alarm), ``metric_filters``, ``dashboard``."""
+    """Attributes: ``alarms`` (construct id -> alarm), ``game_degraded`` (the composite over
+    ``PAGE``), ``topics`` (``page`` / ``ticket`` -> construct id -> the topic it notifies, where
+    that topic is given), ``metric_filters``, ``dashboard``."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: MonitoringProps) -> None:
         super().__init__(scope, construct_id)
@@ -136,6 +173,8 @@ class Monitoring(Construct):
         self._build_table_alarms()
         self._build_state_machine_alarms()
         self._build_api_alarms()
+        self.game_degraded = self._build_game_degraded()
+        self.topics: dict[str, dict[str, str]] = {"page": {}, "ticket": {}}
         self._build_alarm_actions()
         self.dashboard = self._build_dashboard()
 
@@ -384,13 +423,43 @@ class Monitoring(Construct):
                 "API Gateway answered 5xx (counted from the access log).",
             )
 
+    def _build_game_degraded(self) -> cw.CompositeAlarm:
+        members = [self.alarms[name] for name in sorted(PAGE) if name in self.alarms]
+        return cw.CompositeAlarm(
+            self,
+            COMPOSITE,
+            alarm_rule=cw.AlarmRule.any_of(
+                *(cw.AlarmRule.from_alarm(a, cw.AlarmState.ALARM) for a in members)
+            ),
+            alarm_description=(
+                "The game is degraded for players: a page-worthy alarm fired (players' "
+                "messages fail, or the clock runs late with nothing to repair it). "
+                f"Runbook: infra/RUNBOOK.md#{COMPOSITE.lower()}"
+            ),
+        )
+
     def _build_alarm_actions(self) -> None:
-        if not self._props.alarm_topic_arn:
-            return
-        topic = sns.Topic.from_topic_arn(self, "AlarmTopic", self._props.alarm_topic_arn)
-        for alarm in self.alarms.values():
-            alarm.add_alarm_action(cw_actions.SnsAction(topic))
-            alarm.add_ok_action(cw_actions.SnsAction(topic))
+        """The composite notifies the page topic; every alarm not in ``PAGE`` the ticket topic
+        (on ALARM and on OK). The page-worthy alarms have no action of their own: they page
+        through the composite, once."""
+        props = self._props
+        if props.page_topic_arn:
+            page = cw_actions.SnsAction(
+                sns.Topic.from_topic_arn(self, "PageTopic", props.page_topic_arn)
+            )
+            self.game_degraded.add_alarm_action(page)
+            self.game_degraded.add_ok_action(page)
+            self.topics["page"][COMPOSITE] = props.page_topic_arn
+        if props.ticket_topic_arn:
+            ticket = cw_actions.SnsAction(
+                sns.Topic.from_topic_arn(self, "TicketTopic", props.ticket_topic_arn)
+            )
+            for name, alarm in self.alarms.items():
+                if name in PAGE:
+                    continue
+                alarm.add_alarm_action(ticket)
+                alarm.add_ok_action(ticket)
+                self.topics["ticket"][name] = props.ticket_topic_arn
 
     # -- dashboard ---------------------------------------------------------------------------
 
@@ -408,7 +477,10 @@ class Monitoring(Construct):
         dashboard = cw.Dashboard(self, "Dashboard")
         dashboard.add_widgets(
             cw.AlarmStatusWidget(
-                title="Alarms", alarms=list(self.alarms.values()), width=24, height=6
+                title="Alarms (GameDegraded first: it pages)",
+                alarms=[self.game_degraded, *self.alarms.values()],
+                width=24,
+                height=6,
             )
         )
 

@@ -15,7 +15,7 @@ from aws_cdk.assertions import Match, Template
 
 from infra.cdk.constructs.functions import SPECS
 from infra.cdk.stack import STAGES
-from tests.tools.cdk.cfn import functions_by_handler, resources
+from tests.tools.cdk.cfn import PAGE_TOPIC, TICKET_TOPIC, functions_by_handler, resources
 
 RUNBOOK = Path(__file__).resolve().parents[3] / "infra" / "RUNBOOK.md"
 STAGE_NAMES = sorted(STAGES)
@@ -297,6 +297,7 @@ def test_every_alarm_has_a_runbook_section(synthesized, stage):
         if line.startswith("### ")
     }
     anchors = set(_alarms(synthesized.templates[stage]))
+    anchors.add(_anchor(_composite(synthesized.templates[stage])[1]))
     assert anchors - headings == set()
 
 
@@ -323,3 +324,79 @@ def test_the_readme_counts_the_alarms_the_templates_have(synthesized):
     }
     assert (int(found[1]), int(found[2])) == (counts["dev"], counts["prod"])
     assert f"{counts['prod']} standard alarms" in readme
+
+
+PAGE_WORTHY = {
+    "internalerrors",
+    "tryagainrate",
+    "deadlinelateness",
+    "watchdogheartbeat",
+    "apiintegrationerrors",
+    "apiexecutionerrors",
+    "api5xx",
+}
+"""Runbook anchors of the alarms that page (players' messages fail now, or the clock fails with
+nothing left to repair it); every other alarm files a ticket."""
+
+
+def _composite(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    ((logical_id, props),) = resources(template, "AWS::CloudWatch::CompositeAlarm").items()
+    return logical_id, props
+
+
+def _anchor(props: dict[str, Any]) -> str:
+    return str(props["AlarmDescription"].rsplit("#", 1)[1])
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_the_game_is_degraded_composite_is_over_the_page_worthy_alarms(synthesized, stage):
+    template = synthesized.templates[stage]
+    _, composite = _composite(template)
+    assert _anchor(composite) == "gamedegraded"
+    rule = str(composite["AlarmRule"])
+    members = {
+        _anchor(props)
+        for logical_id, props in resources(template, "AWS::CloudWatch::Alarm").items()
+        if logical_id in rule
+    }
+    assert members == PAGE_WORTHY
+    assert rule.count("ALARM(") == len(PAGE_WORTHY)
+
+
+def test_every_prod_alarm_reaches_exactly_one_topic(synthesized):
+    """Page-worthy alarms page through the composite (one page per incident, not one per
+    member: they have no action of their own); every other alarm files a ticket. On ALARM and
+    on OK alike."""
+    template = synthesized.templates["prod"]
+    _, composite = _composite(template)
+    assert composite["AlarmActions"] == [PAGE_TOPIC]
+    assert composite["OKActions"] == [PAGE_TOPIC]
+    rule = str(composite["AlarmRule"])
+    alarms = resources(template, "AWS::CloudWatch::Alarm")
+    assert len(alarms) > len(PAGE_WORTHY)
+    for logical_id, props in alarms.items():
+        reached = list(props.get("AlarmActions", []))
+        if logical_id in rule:
+            reached.append(PAGE_TOPIC)
+        assert reached in ([PAGE_TOPIC], [TICKET_TOPIC]), (logical_id, reached)
+        assert props.get("OKActions", []) == props.get("AlarmActions", []), logical_id
+        assert (reached == [PAGE_TOPIC]) == (_anchor(props) in PAGE_WORTHY), logical_id
+
+
+def test_without_topics_nothing_notifies_and_a_kept_stage_warns(synthesized, tmp_path):
+    """dev is synthesized without topics: no action anywhere. prod without them would notify
+    nobody: synth warns (``cdk deploy`` shows it)."""
+    template = synthesized.templates["dev"]
+    for props in [
+        *resources(template, "AWS::CloudWatch::Alarm").values(),
+        *resources(template, "AWS::CloudWatch::CompositeAlarm").values(),
+    ]:
+        assert "AlarmActions" not in props
+    from aws_cdk import App
+    from aws_cdk.assertions import Annotations
+
+    from infra.cdk.app import add_stage
+
+    (tmp_path / "python").mkdir()
+    stack = add_stage(App(), "prod", layer_dir=tmp_path)
+    Annotations.from_stack(stack).has_warning("*", Match.string_like_regexp("notify nobody"))
