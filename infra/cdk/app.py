@@ -1,7 +1,9 @@
 """Infrastructure: the CDK app entry point (``cdk.json`` runs ``python -m infra.cdk.app``).
 
 Context: ``stage`` (``dev`` | ``prod``, default ``dev``); ``layerDir`` (use a prebuilt layer
-folder instead of building one with pip); ``alarmTopicArn`` (an SNS topic for alarms);
+folder instead of building one with pip); ``pageTopicArn`` and ``ticketTopicArn`` (existing SNS
+topics: the composite alarm ``GameDegraded`` pages through the first, every other alarm files a
+ticket through the second; ``alarmTopicArn``, one topic for all, is refused: say which);
 ``apiGatewayAccountRole`` (``true`` to have this stack set API Gateway's region-wide CloudWatch
 role; default off: that setting belongs to the account, not to one stack); ``tracing``
 (``active`` | ``off``, default the stage's policy: active in dev, off in prod);
@@ -29,7 +31,8 @@ def add_stage(
     stage: str,
     *,
     layer_dir: Path,
-    alarm_topic_arn: str | None = None,
+    page_topic_arn: str | None = None,
+    ticket_topic_arn: str | None = None,
     account_log_role: bool = False,
     tracing: str | None = None,
     reserve_concurrency: bool = True,
@@ -43,7 +46,8 @@ def add_stage(
         stack_name(stage),
         config=STAGES[stage],
         layer_dir=layer_dir,
-        alarm_topic_arn=alarm_topic_arn,
+        page_topic_arn=page_topic_arn,
+        ticket_topic_arn=ticket_topic_arn,
         account_log_role=account_log_role,
         tracing=tracing,
         reserve_concurrency=reserve_concurrency,
@@ -69,11 +73,16 @@ def main() -> None:
     context = app.node.try_get_context
     stage = str(context("stage") or "dev")
     layer_dir = context("layerDir")
+    if context("alarmTopicArn"):
+        raise SystemExit(
+            "alarmTopicArn is replaced by pageTopicArn and ticketTopicArn (infra/README.md)"
+        )
     add_stage(
         app,
         stage,
         layer_dir=Path(layer_dir) if layer_dir else build_layer(),
-        alarm_topic_arn=context("alarmTopicArn"),
+        page_topic_arn=context("pageTopicArn"),
+        ticket_topic_arn=context("ticketTopicArn"),
         account_log_role=_flag(context("apiGatewayAccountRole"), default=False),
         tracing=context("tracing"),
         reserve_concurrency=_flag(context("reserveConcurrency"), default=True),

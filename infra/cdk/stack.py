@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import Annotations, CfnOutput, RemovalPolicy, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -34,7 +34,8 @@ class StageConfig:
 
     name: str
     retain_data: bool
-    """prod: table deletion protection, and tables and logs kept when the stack is deleted."""
+    """prod: table deletion protection, and the table and logs kept when the stack is deleted
+    (``retained_removal_policy``)."""
     log_retention: logs.RetentionDays
     rate_limit: float
     """Stage-wide steady WebSocket messages per second (API Gateway throttling)."""
@@ -59,6 +60,18 @@ class StageConfig:
 
 
 TRACING_POLICIES = ("active", "off")
+
+
+def retained_removal_policy(retain_data: bool) -> RemovalPolicy:
+    """The table's and the log groups' removal policy: where a stage keeps its data,
+    CloudFormation's ``RetainExceptOnCreate`` — kept when the stack is deleted or an update
+    removes or replaces them, but deleted when the operation that created them rolls back, so a
+    failed first create leaves no orphans to clean up before the retry (AWS, "DeletionPolicy
+    attribute",
+    https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-attribute-deletionpolicy.html);
+    else deleted with the stack."""
+    return RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if retain_data else RemovalPolicy.DESTROY
+
 
 STAGES: dict[str, StageConfig] = {
     "dev": StageConfig(
@@ -115,7 +128,10 @@ class WordleTournamentStack(Stack):
 
     Args: config — the stage; layer_dir — the dependency layer's folder (``infra.cdk.layer``; tests
     pass a stub); code_root — the folder holding ``functions/``, ``shared/``, ``wordlists/``;
-    alarm_topic_arn — an existing SNS topic for alarms (optional); account_log_role — also set
+    page_topic_arn / ticket_topic_arn — existing SNS topics: the composite ``GameDegraded`` pages
+    through the first, every other alarm files a ticket through the second
+    (``infra.cdk.constructs.monitoring.PAGE``); a stage that keeps its data (prod) warns at synth
+    without them; account_log_role — also set
     API Gateway's region-wide CloudWatch role (once per account and region; off by default, see
     ``infra/README.md``); tracing — ``active`` | ``off`` (default: the stage's policy);
     reserve_concurrency — apply the stage's reserved concurrency (off for an account whose
@@ -131,7 +147,8 @@ class WordleTournamentStack(Stack):
         config: StageConfig,
         layer_dir: Path,
         code_root: Path = REPO_ROOT,
-        alarm_topic_arn: str | None = None,
+        page_topic_arn: str | None = None,
+        ticket_topic_arn: str | None = None,
         account_log_role: bool = False,
         tracing: str | None = None,
         reserve_concurrency: bool = True,
@@ -142,7 +159,7 @@ class WordleTournamentStack(Stack):
         tracing = tracing or config.tracing
         if tracing not in TRACING_POLICIES:
             raise ValueError(f"tracing must be one of {TRACING_POLICIES}, got {tracing!r}")
-        removal = RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY
+        removal = retained_removal_policy(config.retain_data)
         service_name = f"wordle-tournament-{config.name}"
 
         data = GameTable(
@@ -209,9 +226,16 @@ class WordleTournamentStack(Stack):
                 metrics_namespace=METRICS_NAMESPACE,
                 service_name=service_name,
                 thresholds=config.alarm_thresholds,
-                alarm_topic_arn=alarm_topic_arn,
+                page_topic_arn=page_topic_arn,
+                ticket_topic_arn=ticket_topic_arn,
             ),
         )
+        if config.retain_data and not (page_topic_arn and ticket_topic_arn):
+            Annotations.of(self).add_warning_v2(
+                "wordle:alarm-topics",
+                "No pageTopicArn and ticketTopicArn: this stage's alarms notify nobody "
+                "(infra/RUNBOOK.md, Deploy).",
+            )
         self._build_outputs(websocket, data, clock, functions)
         CfnOutput(
             self,

@@ -27,6 +27,8 @@ CLOCK_FUNCTION_TIMEOUT_S = 10
 APPLY_TIMEOUT_S = CLOCK_FUNCTION_TIMEOUT_S + 2
 """The apply Task's own timeout (``TimeoutSeconds``): the function's, plus the invocation."""
 START_TIMEOUT_S = 10
+START_FAILED_METRIC = "ClockStartFailed"
+"""Counted per deadline execution ``StepFunctionsClock.schedule`` failed to start."""
 """The successor's start Task's timeout (one StartExecution request)."""
 
 _LAMBDA_RETRY = {
@@ -200,8 +202,12 @@ class StepFunctionsClock(LazyClient):
     interpreter, which has the same ``start_execution``), or None with ``client_factory``, which
     builds it on the first ``schedule`` (most invocations schedule nothing — a guess that passes
     the turn, a ping — so a cold start does not pay for the client); state_machine_arn — the
-    deadline machine (Express); now_ms — the time source (default: this host's UTC clock). See
-    the module docstring for what each timer kind starts."""
+    deadline machine (Express); now_ms — the time source (default: this host's UTC clock);
+    metrics — counts ``(name, value)``: ``ClockStartFailed`` per execution that failed to start
+    (throttled past botocore's retries, refused, or a transport error), so a round loop that
+    falls to the once-a-minute watchdog is seen (an alarm: ``infra/RUNBOOK.md``,
+    "ClockStartFailures"); none: not counted. See the module docstring for what each timer kind
+    starts."""
 
     def __init__(
         self,
@@ -210,9 +216,11 @@ class StepFunctionsClock(LazyClient):
         now_ms: Callable[[], int] | None = None,
         *,
         client_factory: Callable[[], Any] | None = None,
+        metrics: Callable[[str, float], None] | None = None,
     ) -> None:
         self._hold(client, client_factory)
         self._arn = state_machine_arn
+        self._metrics = metrics
         if now_ms is not None:
             self.now_ms = now_ms  # type: ignore[method-assign]
 
@@ -239,9 +247,12 @@ class StepFunctionsClock(LazyClient):
             if code == "ExecutionAlreadyExists":
                 return
             # The watchdog applies deadlines whose execution failed to start.
-            logger.warning("start_execution failed (%s); the watchdog will apply it", code)
+            self._start_failed(str(code))
         except BotoCoreError as err:
             # a transport failure must not stop the pushes of a change already committed
-            logger.warning(
-                "start_execution failed (%s); the watchdog will apply it", type(err).__name__
-            )
+            self._start_failed(type(err).__name__)
+
+    def _start_failed(self, reason: str) -> None:
+        if self._metrics is not None:
+            self._metrics(START_FAILED_METRIC, 1)
+        logger.warning("start_execution failed (%s); the watchdog will apply it", reason)

@@ -116,6 +116,7 @@ def build(
             None,
             settings.state_machine_arn or "",
             client_factory=lambda: client("stepfunctions", settings, session=boto_session()),
+            metrics=metrics,
         )
     if store is None:
         from shared.adapters.dynamo.store import DynamoStore

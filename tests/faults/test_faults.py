@@ -469,7 +469,12 @@ def test_start_execution_failures_are_logged_and_never_raise(caplog):
     from shared.adapters.step_functions import StepFunctionsClock
 
     client = boto3.client("stepfunctions", region_name="us-east-1")
-    clock = StepFunctionsClock(client, "arn:aws:states:us-east-1:000000000000:stateMachine:x")
+    counted: list[tuple[str, float]] = []
+    clock = StepFunctionsClock(
+        client,
+        "arn:aws:states:us-east-1:000000000000:stateMachine:x",
+        metrics=lambda name, value: counted.append((name, value)),
+    )
     timer = Timer(TimerKind.INTRO, "t", 2, 1_800_000_030_000)  # every design starts one
     with Stubber(client) as stub:
         stub.add_client_error("start_execution", "ExecutionLimitExceeded")
@@ -479,6 +484,8 @@ def test_start_execution_failures_are_logged_and_never_raise(caplog):
             clock.schedule(timer)
         stub.assert_no_pending_responses()
     assert caplog.text.count("the watchdog will apply it") == 2
+    # counted, so a loop that fell to the watchdog is alarmed on (ClockStartFailures)
+    assert counted == [("ClockStartFailed", 1), ("ClockStartFailed", 1)]
 
 
 def test_a_start_execution_transport_error_does_not_lose_the_pushes(monkeypatch, caplog):
@@ -487,7 +494,8 @@ def test_a_start_execution_transport_error_does_not_lose_the_pushes(monkeypatch,
     from shared.adapters.step_functions import StepFunctionsClock
 
     client = boto3.client("stepfunctions", region_name="us-east-1")
-    clock = StepFunctionsClock(client, "arn")
+    counted: list[str] = []
+    clock = StepFunctionsClock(client, "arn", metrics=lambda name, _value: counted.append(name))
 
     def boom(**_):
         raise EndpointConnectionError(endpoint_url="https://states")
@@ -495,6 +503,7 @@ def test_a_start_execution_transport_error_does_not_lose_the_pushes(monkeypatch,
     monkeypatch.setattr(client, "start_execution", boom)
     clock.schedule(Timer(TimerKind.INTRO, "t", 1, 0))
     assert "EndpointConnectionError" in caplog.text
+    assert counted == ["ClockStartFailed"]
 
 
 class _FailingStarts:

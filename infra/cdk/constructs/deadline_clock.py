@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -20,6 +20,19 @@ from infra.cdk.constructs.nag import acknowledge
 from shared.adapters.step_functions import state_machine_definition
 
 WATCHDOG_RATE = Duration.minutes(1)
+VENDED_LOGS_PREFIX = "/aws/vendedlogs/states/"
+"""Step Functions logs to a group under this prefix: CloudWatch Logs then needs no resource
+policy entry per log group, whose policy is limited to 5,120 characters per account and region
+(AWS, "Logging in CloudWatch Logs" for Step Functions,
+https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html, and "Enable logging from
+AWS services", vended logs,
+https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/AWS-logs-and-resource-policy.html)."""
+
+
+def execution_log_group_name(stack_name: str) -> str:
+    """The machine's log group: the vended-logs prefix, then the stack's name (unique per stage
+    in an account and region, so two stages never collide)."""
+    return f"{VENDED_LOGS_PREFIX}{stack_name}-Deadlines"
 
 
 class DeadlineClock(Construct):
@@ -44,7 +57,14 @@ class DeadlineClock(Construct):
         super().__init__(scope, construct_id)
         role = self._build_role(clock_function)
         log_group = logs.LogGroup(
-            self, "ExecutionLogs", retention=log_retention, removal_policy=removal_policy
+            self,
+            "ExecutionLogs",
+            # The one fixed physical name of the stack: AWS asks for the vended-logs prefix,
+            # which a CloudFormation-generated name cannot carry. Nothing here changes a log
+            # group's replacement properties, so no update has to replace it.
+            log_group_name=execution_log_group_name(Stack.of(self).stack_name),
+            retention=log_retention,
+            removal_policy=removal_policy,
         )
         self.state_machine = self._build_state_machine(clock_function, role, log_group, tracing)
         if not tracing:

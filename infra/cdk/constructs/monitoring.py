@@ -7,16 +7,27 @@ What the alarms see (each is explained, with what to check and what to do, in
 - the application's own counts (Powertools Metrics, namespace ``WordleTournament``, dimension
   ``service``): a message route answers every failure itself and returns 200, so Lambda's
   ``Errors`` never sees a bug in a route — ``InternalError`` does (``functions.messages``);
-  ``TryAgain``, ``OverdueDeadlines`` and ``TimerLateMs`` (the clock), ``WatchdogHeartbeat``
-  (one per completed watchdog run: missing data is breaching), ``PostFailed`` (the notifier);
-- Lambda: each function's errors, throttles and (where it has reserved concurrency) how much of
-  its reservation it uses; the account's concurrent executions;
+  ``TryAgain``, ``OverdueDeadlines`` and ``TimerLateMs`` (the clock), ``ClockStartFailed`` (a
+  deadline execution the functions failed to start), ``WatchdogHeartbeat`` (one per completed
+  watchdog run: missing data is breaching), ``PostFailed`` (the notifier);
+- Lambda: each function's errors, throttles and (where its reservation is large enough for a
+  warning to come before a throttle, ``saturation_threshold``) how much of its reservation it
+  uses for 15 minutes; the account's concurrent executions;
 - DynamoDB: throttled requests and system errors over every operation the store issues;
-- Step Functions: failed, timed-out and throttled deadline executions;
+- Step Functions: failed and timed-out deadline executions, throttled state transitions
+  (``ExecutionThrottled``) and throttled ``StartExecution`` calls (``ThrottledEvents``,
+  dimension ``APIName``: an API metric of the account, not of one machine);
 - API Gateway: client errors (4xx), integration and execution errors, and 5xx answers counted
   from the access log by a metric filter (a WebSocket API publishes no 5XX metric: AWS,
   "Monitor WebSocket API execution with CloudWatch metrics",
   https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-logging.html).
+
+Who hears of an alarm (``PAGE``): two SNS topics, given as context (``pageTopicArn``,
+``ticketTopicArn``). Page-worthy alarms are the members of one composite alarm, ``GameDegraded``
+("the game is degraded for players"), which alone notifies the page topic: one page per
+incident, however many members fire (AWS, "Create a composite alarm",
+https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Create_Composite_Alarm.html).
+Every other alarm notifies the ticket topic. Each alarm reaches exactly one topic.
 
 Metric sources: AWS/Lambda (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html),
 AWS/DynamoDB (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/metrics-dimensions.html),
@@ -39,6 +50,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from shared.adapters.step_functions import START_FAILED_METRIC
+
 PERIOD = Duration.minutes(5)
 
 TABLE_OPERATIONS = (
@@ -60,11 +73,26 @@ APP_COUNTS = (
     "AbusiveConnectionsClosed",
     "PostGone",
     "PostFailed",
+    START_FAILED_METRIC,
 )
 """The application's per-message counts (dashboard: errors row)."""
 
 SATURATION_SHARE = 0.8
-"""A function alarms when its peak concurrency reaches this share of its reservation."""
+"""A function's saturation alarm fires when its peak concurrency reaches this share of its
+reservation for ``SATURATION_PERIODS`` periods in a row: a warning before throttles, for load
+that lasts (a burst of a few seconds fills a small reservation in healthy operation)."""
+SATURATION_PERIODS = 3
+"""Periods in a row (15 minutes) a function's peak concurrency must stay at its share."""
+
+
+def saturation_threshold(reserved: int) -> int | None:
+    """The peak concurrency at which a function with ``reserved`` concurrency warns, or None
+    where no warning can come before a throttle: when the share rounds up to the whole
+    reservation (``reserved`` <= 4; the watchdog's 1 is every run of its every-minute schedule).
+    Those functions are watched by their ``Throttles`` alarm alone."""
+    threshold = math.ceil(reserved * SATURATION_SHARE)
+    return threshold if threshold < reserved else None
+
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "TryAgain": 10,
@@ -74,6 +102,30 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "DeadlineLatenessP99Ms": 3000,
 }
 """Thresholds a stage may override (``MonitoringProps.thresholds``)."""
+
+PAGE = frozenset(
+    {
+        "InternalErrors",
+        "TryAgainRate",
+        "DeadlineLateness",
+        "WatchdogHeartbeat",
+        "ApiIntegrationErrors",
+        "ApiExecutionErrors",
+        "Api5xx",
+    }
+)
+"""The page-worthy alarms (members of ``GameDegraded``), by one rule: an alarm pages when its
+metric counts players' messages failing now (an error answer, no answer: ``InternalErrors``,
+``TryAgainRate``, the API's integration, execution and 5xx errors) or the game's clock failing
+with nothing left to repair it (wakes late for 15 minutes: ``DeadlineLateness``; no watchdog:
+``WatchdogHeartbeat``). Every other alarm is a ticket — a retry, the watchdog or a guard
+coped (function errors and throttles, table throttles and system errors, failed, timed-out,
+throttled or unstarted deadline executions, overdue deadlines, failed pushes, many 4xx), or a
+capacity warning (saturation, account concurrency): if what it counts grows until players feel
+it, a page-worthy alarm fires too."""
+
+COMPOSITE = "GameDegraded"
+"""The composite alarm over ``PAGE``: the one that pages."""
 
 STATUS_FILTERS = {"ApiStatus4xx": '"4*"', "ApiStatus5xx": '"5*"'}
 """Metric name -> the access log ``status`` pattern it counts (a metric filter each)."""
@@ -92,15 +144,22 @@ class MonitoringProps:
     """The stage's JSON access logs (``status`` and ``stage`` fields): the 4xx/5xx filters."""
     log_groups: Mapping[str, logs.ILogGroup] = field(default_factory=dict)
     reserved: Mapping[str, int] = field(default_factory=dict)
-    """Module -> reserved concurrency (a saturation alarm each)."""
+    """Module -> reserved concurrency (a saturation alarm each where one can warn before a
+    throttle: ``saturation_threshold``)."""
     thresholds: Mapping[str, float] = field(default_factory=dict)
     """Overrides of ``DEFAULT_THRESHOLDS``."""
-    alarm_topic_arn: str | None = None
-    """Where alarms notify (an existing SNS topic); none: alarms only show in the console."""
+    page_topic_arn: str | None = None
+    """Where ``GameDegraded`` notifies (an existing SNS topic that pages on-call); none: nobody
+    is paged."""
+    ticket_topic_arn: str | None = None
+    """Where every alarm not in ``PAGE`` notifies (an existing SNS topic that files a ticket
+    for working hours); none: those alarms only show in the console and on the dashboard."""
 
 
 class Monitoring(Construct):
-    """Attributes: ``alarms`` (construct id -> alarm), ``metric_filters``, ``dashboard``."""
+    """Attributes: ``alarms`` (construct id -> alarm), ``game_degraded`` (the composite over
+    ``PAGE``), ``topics`` (``page`` / ``ticket`` -> construct id -> the topic it notifies, where
+    that topic is given), ``metric_filters``, ``dashboard``."""
 
     def __init__(self, scope: Construct, construct_id: str, *, props: MonitoringProps) -> None:
         super().__init__(scope, construct_id)
@@ -114,6 +173,8 @@ class Monitoring(Construct):
         self._build_table_alarms()
         self._build_state_machine_alarms()
         self._build_api_alarms()
+        self.game_degraded = self._build_game_degraded()
+        self.topics: dict[str, dict[str, str]] = {"page": {}, "ticket": {}}
         self._build_alarm_actions()
         self.dashboard = self._build_dashboard()
 
@@ -144,6 +205,19 @@ class Monitoring(Construct):
             namespace=self._props.metrics_namespace,
             metric_name=name,
             dimensions_map={"stage": self._props.stage_name},
+            statistic="Sum",
+            period=PERIOD,
+        )
+
+    def _start_execution_throttles(self) -> cw.Metric:
+        """StartExecution calls Step Functions throttled: ``ThrottledEvents`` with dimension
+        ``APIName`` (AWS, "Step Functions metrics", API metrics:
+        https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html). The
+        account's, over every machine in the region: the quota is the account's too."""
+        return cw.Metric(
+            namespace="AWS/States",
+            metric_name="ThrottledEvents",
+            dimensions_map={"APIName": "StartExecution"},
             statistic="Sum",
             period=PERIOD,
         )
@@ -259,13 +333,15 @@ class Monitoring(Construct):
                 runbook="FunctionThrottles",
             )
             reserved = props.reserved.get(module)
-            if reserved:
+            threshold = saturation_threshold(reserved) if reserved else None
+            if reserved and threshold is not None:
                 self._alarm(
                     f"{name}Saturation",
                     function.metric("ConcurrentExecutions", period=PERIOD, statistic="Maximum"),
-                    f"The {module} function used {SATURATION_SHARE:.0%} of its reserved "
-                    f"concurrency ({reserved}).",
-                    threshold=math.ceil(reserved * SATURATION_SHARE),
+                    f"The {module} function used {threshold} of its {reserved} reserved "
+                    f"concurrent executions for {SATURATION_PERIODS} periods in a row.",
+                    threshold=threshold,
+                    evaluation_periods=SATURATION_PERIODS,
                     runbook="FunctionSaturation",
                 )
         self._alarm(
@@ -304,7 +380,20 @@ class Monitoring(Construct):
         self._alarm(
             "DeadlinesThrottled",
             machine.metric_throttled(period=PERIOD, statistic="Sum"),
-            "Step Functions throttled starting deadline executions.",
+            "Step Functions throttled state transitions of deadline executions (they wait and "
+            "retry: wakes run late).",
+        )
+        self._alarm(
+            "DeadlineStartsThrottled",
+            self._start_execution_throttles(),
+            "Step Functions throttled StartExecution calls (the account's): round loops and "
+            "handovers that did not start fall to the watchdog.",
+        )
+        self._alarm(
+            "ClockStartFailures",
+            self._app_metric(START_FAILED_METRIC),
+            "A function failed to start a deadline execution (throttled, refused, transport): "
+            "that round's deadlines wait for the once-a-minute watchdog.",
         )
 
     def _build_api_alarms(self) -> None:
@@ -334,13 +423,43 @@ class Monitoring(Construct):
                 "API Gateway answered 5xx (counted from the access log).",
             )
 
+    def _build_game_degraded(self) -> cw.CompositeAlarm:
+        members = [self.alarms[name] for name in sorted(PAGE) if name in self.alarms]
+        return cw.CompositeAlarm(
+            self,
+            COMPOSITE,
+            alarm_rule=cw.AlarmRule.any_of(
+                *(cw.AlarmRule.from_alarm(a, cw.AlarmState.ALARM) for a in members)
+            ),
+            alarm_description=(
+                "The game is degraded for players: a page-worthy alarm fired (players' "
+                "messages fail, or the clock runs late with nothing to repair it). "
+                f"Runbook: infra/RUNBOOK.md#{COMPOSITE.lower()}"
+            ),
+        )
+
     def _build_alarm_actions(self) -> None:
-        if not self._props.alarm_topic_arn:
-            return
-        topic = sns.Topic.from_topic_arn(self, "AlarmTopic", self._props.alarm_topic_arn)
-        for alarm in self.alarms.values():
-            alarm.add_alarm_action(cw_actions.SnsAction(topic))
-            alarm.add_ok_action(cw_actions.SnsAction(topic))
+        """The composite notifies the page topic; every alarm not in ``PAGE`` the ticket topic
+        (on ALARM and on OK). The page-worthy alarms have no action of their own: they page
+        through the composite, once."""
+        props = self._props
+        if props.page_topic_arn:
+            page = cw_actions.SnsAction(
+                sns.Topic.from_topic_arn(self, "PageTopic", props.page_topic_arn)
+            )
+            self.game_degraded.add_alarm_action(page)
+            self.game_degraded.add_ok_action(page)
+            self.topics["page"][COMPOSITE] = props.page_topic_arn
+        if props.ticket_topic_arn:
+            ticket = cw_actions.SnsAction(
+                sns.Topic.from_topic_arn(self, "TicketTopic", props.ticket_topic_arn)
+            )
+            for name, alarm in self.alarms.items():
+                if name in PAGE:
+                    continue
+                alarm.add_alarm_action(ticket)
+                alarm.add_ok_action(ticket)
+                self.topics["ticket"][name] = props.ticket_topic_arn
 
     # -- dashboard ---------------------------------------------------------------------------
 
@@ -358,7 +477,10 @@ class Monitoring(Construct):
         dashboard = cw.Dashboard(self, "Dashboard")
         dashboard.add_widgets(
             cw.AlarmStatusWidget(
-                title="Alarms", alarms=list(self.alarms.values()), width=24, height=6
+                title="Alarms (GameDegraded first: it pages)",
+                alarms=[self.game_degraded, *self.alarms.values()],
+                width=24,
+                height=6,
             )
         )
 
@@ -402,13 +524,17 @@ class Monitoring(Construct):
                 ],
             ),
             cw.GraphWidget(
-                title="Clock: failed, timed out, throttled",
+                title="Clock: failed, timed out, throttled, starts failed",
                 left=[
                     machine.metric_failed(period=PERIOD),
                     machine.metric_timed_out(period=PERIOD),
                     machine.metric_throttled(period=PERIOD),
+                    self._start_execution_throttles(),
                 ],
-                right=[self._app_metric("OverdueDeadlines")],
+                right=[
+                    self._app_metric("OverdueDeadlines"),
+                    self._app_metric(START_FAILED_METRIC),
+                ],
             ),
         )
         row(

@@ -37,7 +37,8 @@ def _keys(key_schema: list[dict[str, str]]) -> tuple[dynamodb.Attribute, dynamod
 
 class GameTable(Construct):
     """One on-demand table with point-in-time recovery and TTL; in a stage that keeps its data
-    (prod) also deletion protection and ``RETAIN`` on stack deletion.
+    (prod) also deletion protection and CloudFormation's ``RetainExceptOnCreate`` (kept on stack
+    deletion, deleted by the rollback of the operation that created it).
 
     ``legacy_waiting_index`` keeps the waiting index from before ``gsi_lobbies``
     (``schema.LEGACY_WAITING_INDEX``) for the first of the two deployments that upgrade a stack
@@ -74,7 +75,11 @@ class GameTable(Construct):
             ),
             time_to_live_attribute=schema.TTL_ATTRIBUTE,
             deletion_protection=retain_data,
-            removal_policy=RemovalPolicy.RETAIN if retain_data else RemovalPolicy.DESTROY,
+            # RetainExceptOnCreate: kept but for a rollback of the create (``infra.cdk.stack``,
+            # ``retained_removal_policy``)
+            removal_policy=(
+                RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if retain_data else RemovalPolicy.DESTROY
+            ),
         )
 
     def _build_indexes(self, indexes: list[dict[str, Any]]) -> list[str]:

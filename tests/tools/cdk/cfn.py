@@ -8,6 +8,12 @@ from infra.cdk.constructs.nag import render
 
 __all__ = ["as_list", "functions_by_handler", "live_alias", "render", "resources"]
 
+PAGE_TOPIC = "arn:aws:sns:eu-west-1:111111111111:wordle-page"
+TICKET_TOPIC = "arn:aws:sns:eu-west-1:111111111111:wordle-ticket"
+TOPICS = {"prod": {"page_topic_arn": PAGE_TOPIC, "ticket_topic_arn": TICKET_TOPIC}}
+"""The session fixture synthesizes prod with its two alarm topics, as the runbook deploys it;
+dev without."""
+
 
 def resources(template: dict[str, Any], type_name: str) -> dict[str, dict[str, Any]]:
     """Logical id -> properties of every resource of ``type_name``."""

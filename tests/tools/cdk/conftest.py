@@ -17,6 +17,7 @@ from aws_cdk import App
 
 from infra.cdk.app import add_stage
 from infra.cdk.stack import STAGES, WordleTournamentStack
+from tests.tools.cdk.cfn import TOPICS
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,10 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     (layer_dir / "python" / "README.txt").write_text("stub layer: tests never build wheels\n")
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = App(outdir=str(outdir), analytics_reporting=False)
-    stacks = {stage: add_stage(app, stage, layer_dir=layer_dir) for stage in STAGES}
+    stacks = {
+        stage: add_stage(app, stage, layer_dir=layer_dir, **TOPICS.get(stage, {}))
+        for stage in STAGES
+    }
     assembly = app.synth()
     templates = {
         stage: assembly.get_stack_by_name(stack.stack_name).template

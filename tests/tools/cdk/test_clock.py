@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from infra.cdk.stack import STAGES
 from shared.adapters.step_functions import state_machine_definition
 from tests.tools.cdk.cfn import functions_by_handler, granted, live_alias, machine_id, resources
 
@@ -54,3 +57,17 @@ def test_watchdog_runs_every_minute(dev):
     assert rule["State"] == "ENABLED"
     (target,) = rule["Targets"]
     assert target["Arn"] == {"Ref": live_alias(dev, watchdog_id)}
+
+
+@pytest.mark.parametrize("stage", sorted(STAGES))
+def test_the_machine_logs_to_a_vended_logs_group(synthesized, stage):
+    """Step Functions asks for a log group under ``/aws/vendedlogs/``: otherwise each group
+    adds to the CloudWatch Logs resource policy, which is limited to 5,120 characters (AWS,
+    "Logging in CloudWatch Logs", https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html).
+    The stack's name (one per stage) keeps two stages in one account apart."""
+    template = synthesized.templates[stage]
+    (machine,) = resources(template, "AWS::StepFunctions::StateMachine").values()
+    (destination,) = machine["LoggingConfiguration"]["Destinations"]
+    group_id = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
+    name = resources(template, "AWS::Logs::LogGroup")[group_id]["LogGroupName"]
+    assert name == f"/aws/vendedlogs/states/WordleTournament-{stage}-Deadlines"

@@ -108,7 +108,7 @@ def test_each_function_logs_to_its_own_group_with_retention(dev, prod):
         seen.add(group_id)
     assert len(seen) == len(SPECS)
     for logical_id in resources(prod, "AWS::Logs::LogGroup"):
-        assert prod["Resources"][logical_id]["DeletionPolicy"] == "Retain"
+        assert prod["Resources"][logical_id]["DeletionPolicy"] == "RetainExceptOnCreate"
 
 
 def test_code_asset_holds_only_the_handler_packages(synthesized, dev):

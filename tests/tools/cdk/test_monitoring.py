@@ -15,7 +15,7 @@ from aws_cdk.assertions import Match, Template
 
 from infra.cdk.constructs.functions import SPECS
 from infra.cdk.stack import STAGES
-from tests.tools.cdk.cfn import functions_by_handler, resources
+from tests.tools.cdk.cfn import PAGE_TOPIC, TICKET_TOPIC, functions_by_handler, resources
 
 RUNBOOK = Path(__file__).resolve().parents[3] / "infra" / "RUNBOOK.md"
 STAGE_NAMES = sorted(STAGES)
@@ -59,6 +59,8 @@ def test_application_alarms(synthesized, stage):
         "TryAgain": {"Threshold": thresholds["TryAgain"], "EvaluationPeriods": 1},
         "OverdueDeadlines": {"Threshold": 1, "EvaluationPeriods": 1},
         "PostFailed": {"Threshold": 10, "EvaluationPeriods": 1},
+        # a deadline execution a function failed to start: the watchdog applies it late
+        "ClockStartFailed": {"Threshold": 1, "EvaluationPeriods": 1, "Statistic": "Sum"},
         "TimerLateMs": {"Threshold": 3000, "EvaluationPeriods": 3, "ExtendedStatistic": "p99"},
     }
     for metric, expected in cases.items():
@@ -94,11 +96,10 @@ def test_a_silent_watchdog_alarms(synthesized, stage):
 
 
 @pytest.mark.parametrize("stage", STAGE_NAMES)
-def test_every_function_alarms_on_errors_throttles_and_saturation(synthesized, stage):
+def test_every_function_alarms_on_errors_and_throttles(synthesized, stage):
     template = synthesized.templates[stage]
     assertions = _template(synthesized, stage)
-    reserved = STAGES[stage].reserved
-    for module, spec in SPECS.items():
+    for spec in SPECS.values():
         logical_id, _ = functions_by_handler(template)[spec.handler]
         dimensions = [{"Name": "FunctionName", "Value": {"Ref": logical_id}}]
         for metric in ("Errors", "Throttles"):
@@ -106,16 +107,6 @@ def test_every_function_alarms_on_errors_throttles_and_saturation(synthesized, s
                 "AWS::CloudWatch::Alarm",
                 {"Namespace": "AWS/Lambda", "MetricName": metric, "Dimensions": dimensions},
             )
-        assertions.has_resource_properties(
-            "AWS::CloudWatch::Alarm",
-            {
-                "Namespace": "AWS/Lambda",
-                "MetricName": "ConcurrentExecutions",
-                "Dimensions": dimensions,
-                "Statistic": "Maximum",
-                "Threshold": math.ceil(reserved[module] * 0.8),
-            },
-        )
     assertions.has_resource_properties(
         "AWS::CloudWatch::Alarm",
         {
@@ -128,7 +119,58 @@ def test_every_function_alarms_on_errors_throttles_and_saturation(synthesized, s
     alarms = _alarms(template)
     assert len(alarms["functionerrors"]) == len(SPECS)
     assert len(alarms["functionthrottles"]) == len(SPECS)
-    assert len(alarms["functionsaturation"]) == len(SPECS)
+
+
+def _saturation_alarms(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Function module -> its alarm on its own ``ConcurrentExecutions``."""
+    by_id = {logical_id: module for module, (logical_id, _) in _functions(template).items()}
+    out = {}
+    for props in resources(template, "AWS::CloudWatch::Alarm").values():
+        if props.get("MetricName") == "ConcurrentExecutions" and props.get("Dimensions"):
+            (dimension,) = props["Dimensions"]
+            out[by_id[dimension["Value"]["Ref"]]] = props
+    return out
+
+
+def _functions(template: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    by_handler = functions_by_handler(template)
+    return {module: by_handler[spec.handler] for module, spec in SPECS.items()}
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_saturation_warns_before_throttles_and_only_for_load_that_lasts(synthesized, stage):
+    """Peak concurrency at 80 % of the reservation for 3 periods in a row (15 minutes), and
+    only where 80 % is below the whole reservation: with a reservation of 1 (the watchdog)
+    every run would be "saturation", and its schedule runs it every minute — an alarm that is
+    red for ever. Such a function has its Throttles alarm only."""
+    alarms = _saturation_alarms(synthesized.templates[stage])
+    for module, reserved in STAGES[stage].reserved.items():
+        share = math.ceil(reserved * 0.8)
+        if share >= reserved:
+            assert module not in alarms, module
+            continue
+        alarm = alarms[module]
+        assert alarm["Threshold"] == share, module
+        assert alarm["Statistic"] == "Maximum"
+        assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+        assert (alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]) == (3, 3), module
+    assert "watchdog" not in alarms
+    assert len(_alarms(synthesized.templates[stage])["functionsaturation"]) == len(alarms)
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_no_function_alarm_fires_at_the_watchdogs_steady_concurrency(synthesized, stage):
+    """The watchdog runs every minute, one at a time: its concurrency is 1 whenever it runs.
+    No alarm on its own metrics may fire at that (healthy) value."""
+    template = synthesized.templates[stage]
+    watchdog_id, _ = _functions(template)["watchdog"]
+    for props in resources(template, "AWS::CloudWatch::Alarm").values():
+        if {"Name": "FunctionName", "Value": {"Ref": watchdog_id}} not in props.get(
+            "Dimensions", []
+        ):
+            continue
+        if props["MetricName"] == "ConcurrentExecutions":
+            assert props["Threshold"] > 1, props
 
 
 def _math_metric_names(alarm: dict[str, Any]) -> set[str]:
@@ -170,6 +212,21 @@ def test_deadline_machine_failures_timeouts_and_throttles_alarm(synthesized, sta
                 "Threshold": 1,
             },
         )
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_throttled_start_executions_alarm(synthesized, stage):
+    """``ExecutionThrottled`` counts throttled state transitions of running executions; a
+    StartExecution call Step Functions throttled is ``ThrottledEvents`` with the dimension
+    ``APIName`` = ``StartExecution`` (AWS, "Step Functions metrics", API metrics:
+    https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html)."""
+    alarm = _one(synthesized.templates[stage], "deadlinestartsthrottled")
+    assert (alarm["Namespace"], alarm["MetricName"]) == ("AWS/States", "ThrottledEvents")
+    assert alarm["Dimensions"] == [{"Name": "APIName", "Value": "StartExecution"}]
+    assert (alarm["Statistic"], alarm["Threshold"]) == ("Sum", 1)
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    failed = _one(synthesized.templates[stage], "clockstartfailures")
+    assert (failed["Namespace"], failed["MetricName"]) == ("WordleTournament", "ClockStartFailed")
 
 
 @pytest.mark.parametrize("stage", STAGE_NAMES)
@@ -240,6 +297,7 @@ def test_every_alarm_has_a_runbook_section(synthesized, stage):
         if line.startswith("### ")
     }
     anchors = set(_alarms(synthesized.templates[stage]))
+    anchors.add(_anchor(_composite(synthesized.templates[stage])[1]))
     assert anchors - headings == set()
 
 
@@ -252,3 +310,93 @@ def test_dashboard_is_laid_out_by_the_golden_signals(synthesized, stage):
     assert rows == sorted(rows)
     for metric in ("InternalError", "TimerLateMs", "ConcurrentExecutions", "MessageCount"):
         assert metric in body
+
+
+def test_the_readme_counts_the_alarms_the_templates_have(synthesized):
+    """``infra/README.md`` states how many alarms each stage has (and what they cost): the
+    figure must be the template's."""
+    readme = (RUNBOOK.parent / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"(\d+) alarms in dev, (\d+) in prod", readme)
+    assert found is not None
+    counts = {
+        stage: len(resources(synthesized.templates[stage], "AWS::CloudWatch::Alarm"))
+        for stage in ("dev", "prod")
+    }
+    assert (int(found[1]), int(found[2])) == (counts["dev"], counts["prod"])
+    assert f"{counts['prod']} standard alarms" in readme
+
+
+PAGE_WORTHY = {
+    "internalerrors",
+    "tryagainrate",
+    "deadlinelateness",
+    "watchdogheartbeat",
+    "apiintegrationerrors",
+    "apiexecutionerrors",
+    "api5xx",
+}
+"""Runbook anchors of the alarms that page (players' messages fail now, or the clock fails with
+nothing left to repair it); every other alarm files a ticket."""
+
+
+def _composite(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    ((logical_id, props),) = resources(template, "AWS::CloudWatch::CompositeAlarm").items()
+    return logical_id, props
+
+
+def _anchor(props: dict[str, Any]) -> str:
+    return str(props["AlarmDescription"].rsplit("#", 1)[1])
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_the_game_is_degraded_composite_is_over_the_page_worthy_alarms(synthesized, stage):
+    template = synthesized.templates[stage]
+    _, composite = _composite(template)
+    assert _anchor(composite) == "gamedegraded"
+    rule = str(composite["AlarmRule"])
+    members = {
+        _anchor(props)
+        for logical_id, props in resources(template, "AWS::CloudWatch::Alarm").items()
+        if logical_id in rule
+    }
+    assert members == PAGE_WORTHY
+    assert rule.count("ALARM(") == len(PAGE_WORTHY)
+
+
+def test_every_prod_alarm_reaches_exactly_one_topic(synthesized):
+    """Page-worthy alarms page through the composite (one page per incident, not one per
+    member: they have no action of their own); every other alarm files a ticket. On ALARM and
+    on OK alike."""
+    template = synthesized.templates["prod"]
+    _, composite = _composite(template)
+    assert composite["AlarmActions"] == [PAGE_TOPIC]
+    assert composite["OKActions"] == [PAGE_TOPIC]
+    rule = str(composite["AlarmRule"])
+    alarms = resources(template, "AWS::CloudWatch::Alarm")
+    assert len(alarms) > len(PAGE_WORTHY)
+    for logical_id, props in alarms.items():
+        reached = list(props.get("AlarmActions", []))
+        if logical_id in rule:
+            reached.append(PAGE_TOPIC)
+        assert reached in ([PAGE_TOPIC], [TICKET_TOPIC]), (logical_id, reached)
+        assert props.get("OKActions", []) == props.get("AlarmActions", []), logical_id
+        assert (reached == [PAGE_TOPIC]) == (_anchor(props) in PAGE_WORTHY), logical_id
+
+
+def test_without_topics_nothing_notifies_and_a_kept_stage_warns(synthesized, tmp_path):
+    """dev is synthesized without topics: no action anywhere. prod without them would notify
+    nobody: synth warns (``cdk deploy`` shows it)."""
+    template = synthesized.templates["dev"]
+    for props in [
+        *resources(template, "AWS::CloudWatch::Alarm").values(),
+        *resources(template, "AWS::CloudWatch::CompositeAlarm").values(),
+    ]:
+        assert "AlarmActions" not in props
+    from aws_cdk import App
+    from aws_cdk.assertions import Annotations
+
+    from infra.cdk.app import add_stage
+
+    (tmp_path / "python").mkdir()
+    stack = add_stage(App(), "prod", layer_dir=tmp_path)
+    Annotations.from_stack(stack).has_warning("*", Match.string_like_regexp("notify nobody"))

@@ -52,10 +52,28 @@ def test_on_demand_with_pitr_and_ttl(dev):
 
 
 def test_prod_table_is_protected_and_retained(prod):
+    """Kept when the stack is deleted or an update replaces it, but deleted by the rollback of
+    the create that made it: ``RetainExceptOnCreate`` (AWS, "DeletionPolicy attribute",
+    https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-attribute-deletionpolicy.html)."""
     _, table, resource = _table(prod)
     assert table["DeletionProtectionEnabled"] is True
-    assert resource["DeletionPolicy"] == "Retain"
+    assert resource["DeletionPolicy"] == "RetainExceptOnCreate"
     assert resource["UpdateReplacePolicy"] == "Retain"
+
+
+def test_a_failed_first_create_leaves_no_retained_orphans(dev, prod):
+    """Every resource prod keeps (the table, every log group) is ``RetainExceptOnCreate``: a
+    first deploy that fails and rolls back deletes them, so the retry does not trip over a
+    table or a fixed-name log group left behind. dev deletes everything with its stack."""
+    for type_name in ("AWS::DynamoDB::Table", "AWS::Logs::LogGroup"):
+        kept = [r for r in prod["Resources"].values() if r["Type"] == type_name]
+        assert kept, type_name
+        for resource in kept:
+            assert resource["DeletionPolicy"] == "RetainExceptOnCreate", type_name
+            assert resource["UpdateReplacePolicy"] == "Retain", type_name
+        for resource in (r for r in dev["Resources"].values() if r["Type"] == type_name):
+            assert resource["DeletionPolicy"] == "Delete", type_name
+            assert resource["UpdateReplacePolicy"] == "Delete", type_name
 
 
 def test_dev_table_goes_with_its_stack(dev):
