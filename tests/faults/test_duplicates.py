@@ -43,21 +43,20 @@ def test_connect_twice_keeps_one_connection_and_a_later_duplicate_keeps_the_sess
     assert p.last("player")["player"]["nickname"] == "Still Me"
 
 
-def test_session_create_twice_binds_the_connection_to_the_last_reply(backend):
-    """``session`` without a token means "a new player": a duplicate makes a second one and
-    binds the connection to it; the first is detached (no connection, in no lobby). The client
-    keeps the token of the last ``session`` reply, which is the bound player: consistent."""
+def test_session_create_twice_makes_one_player_and_refuses_the_duplicate(backend):
+    """``session`` without a token means "a new player", once per connection (ruling 11: a
+    connection belongs to one player for its whole life): a duplicate delivery is refused
+    ``session_bound`` and creates nothing; the connection stays bound to the first player."""
     p = backend.player("p", session=False)
     body = json.dumps({"action": "session", "request_id": "s1"})
+    before_players = [i for i in backend.items() if i["sk"] == "PROFILE"]
     _twice(backend, "session", p.connection_id, body)
-    first, second = p.all("session")
-    assert first["player"]["id"] != second["player"]["id"]
+    (first,) = p.all("session")
+    assert p.errors == ["session_bound"]
     conn = backend.item(schema.connection_key(p.connection_id))
-    assert conn["player_id"] == second["player"]["id"]
-    orphan = backend.item(schema.player_key(first["player"]["id"]))
-    assert orphan["connected"] is False
-    assert orphan.get("connection_id") is None
-    assert orphan["status"] == "idle"
+    assert conn["player_id"] == first["player"]["id"]
+    after_players = [i for i in backend.items() if i["sk"] == "PROFILE"]
+    assert len(after_players) == len(before_players) + 1
 
 
 def test_session_resume_twice_is_one_resume(backend):
