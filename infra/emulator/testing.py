@@ -219,7 +219,12 @@ class Backend:
 
     def route_response(self, connection_id: str, text: str) -> None:
         """The gateway's own answer on a mock route (``pong``): delivered to the connection
-        like any message (recorded by the notifier); not a ``PostToConnection``."""
+        like any message (recorded by the notifier); not a ``PostToConnection``. A ``request_id``
+        that is not a valid string is echoed as it came (API Gateway validates no ping), so the
+        contract is checked on the pong without it."""
+        pong = json.loads(text)
+        if not (isinstance(pong.get("request_id"), str) and _encodable(pong["request_id"])):
+            text = json.dumps({**pong, "request_id": None}, separators=(",", ":"))
         self.deps.notifier.send([(connection_id, text)])
 
     def call(self, name: str, event: dict[str, Any]) -> Any:
@@ -473,3 +478,11 @@ def running_backend(monkeypatch: pytest.MonkeyPatch, **options: Any) -> Iterator
 def backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
     """A fresh moto-backed backend per test (see the module docstring)."""
     yield from running_backend(monkeypatch)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
