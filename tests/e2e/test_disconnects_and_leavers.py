@@ -79,7 +79,8 @@ def test_a_player_who_drops_mid_duel_resumes_with_the_board_and_plays_on() -> No
 
         assert session["resumed"] is True
         assert session["player"]["id"] == human.id
-        assert session["token"] is None, "a resumed session hands out no new token"
+        assert session["token"], "a resume rotates the token (ruling 11)"
+        assert human.token == session["token"], "the client keeps the newest token"
         snapshot = session["snapshot"]
         assert snapshot is not None
         assert snapshot["duel"] is not None, "the snapshot holds the player's duel board"

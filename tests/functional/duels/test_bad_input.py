@@ -25,6 +25,7 @@ MINIMAL = {
     "party_start": {"language": "en"},
     "party_remove": {"player_id": "id0001"},
     "party_reset_invite": {},
+    "sign_out_everywhere": {},
     "ping": {},
 }
 
