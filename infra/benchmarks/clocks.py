@@ -306,7 +306,7 @@ def clock_designs(run: TournamentRun, prices: dict[str, Any]) -> list[ClockDesig
             sqs_usd,
             True,
             f"{n} messages ({kinds['turn']} turn), {SQS_REQUESTS_PER_DEADLINE} requests each + "
-            f"idle polling; not built: it replaces Step Functions (DESIGN.md), a design "
+            f"idle polling; not built: it replaces Step Functions (the design), a design "
             "decision. DelaySeconds is whole seconds (up to 900), like the Wait; a long poll "
             "returns a message as soon as it is visible; at-least-once is fine (seq-guarded "
             "clock fn); no Step Functions logs",

@@ -99,7 +99,7 @@ CONNECTION_MINUTES_PER_PLAYER = 15.0
 @dataclass
 class CostLine:
     """One item of the bill for one tournament, with its floor: the least the item can cost
-    for the same play under DESIGN.md's design and rulings, keeping what the alarms read
+    for the same play under this design and its rulings, keeping what the alarms read
     (``floor_usd``, USD), and why it cannot go lower (``floor_why``)."""
 
     item: str

@@ -1,4 +1,4 @@
-"""Local runtime: the whole backend on one machine (DESIGN.md §5). Never deployed.
+"""Local runtime: the whole backend on one machine (RULINGS.md, "Local runtime"). Never deployed.
 
 ``python -m infra.emulator`` for people; :class:`Emulator` for tests::
 

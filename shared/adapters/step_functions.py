@@ -95,7 +95,7 @@ def state_machine_definition(clock_function_arn: str) -> dict[str, Any]:
         "Comment": (
             "Wordle Tournament deadlines: one looping Express execution per round (wait until "
             "the round's earliest deadline, apply what is due, repeat) or one wait+apply per "
-            "reconnect deadline (DESIGN.md §3)"
+            "reconnect deadline (RULINGS.md, Clocks)"
         ),
         "StartAt": "WaitUntilDue",
         "States": {

@@ -1,6 +1,6 @@
 """Domain layer: the multiplayer Elo rating change by final place.
 
-Ruling 1 (DESIGN.md §2): ratings are integers starting at 1000, snapshotted at tournament start.
+Ruling 1 (RULINGS.md): ratings are integers starting at 1000, snapshotted at tournament start.
 For player i among N: ``delta_i = round_half_away_from_zero(K/(N-1) * sum_j (S_ij - E_ij))`` with
 K = 50, ``E_ij = 1 / (1 + 10**((R_j - R_i)/400))`` and S_ij = 1 if i placed above j (smaller place
 number), 0.5 for the same place, 0 below. With 8 equal ratings this gives the rules page table

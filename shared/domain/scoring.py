@@ -1,6 +1,6 @@
 """Domain layer: Wordle scoring of one guess against the secret.
 
-Ruling 12 (DESIGN.md §2): greens first, then yellows left to right from the answer's letters not
+Ruling 12 (RULINGS.md): greens first, then yellows left to right from the answer's letters not
 already used by a green or an earlier yellow. Words are sequences of *tiles*: a ``str`` (one tile
 per character) or a tuple of tiles for languages with multi-character tiles (Uzbek ``oʻ``).
 """

@@ -1,7 +1,7 @@
 """Domain layer: the tournament aggregate — rounds, duels, byes, lives, places, ratings.
 
 The rules page ("Tournament", "Lives and elimination", "Byes", "Leaving and disconnects") and
-rulings 2–5 of DESIGN.md §2. The tournament, with its current round's duels, is one consistency
+rulings 2–5 of RULINGS.md. The tournament, with its current round's duels, is one consistency
 boundary: every transition takes the current time (UTC ms) and returns a new ``Tournament`` plus
 the past-tense events it caused. Randomness (pairing, secrets, first movers) comes from the
 ``Dealer`` passed in.
@@ -85,7 +85,7 @@ class Dealer:
     intro_ms: int = 6_000
     """Round intro (rules page: 6 s)."""
     skip_grace_ms: int = 0
-    """How long after a turn deadline its skip becomes due (ms; DESIGN.md §3 Clocks): a guess
+    """How long after a turn deadline its skip becomes due (ms; RULINGS.md, Clocks): a guess
     the gateway received before the deadline may still be in flight, and lands first. The
     intro deadline has no grace (nothing races it)."""
 
@@ -248,7 +248,7 @@ class Tournament:
     def next_due(self, skip_grace_ms: int = 0) -> int | None:
         """The earliest time (UTC ms) at which ``expire`` would change something: the intro
         deadline, or the earliest turn deadline plus ``skip_grace_ms``; None when nothing is
-        pending. The round's clock waits until then (DESIGN.md §3 Clocks)."""
+        pending. The round's clock waits until then (RULINGS.md, Clocks)."""
         due = self.next_deadline()
         if due is None or self.phase is Phase.INTRO:
             return due

@@ -2,7 +2,7 @@
 
 An ``error`` event carries ``code`` (a member of ``ErrorCode``), an English ``message`` and the
 ``request_id`` of the message it answers. Codes are stable: once published a code never changes
-meaning (DESIGN.md §4). Clients branch on the code, never on the message text.
+meaning (the client guide). Clients branch on the code, never on the message text.
 
 Three families share the enum:
 

@@ -4,7 +4,7 @@ Every message is a JSON object with an ``action`` (API Gateway routes on ``$requ
 one route per member of ``ACTIONS``) and an optional ``request_id`` that the server echoes in its
 reply, including ``error`` replies. Syntax is checked here (types, unknown fields, string sizes);
 meaning (does the duel exist, is the word in the list, is the nickname allowed) is checked by the
-services and the domain. DESIGN.md §4 names the actions.
+services and the domain. The client guide names the actions.
 
 ``parse_inbound`` turns one raw WebSocket frame into a model or raises ``ProtocolError`` with one
 of ``PARSE_CODES``; nothing else escapes it.

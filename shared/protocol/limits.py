@@ -1,5 +1,5 @@
-"""Protocol layer: the numbers a client must respect — liveness, sizes, rates (DESIGN.md
-rulings 13–15; API Gateway quotas).
+"""Protocol layer: the numbers a client must respect — liveness, sizes, rates (rulings
+13–15; API Gateway quotas).
 
 Sources: rulings 14 (liveness) and 9 (reconnect window); "Amazon API Gateway quotas for
 configuring and running a WebSocket API" (frame 32 KB, message 128 KB, idle connection timeout

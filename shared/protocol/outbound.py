@@ -9,7 +9,7 @@ Conventions: ids are opaque strings; deadlines are absolute UTC milliseconds (``
 clients count down from them; ``round`` numbers start at 1; a duel's ``turn`` is its row number,
 1 to 12 (6 per duelist, rules page). The secret word never appears before its duel is over
 (ruling 6): ``DuelBoard`` refuses a ``word`` unless ``over``, and ``Row`` has no secret field.
-DESIGN.md §4 names the events.
+The client guide names the events.
 
 Each message is a frozen stdlib dataclass: building one runs its own checks (``__post_init__``:
 a row is a guess or a skip, a secret only once a duel is over, a win has a winner, a batch never

@@ -43,7 +43,7 @@ class Settings:
     skip_grace_seconds: float = _setting(
         1.0,
         "How long after a turn deadline the skip is applied, so that a guess API Gateway "
-        "received before the deadline lands first (DESIGN.md §3 Clocks)",
+        "received before the deadline lands first (RULINGS.md, Clocks)",
         ge=0,
     )
     heartbeat_timeout_seconds: float = _setting(

@@ -1,5 +1,5 @@
 """Use cases: deadlines — what the clock function does at each wake of a round's clock loop,
-a player's reconnect deadline, and the watchdog (DESIGN.md §3 Clocks; rulings 3, 9, 10 and 14).
+a player's reconnect deadline, and the watchdog (RULINGS.md, Clocks; rulings 3, 9, 10 and 14).
 
 A firing is ``Timer(kind, ref, seq, due_ms)``: INTRO names a round (``ref`` the tournament,
 ``seq`` the round number) and stands for all of that round's deadlines (the intro's, then every

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Timing:
     """Clock durations in milliseconds (rules page: 30 s turns, 6 s intros; ruling 9: 60 s;
-    ``skip_grace_ms``: a skip applies this long after its turn deadline, DESIGN.md §3 Clocks;
+    ``skip_grace_ms``: a skip applies this long after its turn deadline, RULINGS.md, Clocks;
     ``heartbeat_ms``: ruling 14's silence after which a player counts as disconnected — None
     turns the liveness check off, for tests of other rules whose players never ping)."""
 

@@ -1,7 +1,7 @@
 """Service layer: the records the services load and save through the ``Store`` port.
 
 Each record carries the integer ``version`` it was loaded with (0 = new); saving it is
-conditional on that version (optimistic concurrency, DESIGN.md §3 "Persistence principles").
+conditional on that version (optimistic concurrency, RULINGS.md, "Persistence").
 Domain values (``Tournament``, ``Party``) sit inside; the rest is bookkeeping of connections
 and who-is-where that the rules do not care about.
 """

@@ -17,7 +17,7 @@ class Request:
     """The inbound WebSocket message being handled.
 
     ``connection_id``: API Gateway's; ``request_id``: the client's id for the message, echoed
-    in the first message pushed back to that connection (DESIGN.md §4: "Every inbound message
+    in the first message pushed back to that connection (the client guide: "Every inbound message
     may carry request_id, echoed in the reply"); ``received_ms``: when API Gateway received it
     (``requestContext.requestTimeEpoch``, UTC ms; None: now)."""
 

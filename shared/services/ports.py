@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 class TimerKind(StrEnum):
-    """What a deadline drives (DESIGN.md §3 Clocks).
+    """What a deadline drives (RULINGS.md, Clocks).
 
     A round needs one timer, its intro's: it starts the round's clock loop, which applies the
     intro and then every turn deadline (a skip) of the round, each when it is due.

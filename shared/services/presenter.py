@@ -176,7 +176,7 @@ def present(
     """Queue the messages and timers for ``events`` (already committed in ``rec``).
 
     The only timer a round needs is its intro's: it starts the round's clock loop, which then
-    applies every turn deadline of the round (DESIGN.md §3 Clocks); turns schedule nothing.
+    applies every turn deadline of the round (RULINGS.md, Clocks); turns schedule nothing.
 
     ``personal``: connections of players who no longer receive the tournament's messages
     (they left) but still get what is about them alone — their ``eliminated`` and, when the

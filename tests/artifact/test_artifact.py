@@ -1,4 +1,4 @@
-"""Artifact tests: the functions run from exactly what CDK deploys (DESIGN.md §5: "CI ... imports
+"""Artifact tests: the functions run from exactly what CDK deploys (the README: "CI ... imports
 every function from the same code asset and locked dependency layer that CDK deploys").
 
 - Every module the code asset can ship compiles on the Lambda runtime's Python (a docstring

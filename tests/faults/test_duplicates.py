@@ -4,12 +4,13 @@ disconnect counters — so the duplicate meets the state the first one left and 
 the code that state calls for, or changes nothing.
 
 Why no request-id dedupe store (Powertools Idempotency, or a "last request_id" on the CONN
-item): a guess reads only the tournament item and writes it once (DESIGN.md §3). A dedupe
-record would add a read and a write to *every* action — doubling the guess's cost — to turn an
-already-harmless duplicate's ``not_your_turn`` into silence. The duplicate cannot double-apply:
-the first guess moved the turn on, and the row it produced was pushed to the caller. A client
-that lost its connection before seeing the reply learns from the ``session`` snapshot whether its
-row is on the board, so it never needs to resend blindly (the protocol notes this).
+item): a guess reads only the tournament item and writes it once (RULINGS.md, "Message
+functions"). A dedupe record would add a read and a write to *every* action — doubling the
+guess's cost — to turn an already-harmless duplicate's ``not_your_turn`` into silence. The
+duplicate cannot double-apply: the first guess moved the turn on, and the row it produced was
+pushed to the caller. A client that lost its connection before seeing the reply learns from the
+``session`` snapshot whether its row is on the board, so it never needs to resend blindly (the
+protocol notes this).
 """
 
 from __future__ import annotations

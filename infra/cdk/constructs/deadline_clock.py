@@ -1,4 +1,4 @@
-"""Infrastructure: the clocks (DESIGN.md §3 Clocks) — the Express deadline state machine built
+"""Infrastructure: the clocks (RULINGS.md, Clocks) — the Express deadline state machine built
 from the one shared definition (``shared.adapters.step_functions.state_machine_definition``:
 one looping execution per round, one wait+apply per reconnect deadline), and the every-minute
 schedule that runs the watchdog."""
@@ -153,7 +153,7 @@ class DeadlineClock(Construct):
         return events.Rule(
             self,
             "WatchdogSchedule",
-            description="Apply deadlines whose timer never fired (DESIGN.md §3 Clocks)",
+            description="Apply deadlines whose timer never fired (RULINGS.md, Clocks)",
             schedule=events.Schedule.rate(WATCHDOG_RATE),
             targets=[
                 # A missed run is harmless: the next one, a minute later, does the same work.

@@ -221,7 +221,7 @@ class WebSocketApi(Construct):
         acknowledge(
             self.api,
             "AwsSolutions-APIG4",
-            "Players are anonymous by design (DESIGN.md ruling 11): the first session message "
+            "Players are anonymous by design (ruling 11): the first session message "
             "creates a player and returns a secret token; later connections present it in the "
             "session message, never in the URL. Every action checks the session.",
         )

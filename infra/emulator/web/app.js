@@ -104,7 +104,7 @@ function morphNode(o, n) {
 }
 
 // ---- connection ------------------------------------------------------------------------------
-// Liveness (DESIGN.md ruling 14): a message at least every 20 s (PING_MS): a `ping` goes at
+// Liveness (ruling 14): a message at least every 20 s (PING_MS): a `ping` goes at
 // connect and whenever nothing else was sent for PING_MS (API Gateway answers it itself). API
 // Gateway counts only messages as activity (the browser's own WebSocket ping frames, if any, are
 // invisible to it), closes a connection idle for 10 minutes and every connection at 2 hours

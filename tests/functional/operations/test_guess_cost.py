@@ -1,4 +1,4 @@
-"""Engine: the AWS calls one guess makes (DESIGN.md "A guess, end to end"; §6 "tests assert
+"""Engine: the AWS calls one guess makes (RULINGS.md, "Message functions"; "tests assert
 per-action counts of AWS calls").
 
 A guess finds its player by the connection id inside the tournament item: one strongly

@@ -1,4 +1,4 @@
-"""DESIGN.md §4: every inbound message may carry ``request_id``, echoed in the reply."""
+"""The client guide: every inbound message may carry ``request_id``, echoed in the reply."""
 
 from __future__ import annotations
 

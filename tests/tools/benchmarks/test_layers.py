@@ -1,4 +1,4 @@
-"""The layer benchmark replays what it claims (DESIGN.md §6: benchmarks measure; these tests
+"""The layer benchmark replays what it claims (benchmarks measure; these tests
 check the metering, never a figure): the recorded guess is the guess path's AWS calls, one
 replay makes exactly those calls, and every replay does the same work (the same calls, a
 reply and a row to both duelists)."""

@@ -1,4 +1,4 @@
-"""The benchmarks' meters count what they claim (DESIGN.md §6: benchmarks measure; these tests
+"""The benchmarks' meters count what they claim (benchmarks measure; these tests
 only check that the counting is honest, never a figure).
 
 ``MeteredClock`` runs the deployed state machine in the local interpreter: each StartExecution

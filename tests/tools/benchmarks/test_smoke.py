@@ -1,7 +1,7 @@
 """Smoke: the benchmark command still runs end to end (``--quick``), so it cannot rot.
 
 Asserts that the table is produced with every figure present — never a timing or a cost
-(benchmarks measure, tests assert behaviour; DESIGN.md §6).
+(benchmarks measure, tests assert behaviour).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md §3, read from the source: every ``import`` in ``shared/`` and
+"""The layers of the README, read from the source: every ``import`` in ``shared/`` and
 ``functions/`` — function-local ones included — is collected with ``ast`` and checked.
 
 - no import cycle among the modules (a strongly connected component of more than one module,
