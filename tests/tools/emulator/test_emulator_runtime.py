@@ -41,12 +41,6 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(bounded())
 
 
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (*SETTINGS_ENV, "INTRO_SECONDS", "RECONNECT_SECONDS", "TABLE_NAME"):
-        monkeypatch.delenv(name, raising=False)
-
-
 class Recording:
     """A clock/watchdog function that records its events and lets a test await them."""
 

@@ -28,19 +28,6 @@ pytestmark = pytest.mark.enable_socket
 PATHS = ["http", "in-process"]
 
 
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "CALLBACK_URL",
-        "DYNAMODB_ENDPOINT",
-        "TURN_SECONDS",
-        "INTRO_SECONDS",
-        "RECONNECT_SECONDS",
-        "TABLE_NAME",
-    ):
-        monkeypatch.delenv(name, raising=False)
-
-
 class Counted:
     """Counts the calls that reached the gateway through ``manage_threadsafe`` (the in-process
     transport's door; the HTTP route never uses it)."""

@@ -300,18 +300,7 @@ def test_with_a_dynamodb_endpoint_dynamodb_keeps_the_callers_credentials() -> No
 
 
 @pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "CALLBACK_URL",
-        "DYNAMODB_ENDPOINT",
-        "TURN_SECONDS",
-        "INTRO_SECONDS",
-        "RECONNECT_SECONDS",
-        "TABLE_NAME",
-        "AWS_PROFILE",
-        "AWS_SESSION_TOKEN",
-        "AWS_SECURITY_TOKEN",
-    ):
-        monkeypatch.delenv(name, raising=False)
+def clean_env(clean_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emulator tests' ``clean_env``, and placeholder keys: the caller's own credentials."""
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "unset")  # restored by monkeypatch after the test
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "unset")
