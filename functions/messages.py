@@ -5,8 +5,10 @@ from the protocol's actions (``shared.protocol.inbound.ACTIONS``): ``guess``, ``
 ``default`` (API Gateway's ``$default``: bodies whose ``action`` matched no route). ``ping`` has
 no function: API Gateway answers it (``functions.routes.MOCK_ROUTES``, ruling 14).
 
-Each message, in order: takes a token from its connection's bucket (``Deps.limiter``; empty:
-``rate_limited``, and a connection that keeps sending into it is closed); is parsed
+Each message, in order: takes a token from its connection's bucket (``Deps.limiter``, clocked
+by API Gateway's ``requestTimeEpoch``; empty: ``rate_limited``; a connection that keeps sending
+into it (a message refused ``no_session`` costs more tokens) earns strikes on its item and
+is closed at ``close_after_strikes``, in whichever containers they were earned); is parsed
 (``parse_inbound``); must be an action of this route group (``unknown_action``); resolves the
 session's player where needed (``no_session``); calls its one use case, which replies (echoing
 ``request_id``) and pushes. Every refusal is an ``error`` message with a stable code to the
@@ -147,7 +149,8 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
             api_request_id=context.request_id,
         )
         received = _received_ms(event)
-        if deps.limiter is not None and not deps.limiter.allow(connection_id, deps.clock.now_ms()):
+        arrived = deps.clock.now_ms() if received is None else received
+        if deps.limiter is not None and not deps.limiter.allow(connection_id, arrived):
             _refuse_flood(deps, connection_id, event)
             return OK
         request_id: str | None = None
@@ -173,6 +176,8 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
         except DomainError as err:
             if err.code == ErrorCode.TRY_AGAIN:
                 deps.metrics("TryAgain", 1)
+            if err.code == ErrorCode.NO_SESSION and deps.limiter is not None:
+                deps.limiter.miss(connection_id, arrived)
             logger.info("refused", extra={"code": err.code})
             _reply_error(deps, connection_id, err.code, err.message, request_id)
         except Exception:
@@ -185,18 +190,35 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
 
 
 def _refuse_flood(deps: Deps, connection_id: str, event: Event) -> None:
-    """A message the connection's bucket refused: answer ``rate_limited``, or close a
-    connection that keeps sending into its empty bucket (no reply: it is going away;
-    ``$disconnect`` then runs the usual disconnect flow)."""
-    assert deps.limiter is not None
+    """A message the connection's bucket refused: answer ``rate_limited``, unless it earned
+    the strike that closes the connection (``_strike``; no reply: it is going away)."""
     deps.metrics("RateLimited", 1)
-    if deps.limiter.exhausted(connection_id):
-        logger.warning("closing a connection that ignores rate_limited")
-        deps.metrics("AbusiveConnectionsClosed", 1)
-        deps.notifier.close(connection_id)
-        deps.limiter.forget(connection_id)
-        return
-    _reply_error(deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage(event))
+    if not _strike(deps, connection_id):
+        _reply_error(deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage(event))
+
+
+def _strike(deps: Deps, connection_id: str) -> bool:
+    """When this container's bucket tripped (``Limiter.tripped``), record one strike on the
+    connection's item (``Store.add_strike``: one write, only for a flooding connection) and
+    close it (API Gateway Management API ``DeleteConnection``; ``$disconnect`` then runs the
+    usual flow) once it has ``close_after_strikes`` or its item is gone; True when closed. A
+    table that cannot take the strike now closes nothing (the next trip tries again)."""
+    limiter = deps.limiter
+    if limiter is None or not limiter.tripped(connection_id):
+        return False
+    try:
+        strikes = deps.store.add_strike(connection_id)
+    except DomainError:
+        logger.warning("could not record a flood strike")
+        return False
+    deps.metrics("FloodStrikes", 1)
+    if strikes is not None and strikes < limiter.close_after_strikes:
+        return False
+    logger.warning("closing a connection that keeps flooding", extra={"strikes": strikes})
+    deps.metrics("AbusiveConnectionsClosed", 1)
+    deps.notifier.close(connection_id)
+    limiter.forget(connection_id)
+    return True
 
 
 def _encodable(text: str) -> bool:

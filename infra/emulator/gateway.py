@@ -26,7 +26,7 @@ from aiohttp import WSCloseCode, web
 from infra.emulator.iam import RuntimeCredentials
 from infra.emulator.lambda_context import DEFAULT_REGION, function_name_for, make_context
 from infra.emulator.management import ManagementApi
-from infra.emulator.pool import WorkerPool, route_priority
+from infra.emulator.pool import WorkerPool, message_priority
 from infra.emulator.sockets import Connection, Handler, WebSocketApi
 from shared.protocol.limits import (
     IDLE_TIMEOUT_SECONDS,
@@ -40,6 +40,9 @@ __all__ = ["Handler", "LocalGateway"]  # Handler: the type of ``routes``, from s
 log = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).parent / "web"
+
+_SESSION_REPLY = b'"type":"session"'
+"""How a posted ``session`` reply starts its JSON (``shared.protocol.outbound``)."""
 
 
 class LocalGateway(WebSocketApi, ManagementApi):
@@ -111,6 +114,9 @@ class LocalGateway(WebSocketApi, ManagementApi):
         )
         self._web_dir = web_dir
         self._connections: dict[str, Connection] = {}  # postable ones only
+        self._seated: set[str] = set()
+        """Connections the backend has answered ``session`` (:meth:`seat`): the pool's
+        priorities, not an AWS behaviour (``infra.emulator.pool.message_priority``)."""
         self._all: set[Connection] = set()
         self._workers: set[asyncio.Task[None]] = set()
         self._runner: web.AppRunner | None = None
@@ -212,6 +218,12 @@ class LocalGateway(WebSocketApi, ManagementApi):
             raise web.HTTPNotFound(text="no web client (infra/emulator/web/index.html)")
         return web.FileResponse(index)
 
+    def seat(self, connection_id: str, data: bytes) -> None:
+        """Note a connection as seated when the backend posts it a ``session`` reply (its
+        player is bound); thread-safe (a set's add)."""
+        if _SESSION_REPLY in data:
+            self._seated.add(connection_id)
+
     async def invoke(self, route_key: str, event: dict[str, Any]) -> Any:
         """Run the handler for ``route_key`` in the pool; exceptions propagate."""
         handler = self.routes[route_key]
@@ -221,7 +233,11 @@ class LocalGateway(WebSocketApi, ManagementApi):
             timeout_seconds=self.handler_timeout_seconds,
         )
         if isinstance(self._executor, WorkerPool):  # players' routes first (infra.emulator.pool)
-            future = self._executor.submit_at(route_priority(route_key), handler, event, context)
+            connection_id = (event.get("requestContext") or {}).get("connectionId")
+            priority = message_priority(route_key, connection_id in self._seated)
+            if route_key == "$disconnect":
+                self._seated.discard(connection_id)
+            future = self._executor.submit_at(priority, handler, event, context)
             return await asyncio.wrap_future(future)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, handler, event, context)

@@ -43,6 +43,8 @@ class ManagementApi:
 
         async def _send(self, conn: Connection, data: bytes) -> bool: ...
 
+        def seat(self, connection_id: str, data: bytes) -> None: ...
+
     @staticmethod
     def _error(status: int, error_type: str, message: str | None = None) -> ManagementAnswer:
         """An error as API Gateway's Management API sends it (boto3 reads the header)."""
@@ -161,6 +163,7 @@ class ManagementApi:
         conn = self._connections.get(connection_id)
         if conn is None or not conn.postable or (not conn.dropped and conn.ws.closed):
             return self._error(410, "GoneException")
+        self.seat(connection_id, data)
         if from_thread is None:
             self._post_accepted(conn, data)
         else:

@@ -1,9 +1,12 @@
 """Local runtime: the worker pool handlers run on, which takes queued work by priority.
 
 :class:`WorkerPool` runs ``max_workers`` threads and takes queued calls by priority, then in
-arrival order: :data:`PLAY` (:data:`PLAY_ROUTES`: ``guess``, which the opponent is watching
-for), :data:`CLOCK` (the clock function; one queued :data:`CLOCK_MAX_WAIT_SECONDS` goes before
-guesses), :data:`OTHER` (everything else, on at most ``max_workers - 1`` threads at once).
+arrival order: :data:`PLAY` (:data:`PLAY_ROUTES`: ``guess`` from a seated connection, which the
+opponent is watching for), :data:`CLOCK` (the clock function; one queued
+:data:`CLOCK_MAX_WAIT_SECONDS` goes before guesses), :data:`SEATED` (the other messages of
+seated connections, ``session`` (resumes), ``$connect``, ``$disconnect``), :data:`OTHER` (the
+messages of connections without a session: no priority); :data:`SEATED` and :data:`OTHER`
+together on at most ``max_workers - 1`` threads at once (:func:`message_priority`).
 Nothing is dropped or interrupted; results come back through a
 :class:`~concurrent.futures.Future`. Why: ``shared/domain/RULINGS.md``, design notes,
 "Worker pool".
@@ -24,9 +27,14 @@ PLAY: Final = 0
 """Priority of the routes of a duel in progress (:data:`PLAY_ROUTES`)."""
 CLOCK: Final = 1
 """Priority of the clock function's invocations (``LocalClock``)."""
-OTHER: Final = 2
-"""Priority of everything else (the default of :meth:`WorkerPool.submit`)."""
-PRIORITIES: Final = (PLAY, CLOCK, OTHER)
+SEATED: Final = 2
+"""Priority of seated connections' other messages, resumes and connection events."""
+OTHER: Final = 3
+"""Priority of everything else (the default of :meth:`WorkerPool.submit`): the messages of
+connections without a session."""
+PRIORITIES: Final = (PLAY, CLOCK, SEATED, OTHER)
+_SHARED: Final = (SEATED, OTHER)
+"""The priorities that share ``max_workers - 1`` threads."""
 
 CLOCK_MAX_WAIT_SECONDS: Final = 0.5
 """A clock call queued this long goes before guesses: a deadline is applied at most about this
@@ -37,12 +45,20 @@ milliseconds (at 100 tournaments, 129 instead of 15 guesses waited over 80 ms in
 part; one run each)."""
 
 PLAY_ROUTES: Final[Mapping[str, int]] = {"guess": PLAY}
-"""Route key -> priority, for the routes that do not take :data:`OTHER`."""
+"""Route key -> priority for a seated connection, for the routes that do not take
+:data:`SEATED`."""
+OPEN_ROUTES: Final = frozenset({"session", "$connect", "$disconnect"})
+"""Routes that take :data:`SEATED` from any connection: how a player gets (back) its seat."""
 
 
-def route_priority(route_key: str) -> int:
-    """The pool priority of an invocation of ``route_key`` (:data:`PLAY` or :data:`OTHER`)."""
-    return PLAY_ROUTES.get(route_key, OTHER)
+def message_priority(route_key: str, seated: bool) -> int:
+    """The pool priority of an invocation of ``route_key`` from a connection that is
+    ``seated`` (holds a session) or not: a message from a connection without a session
+    gets no priority (:data:`OTHER`) whatever its ``action`` says, but for :data:`OPEN_ROUTES`.
+    Why: ``shared/domain/RULINGS.md``, design notes, "Worker pool"."""
+    if seated:
+        return PLAY_ROUTES.get(route_key, SEATED)
+    return SEATED if route_key in OPEN_ROUTES else OTHER
 
 
 class _Job:
@@ -68,11 +84,11 @@ class _Job:
 
 class WorkerPool(Executor):
     """``max_workers`` threads (named ``<thread_name_prefix>_<n>``, started as work arrives)
-    taking queued calls by priority (:data:`PLAY`, :data:`CLOCK`, :data:`OTHER`), first in,
-    first out within one, except that a :data:`CLOCK` call queued for
+    taking queued calls by priority (:data:`PLAY`, :data:`CLOCK`, :data:`SEATED`,
+    :data:`OTHER`), first in, first out within one, except that a :data:`CLOCK` call queued for
     :data:`CLOCK_MAX_WAIT_SECONDS` goes before guesses (so a stream of guesses cannot make a
-    deadline late); calls at :data:`OTHER` run on at most ``max(1, max_workers - 1)`` threads
-    at once.
+    deadline late); calls at :data:`SEATED` and :data:`OTHER` run on at most
+    ``max(1, max_workers - 1)`` threads at once.
 
     :meth:`submit` queues at :data:`OTHER`; :meth:`submit_at` at a given priority;
     :meth:`lane` is an :class:`~concurrent.futures.Executor` that submits at one priority (for
@@ -138,15 +154,17 @@ class WorkerPool(Executor):
 
     def _next(self) -> int | None:
         """The priority whose oldest call a free thread takes now, or None (under the lock)."""
-        play, clock, other = self._queues[PLAY], self._queues[CLOCK], self._queues[OTHER]
+        play, clock = self._queues[PLAY], self._queues[CLOCK]
         if clock and self._monotonic() - clock[0][0] >= CLOCK_MAX_WAIT_SECONDS:
             return CLOCK
         if play:
             return PLAY
         if clock:
             return CLOCK
-        if other and self._other_running < self._other_limit:
-            return OTHER
+        if self._other_running < self._other_limit:
+            for priority in _SHARED:
+                if self._queues[priority]:
+                    return priority
         return None
 
     def _work(self) -> None:
@@ -159,7 +177,7 @@ class WorkerPool(Executor):
                     self._cond.wait()
                     self._idle -= 1
                 job = self._queues[priority].popleft()[1]
-                other = priority == OTHER
+                other = priority in _SHARED
                 if other:
                     self._other_running += 1
             try:

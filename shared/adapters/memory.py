@@ -176,6 +176,13 @@ class InMemoryStore:
         self.new_players[key] = self.new_players.get(key, 0) + 1
         return True
 
+    def add_strike(self, connection_id: str) -> int | None:
+        conn = self.items.get(("connection", connection_id))
+        if conn is None:
+            return None
+        conn.strikes += 1
+        return int(conn.strikes)
+
     def delete_connection(self, connection_id: str) -> Connection | None:
         old = self.items.pop(("connection", connection_id), None)
         return copy.deepcopy(old) if old is not None else None

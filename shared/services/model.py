@@ -71,6 +71,8 @@ class Connection:
     source: str | None = None
     """The ``$connect`` event's source address (``requestContext.identity.sourceIp``), kept only
     here: never sent to a client, never logged in clear (ruling 17); None when unknown."""
+    strikes: int = 0
+    """Flood strikes recorded by the message functions' containers (``Store.add_strike``)."""
 
 
 @dataclass

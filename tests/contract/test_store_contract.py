@@ -226,6 +226,24 @@ def test_connection_round_trip_and_delete_returns_what_it_held(store: Any) -> No
     assert store.delete_connection("c1=") is None
 
 
+def test_strikes_add_up_on_the_connection_and_survive_its_saves(store: Any) -> None:
+    """``add_strike``: one update per strike, counted across callers (containers); a later
+    versioned save of the connection (it read the strikes) keeps them; a closed connection
+    is not recreated."""
+    store.commit([Connection("c2=", NOW)])
+
+    assert [store.add_strike("c2=") for _ in range(2)] == [1, 2]
+    conn = store.get_connection("c2=")
+    assert conn.strikes == 2
+    conn.player_id = "p1"
+    store.commit([conn])
+    assert store.add_strike("c2=") == 3
+    assert store.get_connection("c2=").player_id == "p1"
+    store.delete_connection("c2=")
+    assert store.add_strike("c2=") is None
+    assert store.get_connection("c2=") is None
+
+
 # ---------------------------------------------------------------------------- queries
 def _seated(lid: str, *ratings: int, language: str = "en", party: str | None = None, **kw: Any):
     seats = tuple(Seat(f"{lid}-{i}", r, party, f"N{i}") for i, r in enumerate(ratings))

@@ -70,6 +70,7 @@ APP_COUNTS = (
     "TryAgain",
     "BadInput",
     "RateLimited",
+    "FloodStrikes",
     "AbusiveConnectionsClosed",
     "PostGone",
     "PostFailed",
@@ -580,8 +581,8 @@ class Monitoring(Construct):
                 ],
             ),
             cw.GraphWidget(
-                title="Flood guards: rate limited, connections closed",
-                left=[self._app_metric("RateLimited")],
+                title="Flood guards: rate limited, strikes, connections closed",
+                left=[self._app_metric("RateLimited"), self._app_metric("FloodStrikes")],
                 right=[self._app_metric("AbusiveConnectionsClosed")],
             ),
         )

@@ -93,6 +93,8 @@ def connection_to_item(c: Connection) -> dict[str, Any]:
         item["player_id"] = c.player_id
     if c.source is not None:
         item["source"] = c.source
+    if c.strikes:
+        item["strikes"] = c.strikes
     return item
 
 
@@ -103,6 +105,7 @@ def connection_from_item(item: dict[str, Any]) -> Connection:
         player_id=item.get("player_id"),
         version=int(item["version"]),
         source=item.get("source"),
+        strikes=int(item.get("strikes", 0)),
     )
 
 

@@ -423,6 +423,32 @@ class DynamoStore:
             raise BusyError(f"the table is busy ({type(err).__name__}); please try again") from err
         return True
 
+    def add_strike(self, connection_id: str) -> int | None:
+        """Add a flood strike (``Store.add_strike``): one UpdateItem, ``ADD strikes :one`` on
+        the condition that the connection item exists (a closed connection is not recreated);
+        None when it does not. A resent update whose first attempt landed counts twice: the
+        close errs on the side of the flood."""
+        try:
+            resp = self.client.update_item(
+                TableName=self._table,
+                Key=to_av(schema.connection_key(connection_id)),
+                UpdateExpression="ADD #s :one",
+                ConditionExpression="attribute_exists(#pk)",
+                ExpressionAttributeNames={"#s": "strikes", "#pk": schema.PK},
+                ExpressionAttributeValues={":one": {"N": "1"}},
+                ReturnValues="UPDATED_NEW",
+            )
+        except ClientError as err:
+            if _code(err) == "ConditionalCheckFailedException":
+                return None
+            transient = _transient("UpdateItem", err)
+            if transient is None:
+                raise
+            raise transient from err
+        except BotoCoreError as err:
+            raise BusyError(f"the table is busy ({type(err).__name__}); please try again") from err
+        return int(resp["Attributes"]["strikes"]["N"])
+
     def delete_connection(self, connection_id: str) -> Connection | None:
         """Remove a closed connection; returns what it held, None when it was already gone.
 

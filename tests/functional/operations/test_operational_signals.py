@@ -125,23 +125,24 @@ def _session_again(deps, connection_id: str, request_id: str) -> None:
 def test_a_connection_that_ignores_rate_limited_is_closed_and_counted():
     counts = Counts()
     base = fake_deps()
-    limiter = RateLimiter(per_second=1, burst=2, close_after=3)
+    limiter = RateLimiter(per_second=1, burst=2, strike_every=1, close_after_strikes=3)
     deps = dataclasses.replace(base, metrics=counts, limiter=limiter)
 
-    for i in range(5):  # the clock stands still: 2 allowed, then refusals 1, 2, 3 (closed)
+    for i in range(5):  # the clock stands still: 2 allowed, then strikes 1, 2, 3 (closed)
         _session_again(deps, "c-1", f"p{i}")
 
     codes = [m.get("code") for m in base.notifier.sent["c-1"] if m["type"] == "error"]
     assert codes == ["rate_limited", "rate_limited"]
     assert base.notifier.closed == ["c-1"]
     assert counts.total("RateLimited") == 3
+    assert counts.total("FloodStrikes") == 3
     assert counts.total("AbusiveConnectionsClosed") == 1
 
 
 def test_with_the_production_limits_a_looping_client_is_closed_after_20_refusals():
-    """``bootstrap.build``'s limiter from the deployed settings (5/s, burst 20): a client that
-    loops without waiting gets 20 answers, then 19 ``rate_limited``, then its connection is
-    closed; another connection is untouched."""
+    """``bootstrap.build``'s limiter from the deployed settings (5/s, burst 20, a strike every
+    5 refusals, closed at 4): a client that loops without waiting gets 20 answers, then 19
+    ``rate_limited``, then its connection is closed; another connection is untouched."""
     settings = Settings()
     counts = Counts()
     base = fake_deps()
@@ -157,49 +158,58 @@ def test_with_the_production_limits_a_looping_client_is_closed_after_20_refusals
     replies = [m["type"] for m in base.notifier.sent["c-1"]]
     assert replies == ["session"] * 20 + ["error"] * 19
     assert base.notifier.closed == ["c-1"]
+    assert counts.total("FloodStrikes") == 4
     assert counts.total("AbusiveConnectionsClosed") == 1
     assert [m["type"] for m in base.notifier.sent["c-2"]] == ["session"]
 
 
+def _strikes_until_closed(limiter: RateLimiter, step_ms: int, limit_ms: int = 60_000) -> int:
+    """Messages every ``step_ms`` until ``close_after_strikes`` strikes trip; the refusals."""
+    now, refused, strikes = 0, 0, 0
+    while strikes < limiter.close_after_strikes:
+        refused += not limiter.allow("c", now)
+        strikes += limiter.tripped("c")
+        now += step_ms
+        assert now < limit_ms, "never closed"
+    return refused
+
+
 def test_a_client_that_keeps_sending_just_over_the_rate_is_closed():
     """Twice the allowed rate: every other message is refused, a token trickles in between,
-    but the bucket never refills to half: the strikes add up."""
-    limiter = RateLimiter(per_second=1, burst=4, close_after=5)
-    now, refused = 0, 0
-    while not limiter.exhausted("c"):
-        refused += not limiter.allow("c", now)
-        now += 500
-        assert now < 60_000, "never closed"
-    assert refused == 5
+    but the bucket never refills to half: the refusals add up to strikes."""
+    limiter = RateLimiter(per_second=1, burst=4, strike_every=5, close_after_strikes=1)
+    assert _strikes_until_closed(limiter, 500) == 5
 
 
 def test_a_client_that_pauses_after_rate_limited_is_forgiven():
     """Bursts of 7 (4 allowed, 3 refused) with a pause after each: without the pause the
-    strikes of two bursts (6) would close it; the pause refills the bucket and forgives them."""
-    limiter = RateLimiter(per_second=1, burst=4, close_after=5)
+    refusals of two bursts (6) would strike; the pause refills the bucket and forgives them."""
+    limiter = RateLimiter(per_second=1, burst=4, strike_every=5)
     now = 0
     for _ in range(10):
         results = [limiter.allow("c", now) for _ in range(7)]
         assert results == [True] * 4 + [False] * 3
-        assert limiter.exhausted("c") is False
+        assert limiter.tripped("c") is False
         now += 4_000  # it honours rate_limited: waits until the bucket is full again
 
 
-def test_a_client_that_slows_down_is_never_closed():
-    limiter = RateLimiter(per_second=1, burst=1, close_after=3)
+def test_a_client_that_slows_down_is_never_struck():
+    limiter = RateLimiter(per_second=1, burst=1, strike_every=3)
     now = 0
     for _ in range(10):
         assert limiter.allow("c", now) is True
         assert limiter.allow("c", now) is False  # one refusal, then it waits
-        assert limiter.exhausted("c") is False
+        assert limiter.tripped("c") is False
         now += 1_000
     for _ in range(3):
         limiter.allow("c", now)
-    assert limiter.exhausted("c") is False  # 1 allowed + 2 refused
+    assert limiter.tripped("c") is False  # 1 allowed + 2 refused
     limiter.allow("c", now)
-    assert limiter.exhausted("c") is True
+    assert limiter.tripped("c") is True
+    assert limiter.tripped("c") is False  # once per strike
+    limiter.allow("c", now)
     limiter.forget("c")
-    assert limiter.exhausted("c") is False
+    assert limiter.tripped("c") is False
 
 
 def _management_client() -> Any:

@@ -19,11 +19,12 @@ from infra.emulator.pool import (
     CLOCK_MAX_WAIT_SECONDS,
     OTHER,
     PLAY,
+    SEATED,
     WorkerPool,
-    route_priority,
+    message_priority,
 )
 
-from .echo import EchoApp, gateway, recv_json, run
+from .echo import EchoApp, gateway, management_client, recv_json, run
 
 
 def _hold(pool: WorkerPool) -> threading.Event:
@@ -210,15 +211,43 @@ def test_max_workers_must_be_positive() -> None:
 
 
 def test_route_priorities() -> None:
-    assert route_priority("guess") == PLAY
-    for route in ("$connect", "session", "join", "leave", "party", "$default", "$disconnect"):
-        assert route_priority(route) == OTHER
+    """A seated connection's guess plays first; its other messages, and anyone's ``session``
+    and connection events, come next; a connection without a session gets no priority, even
+    for a message that says ``"action": "guess"``."""
+    assert message_priority("guess", seated=True) == PLAY
+    for route in ("join", "leave", "party", "nickname", "$default", "session", "$connect"):
+        assert message_priority(route, seated=True) == SEATED
+    for route in ("session", "$connect", "$disconnect"):
+        assert message_priority(route, seated=False) == SEATED
+    for route in ("guess", "join", "leave", "party", "nickname", "$default"):
+        assert message_priority(route, seated=False) == OTHER
+
+
+def test_seated_work_goes_before_work_without_a_session() -> None:
+    """With the only thread busy: two calls without a session, then a seated one: the seated
+    one runs first, then the others in arrival order."""
+    pool = WorkerPool(1)
+    release = _hold(pool)
+    order: list[str] = []
+    futures = [
+        pool.submit_at(OTHER, order.append, "flood-1"),
+        pool.submit_at(OTHER, order.append, "flood-2"),
+        pool.submit_at(SEATED, order.append, "nickname"),
+    ]
+    release.set()
+    for future in futures:
+        future.result(10)
+    assert order == ["nickname", "flood-1", "flood-2"]
+    pool.shutdown()
 
 
 @pytest.mark.enable_socket
-def test_the_gateway_runs_a_queued_guess_before_earlier_queued_joins() -> None:
-    """Through real sockets: with the only thread busy, two joins then a guess arrive; the
-    guess's handler runs first (AWS would not have queued it at all)."""
+def test_the_gateway_runs_a_seated_guess_before_earlier_joins_and_a_sessionless_one_last() -> None:
+    """Through real sockets: with the only thread busy, a guess from a connection without a
+    session, two joins, then a guess arrive, the last three from connections the backend
+    answered ``session``;
+    the seated guess's handler runs first (AWS would not have queued it at all), the
+    session-less one after the joins: writing ``"action": "guess"`` buys no priority."""
     app = EchoApp()
     pool = WorkerPool(1)
     busy = threading.Event()
@@ -230,11 +259,17 @@ def test_the_gateway_runs_a_queued_guess_before_earlier_queued_joins() -> None:
         assert release.wait(10)
         return app.echo(event, context)
 
+    def seat(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        ctx = event["requestContext"]
+        client = management_client(f"http://{ctx['domainName']}/{ctx['stage']}")
+        client.post_to_connection(ConnectionId=ctx["connectionId"], Data=b'{"type":"session"}')
+        return {"statusCode": 200}
+
     def record(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        order.append(event["requestContext"]["routeKey"])
+        order.append(json.loads(event["body"])["who"])
         return app.echo(event, context)
 
-    routes = app.routes() | {"hold": hold, "join": record, "guess": record}
+    routes = app.routes() | {"hold": hold, "session": seat, "join": record, "guess": record}
 
     async def until(condition: Any) -> None:
         for _ in range(1000):
@@ -245,19 +280,27 @@ def test_the_gateway_runs_a_queued_guess_before_earlier_queued_joins() -> None:
 
     async def scenario() -> None:
         async with gateway(routes, executor=pool) as gw:
-            sockets = [await websockets.connect(gw.ws_url) for _ in range(4)]
+            sockets = [await websockets.connect(gw.ws_url) for _ in range(5)]
             try:
-                holder, joiner1, joiner2, guesser = sockets
+                holder, flooder, joiner1, joiner2, guesser = sockets
+                for ws in (joiner1, joiner2, guesser):
+                    await ws.send(json.dumps({"action": "session"}))
+                    assert (await recv_json(ws))["type"] == "session"
                 await holder.send(json.dumps({"action": "hold"}))
                 await until(busy.is_set)
-                await joiner1.send(json.dumps({"action": "join"}))
-                await until(lambda: pool.queued() == 1)
-                await joiner2.send(json.dumps({"action": "join"}))
-                await until(lambda: pool.queued() == 2)
-                await guesser.send(json.dumps({"action": "guess"}))
-                await until(lambda: pool.queued() == 3)
+                for queued, (ws, body) in enumerate(
+                    (
+                        (flooder, {"action": "guess", "who": "flood"}),
+                        (joiner1, {"action": "join", "who": "join"}),
+                        (joiner2, {"action": "join", "who": "join"}),
+                        (guesser, {"action": "guess", "who": "seated guess"}),
+                    ),
+                    start=1,
+                ):
+                    await ws.send(json.dumps(body))
+                    await until(lambda n=queued: pool.queued() == n)
                 release.set()
-                for ws in sockets:
+                for ws in (holder, flooder, joiner1, joiner2, guesser):
                     await recv_json(ws)
             finally:
                 for ws in sockets:
@@ -265,4 +308,4 @@ def test_the_gateway_runs_a_queued_guess_before_earlier_queued_joins() -> None:
 
     run(scenario)
     pool.shutdown()
-    assert order == ["guess", "join", "join"]
+    assert order == ["seated guess", "join", "join", "flood"]
