@@ -8,7 +8,9 @@ ticket through the second; ``alarmTopicArn``, one topic for all, is refused: say
 role; default off: that setting belongs to the account, not to one stack); ``tracing``
 (``active`` | ``off``, default the stage's policy: active in dev, off in prod);
 ``reserveConcurrency`` (``false`` for an account whose concurrency quota cannot spare the
-stage's reservations). The stack is environment-agnostic: synth needs no AWS credentials.
+stage's reservations); ``edgeGuard`` (``true``: CloudFront and an AWS WAF rate-based rule per
+source address in front of the API, ``infra.cdk.constructs.edge``; us-east-1 only). The stack
+is environment-agnostic: synth needs no AWS credentials.
 """
 
 from __future__ import annotations
@@ -37,13 +39,16 @@ def add_stage(
     tracing: str | None = None,
     reserve_concurrency: bool = True,
     legacy_waiting_index: bool = False,
+    edge_guard: bool = False,
+    name: str | None = None,
 ) -> WordleTournamentStack:
-    """Add the stack of ``stage`` to ``app``. Raises KeyError for an unknown stage."""
+    """Add the stack of ``stage`` to ``app`` (named ``name``, default ``stack_name(stage)``).
+    Raises KeyError for an unknown stage."""
     if stage not in STAGES:
         raise KeyError(f"unknown stage {stage!r}; choose one of {sorted(STAGES)}")
     return WordleTournamentStack(
         app,
-        stack_name(stage),
+        name or stack_name(stage),
         config=STAGES[stage],
         layer_dir=layer_dir,
         page_topic_arn=page_topic_arn,
@@ -52,6 +57,7 @@ def add_stage(
         tracing=tracing,
         reserve_concurrency=reserve_concurrency,
         legacy_waiting_index=legacy_waiting_index,
+        edge_guard=edge_guard,
         description=f"Wordle Tournament backend ({stage})",
     )
 
@@ -87,6 +93,7 @@ def main() -> None:
         tracing=context("tracing"),
         reserve_concurrency=_flag(context("reserveConcurrency"), default=True),
         legacy_waiting_index=_flag(context("legacyWaitingIndex"), default=False),
+        edge_guard=_flag(context("edgeGuard"), default=False),
     )
     add_checks(app)
     app.synth()

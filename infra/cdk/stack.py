@@ -15,6 +15,7 @@ from constructs import Construct
 
 from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
 from infra.cdk.constructs.deadline_clock import DeadlineClock
+from infra.cdk.constructs.edge import EdgeGuard
 from infra.cdk.constructs.functions import Functions, FunctionsProps
 from infra.cdk.constructs.monitoring import Monitoring, MonitoringProps
 from infra.cdk.constructs.nag import acknowledge
@@ -136,7 +137,9 @@ class WordleTournamentStack(Stack):
     ``infra/README.md``); tracing — ``active`` | ``off`` (default: the stage's policy);
     reserve_concurrency — apply the stage's reserved concurrency (off for an account whose
     concurrency quota is too small to reserve any); legacy_waiting_index — keep the waiting
-    index from before ``gsi_lobbies`` (first deployment of an upgrade; ``infra/RUNBOOK.md``).
+    index from before ``gsi_lobbies`` (first deployment of an upgrade; ``infra/RUNBOOK.md``);
+    edge_guard — put CloudFront with an AWS WAF rate-based rule per source address in front of
+    the API (``infra.cdk.constructs.edge``; us-east-1 only; output ``EdgeWebSocketUrl``).
     """
 
     def __init__(
@@ -153,6 +156,7 @@ class WordleTournamentStack(Stack):
         tracing: str | None = None,
         reserve_concurrency: bool = True,
         legacy_waiting_index: bool = False,
+        edge_guard: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -237,6 +241,19 @@ class WordleTournamentStack(Stack):
                 "(infra/RUNBOOK.md, Deploy).",
             )
         self._build_outputs(websocket, data, clock, functions)
+        if edge_guard:
+            edge = EdgeGuard(
+                self,
+                "Edge",
+                api_domain=f"{websocket.api.api_id}.execute-api.{self.region}.{self.url_suffix}",
+                stage=config.name,
+            )
+            CfnOutput(
+                self,
+                "EdgeWebSocketUrl",
+                value=edge.url,
+                description="Clients connect here when the edge guard is on (WAF per source)",
+            )
         CfnOutput(
             self,
             "DashboardName",

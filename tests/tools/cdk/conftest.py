@@ -19,6 +19,9 @@ from infra.cdk.app import add_stage
 from infra.cdk.stack import STAGES, WordleTournamentStack
 from tests.tools.cdk.cfn import TOPICS
 
+EDGE = "prod-edge"
+"""The prod stage with the edge guard on (``edgeGuard``), synthesized alongside."""
+
 
 @dataclass(frozen=True)
 class Synthesized:
@@ -40,6 +43,14 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
         stage: add_stage(app, stage, layer_dir=layer_dir, **TOPICS.get(stage, {}))
         for stage in STAGES
     }
+    stacks[EDGE] = add_stage(
+        app,
+        "prod",
+        layer_dir=layer_dir,
+        edge_guard=True,
+        name="WordleTournament-prod-edge",
+        **TOPICS.get("prod", {}),
+    )
     assembly = app.synth()
     templates = {
         stage: assembly.get_stack_by_name(stack.stack_name).template
@@ -56,3 +67,8 @@ def dev(synthesized: Synthesized) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def prod(synthesized: Synthesized) -> dict[str, Any]:
     return synthesized.templates["prod"]
+
+
+@pytest.fixture(scope="session")
+def prod_edge(synthesized: Synthesized) -> dict[str, Any]:
+    return synthesized.templates[EDGE]

@@ -19,7 +19,7 @@ TOLERATED_WARNINGS = {
 }
 
 
-@pytest.mark.parametrize("stage", ["dev", "prod"])
+@pytest.mark.parametrize("stage", ["dev", "prod", "prod-edge"])
 def test_cfn_lint_finds_no_errors(synthesized, stage):
     matches = lint(json.dumps(synthesized.templates[stage]), config=ManualArgs(regions=REGIONS))
     errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
@@ -53,9 +53,13 @@ def test_every_acknowledgement_has_a_reason(synthesized):
         for finding, reason in entry.data.items()
     }
     # IAM4 (API Gateway's account log role) only with -c apiGatewayAccountRole=true;
-    # SF2 (an untraced machine) only where the stage's tracing policy is off (prod)
+    # SF2 (an untraced machine) only where the stage's tracing policy is off (prod); CFR1, 3, 4
+    # only with the edge guard (infra.cdk.constructs.edge)
     assert {f.split("::", 1)[1].split("[")[0] for f in acknowledged} == {
         "AwsSolutions-APIG4",
+        "AwsSolutions-CFR1",
+        "AwsSolutions-CFR3",
+        "AwsSolutions-CFR4",
         "AwsSolutions-IAM5",
         "AwsSolutions-L1",
         "AwsSolutions-SF2",
