@@ -22,6 +22,7 @@ from infra.cdk.constructs.nag import acknowledge
 from infra.cdk.constructs.table import GameTable
 from infra.cdk.constructs.websocket import WebSocketApi
 from infra.cdk.runtime_version import LAMBDA_PYTHON_VERSION
+from infra.limits import STAGE_LIMITS, StageLimits
 from shared.runtime.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,9 @@ class StageConfig:
     (``retained_removal_policy``)."""
     log_retention: logs.RetentionDays
     rate_limit: float
-    """Stage-wide steady WebSocket messages per second (API Gateway throttling)."""
+    """The stage's default route throttle, steady messages per second (API Gateway applies it
+    per route). Throttles and reservations come from ``infra.limits.STAGE_LIMITS``, which the
+    local twin enforces too; sizing: ``infra/CAPACITY.md``."""
     burst_limit: int
     route_throttles: dict[str, tuple[float, int]]
     """Route key -> (steady messages per second, burst), tighter than the stage's: ``$connect``
@@ -49,7 +52,8 @@ class StageConfig:
     """Function module -> reserved concurrency: a guaranteed share for the clock function and
     the watchdog (a flood of messages cannot take it), a cap for every public route. Their sum
     must leave the account 100 unreserved (Lambda's minimum); the default account quota is
-    1000 (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html)."""
+    1000, prod needs it raised (``infra.limits.account_quotas``;
+    https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html)."""
     tracing: str
     """X-Ray policy: ``active`` (functions sampled by X-Ray's rules, machine traced) or ``off``
     (functions ``PassThrough``: traced only when a caller already sampled, and nothing upstream
@@ -61,6 +65,11 @@ class StageConfig:
 
 
 TRACING_POLICIES = ("active", "off")
+
+
+def route_throttles(limits: StageLimits) -> dict[str, tuple[float, int]]:
+    """``StageConfig.route_throttles`` from the shared limits (``infra.limits``)."""
+    return {key: (t.rate, t.burst) for key, t in limits.routes.items()}
 
 
 def retained_removal_policy(retain_data: bool) -> RemovalPolicy:
@@ -79,22 +88,10 @@ STAGES: dict[str, StageConfig] = {
         "dev",
         retain_data=False,
         log_retention=logs.RetentionDays.ONE_WEEK,
-        rate_limit=50,
-        burst_limit=100,
-        route_throttles={"$connect": (5, 10), "session": (5, 10), "guess": (50, 100)},
-        reserved={
-            "apply_deadlines": 10,
-            "watchdog": 1,
-            "connect": 5,
-            "disconnect": 5,
-            "default": 2,
-            "session": 5,
-            "join": 5,
-            "leave": 3,
-            "guess": 10,
-            "nickname": 2,
-            "party": 3,
-        },
+        rate_limit=STAGE_LIMITS["dev"].stage.rate,
+        burst_limit=STAGE_LIMITS["dev"].stage.burst,
+        route_throttles=route_throttles(STAGE_LIMITS["dev"]),
+        reserved=dict(STAGE_LIMITS["dev"].reserved),
         tracing="active",
         alarm_thresholds={"TryAgain": 10, "ApiClientErrors": 100, "AccountConcurrency": 100},
     ),
@@ -102,22 +99,10 @@ STAGES: dict[str, StageConfig] = {
         "prod",
         retain_data=True,
         log_retention=logs.RetentionDays.THREE_MONTHS,
-        rate_limit=1000,
-        burst_limit=2000,
-        route_throttles={"$connect": (50, 100), "session": (50, 100), "guess": (500, 1000)},
-        reserved={
-            "apply_deadlines": 50,
-            "watchdog": 1,
-            "connect": 50,
-            "disconnect": 50,
-            "default": 10,
-            "session": 50,
-            "join": 50,
-            "leave": 20,
-            "guess": 200,
-            "nickname": 10,
-            "party": 20,
-        },
+        rate_limit=STAGE_LIMITS["prod"].stage.rate,
+        burst_limit=STAGE_LIMITS["prod"].stage.burst,
+        route_throttles=route_throttles(STAGE_LIMITS["prod"]),
+        reserved=dict(STAGE_LIMITS["prod"].reserved),
         tracing="off",
         alarm_thresholds={"TryAgain": 50, "ApiClientErrors": 1000, "AccountConcurrency": 800},
     ),

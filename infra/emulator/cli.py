@@ -26,6 +26,8 @@ import warnings
 from collections.abc import Sequence
 
 from infra.emulator.emulator import Emulator
+from infra.emulator.throttles import TwinLimits
+from infra.limits import STAGE_LIMITS
 from shared.domain.languages import LANGUAGE_CODES
 from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
 
@@ -105,6 +107,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--table-name", help="DynamoDB table (default: TABLE_NAME or the schema's)")
     parser.add_argument(
+        "--limits",
+        default="prod",
+        choices=[*STAGE_LIMITS, "off"],
+        help="enforce this deployed stage's throttles, reserved concurrency and function"
+        " timeouts (infra/limits.py; default prod; off: none)",
+    )
+    parser.add_argument(
+        "--limits-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="multiply every throttle's rate and burst by F (e.g. 0.02: prod's 1,000 msg/s"
+        " stage default becomes 20/s)",
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         type=str.upper,
@@ -151,7 +168,21 @@ def emulator_from_args(args: argparse.Namespace) -> Emulator:
         disconnect_loss=args.disconnect_loss,
         half_open_seconds=args.half_open_seconds,
         gateway_seed=args.gateway_seed,
+        limits=(
+            None
+            if args.limits == "off"
+            else TwinLimits.for_stage(args.limits, scale=args.limits_scale)
+        ),
     )
+
+
+def _limits_line(emu: Emulator) -> str:
+    throttles = emu.limits.throttles if emu.limits is not None else None
+    if throttles is None:
+        return "off"
+    limits = throttles.limits
+    routes = ", ".join(f"{k} {t.rate:g}/s" for k, t in sorted(limits.routes.items()))
+    return f"{limits.name}: routes {limits.stage.rate:g}/s by default ({routes})"
 
 
 def banner(emu: Emulator) -> str:
@@ -165,6 +196,7 @@ def banner(emu: Emulator) -> str:
             f"  limits          idle timeout {emu.idle_timeout_seconds:g} s, connections closed"
             f" at {emu.max_connection_seconds:g} s, $disconnect loss {emu.disconnect_loss:g},"
             f" half-open {emu.half_open_seconds:g} s",
+            f"  throttles       {_limits_line(emu)}",
             "Press Ctrl-C to stop.",
         ]
     )

@@ -34,6 +34,7 @@ from infra.emulator.lambda_context import (
 )
 from infra.emulator.pool import CLOCK, WorkerPool
 from infra.emulator.states import LocalClock
+from infra.emulator.throttles import TwinLimits
 from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
 from shared.services.deps import Deps
 
@@ -107,6 +108,15 @@ def worker_count(*, dynamodb_elsewhere: bool = True) -> int:
     return max(2, cores) + (1 if dynamodb_elsewhere else 0)
 
 
+def _route_functions() -> dict[str, str]:
+    """Route key -> the function module serving it (``functions.routes.function_name``)."""
+    routes = importlib.import_module("functions.routes")
+    name = getattr(routes, "function_name", None)
+    if name is None:  # a stand-in routes module (tests): every route its own function
+        return {key: key for key in routes.ROUTES}
+    return {key: name(target) for key, target in routes.ROUTES.items()}
+
+
 def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -161,6 +171,7 @@ class Emulator:
         half_open_seconds: float = 0.0,
         gateway_seed: int | None = None,
         switch_interval_seconds: float | None = SWITCH_INTERVAL_SECONDS,
+        limits: TwinLimits | str | None = "prod",
     ) -> None:
         self.host = host
         self.requested_port = port
@@ -190,6 +201,11 @@ class Emulator:
         self.half_open_seconds = half_open_seconds
         self.gateway_seed = gateway_seed
         self.switch_interval_seconds = switch_interval_seconds
+        self.limits: TwinLimits | None = (
+            TwinLimits.for_stage(limits) if isinstance(limits, str) else limits
+        )
+        """Throttles, reservations, timeouts, cold starts the gateway enforces (a stage name:
+        that stage's deployed values, ``infra.limits``; None: none)."""
 
         self.env: dict[str, str] = {}
         """The environment variables this emulator exported (after :meth:`start`)."""
@@ -306,6 +322,8 @@ class Emulator:
             half_open_seconds=self.half_open_seconds,
             seed=self.gateway_seed,
             credentials=self.credentials,
+            limits=self.limits,
+            functions=_route_functions() if real_wiring else None,
         )
         await self._gateway.start()
         if self._connections_transport is not None:

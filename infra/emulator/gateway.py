@@ -28,6 +28,12 @@ from infra.emulator.lambda_context import DEFAULT_REGION, function_name_for, mak
 from infra.emulator.management import ManagementApi
 from infra.emulator.pool import WorkerPool, message_priority
 from infra.emulator.sockets import Connection, Handler, WebSocketApi
+from infra.emulator.throttles import (
+    FunctionTimeoutError,
+    Invocation,
+    TooManyRequestsError,
+    TwinLimits,
+)
 from shared.protocol.limits import (
     IDLE_TIMEOUT_SECONDS,
     MAX_CONNECTION_SECONDS,
@@ -53,6 +59,9 @@ class LocalGateway(WebSocketApi, ManagementApi):
     Limits default to AWS's quotas (``shared.protocol.limits``; seconds, bytes); failure modes
     (``disconnect_loss``, ``half_open_seconds``) are off by default. ``credentials``: the only ones
     the Management API accepts (default: fresh random ones, read back from ``credentials``).
+    ``limits`` (``infra.emulator.throttles.TwinLimits``; default none): route and account
+    throttles, reserved concurrency, each function's timeout and cold starts, the function of a
+    route key being ``functions[route_key]`` (default: the route key).
     """
 
     def __init__(
@@ -79,6 +88,8 @@ class LocalGateway(WebSocketApi, ManagementApi):
         half_open_seconds: float = 0.0,
         seed: int | None = None,
         credentials: RuntimeCredentials | None = None,
+        limits: TwinLimits | None = None,
+        functions: Mapping[str, str] | None = None,
     ) -> None:
         if not 0.0 <= disconnect_loss <= 1.0:
             raise ValueError(f"disconnect_loss must be within 0..1, got {disconnect_loss}")
@@ -87,6 +98,10 @@ class LocalGateway(WebSocketApi, ManagementApi):
         if half_open_seconds < 0:
             raise ValueError(f"half_open_seconds must be >= 0, got {half_open_seconds}")
         self.routes: dict[str, Handler] = dict(routes or {})
+        self.limits = limits
+        """What the gateway enforces (``infra.emulator.throttles``); None: nothing."""
+        self.functions: dict[str, str] = dict(functions or {})
+        """Route key -> the function module that serves it (timeouts, reservations)."""
         self.credentials = credentials or RuntimeCredentials.generate()
         """The credentials every ``@connections`` request must be signed with."""
         self.stage = stage
@@ -224,20 +239,70 @@ class LocalGateway(WebSocketApi, ManagementApi):
         if _SESSION_REPLY in data:
             self._seated.add(connection_id)
 
+    def function_of(self, route_key: str) -> str:
+        """The function module serving ``route_key`` (``functions``; else the key itself)."""
+        return self.functions.get(route_key, route_key)
+
+    def admit(self, route_key: str, received_ms: int) -> bool:
+        """Whether API Gateway's throttles let a message (or ``$connect``) of ``route_key``
+        received at ``received_ms`` (UTC ms) through (always, without ``limits``)."""
+        throttles = self.limits.throttles if self.limits is not None else None
+        return throttles is None or throttles.admit(route_key, received_ms / 1000)
+
     async def invoke(self, route_key: str, event: dict[str, Any]) -> Any:
-        """Run the handler for ``route_key`` in the pool; exceptions propagate."""
+        """Run the handler for ``route_key`` in the pool; exceptions propagate. With
+        ``limits``: ``TooManyRequestsError`` at once beyond the function's reserved concurrency
+        (Lambda rejects, it does not queue), ``FunctionTimeoutError`` past the function's timeout
+        (counted from the handler's start; the handler is stopped there, its later effects
+        never happen: ``infra.emulator.throttles.Invocation``), after its cold start."""
         handler = self.routes[route_key]
-        context = make_context(
-            function_name_for(handler),
-            region=self.region,
-            timeout_seconds=self.handler_timeout_seconds,
-        )
-        if isinstance(self._executor, WorkerPool):  # players' routes first (infra.emulator.pool)
-            connection_id = (event.get("requestContext") or {}).get("connectionId")
-            priority = message_priority(route_key, connection_id in self._seated)
-            if route_key == "$disconnect":
-                self._seated.discard(connection_id)
-            future = self._executor.submit_at(priority, handler, event, context)
-            return await asyncio.wrap_future(future)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, handler, event, context)
+        limits = self.limits
+        function = self.function_of(route_key)
+        timeout = self.handler_timeout_seconds
+        if limits is not None:
+            timeout = limits.timeout_for(function, timeout)
+        concurrency = limits.concurrency if limits is not None else None
+        if concurrency is not None and not concurrency.acquire(function):
+            raise TooManyRequestsError(f"Rate Exceeded: {function} is at its reserved concurrency")
+        cold = limits.cold_starts if limits is not None else None
+        try:
+            invocation = Invocation(
+                handler,
+                event,
+                lambda: make_context(
+                    function_name_for(handler), region=self.region, timeout_seconds=timeout
+                ),
+                cold.start(function) if cold is not None else 0.0,
+            )
+            loop = asyncio.get_running_loop()
+            started = loop.create_future()
+
+            def on_start() -> None:
+                loop.call_soon_threadsafe(lambda: started.done() or started.set_result(None))
+
+            invocation.on_start = on_start
+            if isinstance(self._executor, WorkerPool):  # players' routes first (pool docs)
+                connection_id = (event.get("requestContext") or {}).get("connectionId")
+                priority = message_priority(route_key, connection_id in self._seated)
+                if route_key == "$disconnect":
+                    self._seated.discard(connection_id)
+                future = self._executor.submit_at(priority, invocation.run)
+            else:
+                future = self._executor.submit(invocation.run)
+            done = asyncio.wrap_future(future)
+            done.add_done_callback(lambda f: f.cancelled() or f.exception())
+            await asyncio.wait({started, done}, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                return await asyncio.wait_for(asyncio.shield(done), timeout)
+            except TimeoutError:
+                if invocation.stop():
+                    log.info("%s timed out after %.3g s", function, timeout)
+                    raise FunctionTimeoutError(
+                        f"Task timed out after {timeout:.2f} seconds"
+                    ) from None
+                return await done
+        finally:
+            if cold is not None:
+                cold.end(function)
+            if concurrency is not None:
+                concurrency.release(function)

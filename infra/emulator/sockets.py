@@ -22,6 +22,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from infra.emulator import events
 from infra.emulator.events import new_id
+from infra.emulator.throttles import TOO_MANY_REQUESTS, throttled_frame
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +228,8 @@ class WebSocketApi:
 
         async def invoke(self, route_key: str, event: dict[str, Any]) -> Any: ...
 
+        def admit(self, route_key: str, received_ms: int) -> bool: ...
+
     def connection_ids(self) -> list[str]:
         """Ids of the connections that can currently be posted to (half-open ones included)."""
         return list(self._connections)
@@ -338,6 +341,8 @@ class WebSocketApi:
             host=request.host,
             last_active_ms=now,
         )
+        if not self.admit("$connect", now):  # API Gateway's throttle: no $connect runs
+            return web.json_response({"message": TOO_MANY_REQUESTS}, status=429)
         if "$connect" in self.routes:
             refusal, protocol = await self._run_connect(conn, request)
             if refusal is not None:
@@ -537,6 +542,10 @@ class WebSocketApi:
     async def _dispatch(
         self, conn: Connection, route: str, body: str | None, b64: bool, received_ms: int
     ) -> None:
+        if not self.admit(route, received_ms):  # throttled: no integration, API GW's frame
+            request_id = new_id()
+            await self._send(conn, throttled_frame(conn.id, request_id).encode())
+            return
         for observe in self.observers:
             try:
                 observe(route, None if b64 else body)

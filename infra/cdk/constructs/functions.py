@@ -31,8 +31,8 @@ from functions.routes import MESSAGE_FUNCTIONS, ROUTES, TIMERS, function_name
 from infra.cdk.bytecode import build_code_asset
 from infra.cdk.constructs.nag import acknowledge, wildcard_resource_finding
 from infra.cdk.runtime_version import LAMBDA_PYTHON_VERSION, RUNTIME_ENVIRONMENT
+from infra.limits import FUNCTION_TIMEOUT_S
 from shared.adapters.dynamo import schema
-from shared.adapters.step_functions import CLOCK_FUNCTION_TIMEOUT_S
 from shared.runtime.settings import Settings
 
 RUNTIME: lambda_.Runtime = getattr(
@@ -141,24 +141,29 @@ SPECS: dict[str, FunctionSpec] = {
         FunctionSpec(
             "connect",
             256,
-            5,
+            FUNCTION_TIMEOUT_S["connect"],
             table=TableAccess.PUT_ONLY,
             pushes=False,
             schedules=False,
             description="$connect: records the connection",
         ),
-        FunctionSpec("disconnect", 512, 15, description="$disconnect: reconnect deadline"),
+        FunctionSpec(
+            "disconnect",
+            512,
+            FUNCTION_TIMEOUT_S["disconnect"],
+            description="$disconnect: reconnect deadline",
+        ),
         FunctionSpec(
             "default",
             256,
-            5,
+            FUNCTION_TIMEOUT_S["default"],
             settings=_MESSAGE,
             description="$default: answers bodies that matched no route (an error code)",
         ),
         FunctionSpec(
             "session",
             512,
-            10,
+            FUNCTION_TIMEOUT_S["session"],
             settings=(
                 *_MESSAGE,
                 "new_players_per_source",
@@ -170,28 +175,44 @@ SPECS: dict[str, FunctionSpec] = {
         FunctionSpec(
             "join",
             1024,
-            20,
+            FUNCTION_TIMEOUT_S["join"],
             indexes=(schema.GSI_WAITING,),
             settings=_MESSAGE,
             description="join: matchmaking; the 8th seat starts a tournament",
         ),
-        FunctionSpec("leave", 512, 15, settings=_MESSAGE, description="leave"),
+        FunctionSpec(
+            "leave", 512, FUNCTION_TIMEOUT_S["leave"], settings=_MESSAGE, description="leave"
+        ),
         # The hot path: more memory buys more CPU and a faster cold start.
-        FunctionSpec("guess", 1024, 10, settings=_MESSAGE, description="guess"),
-        FunctionSpec("nickname", 256, 10, settings=_MESSAGE, description="nickname"),
-        FunctionSpec("party", 1024, 20, settings=_MESSAGE, description="party_* actions"),
+        FunctionSpec(
+            "guess", 1024, FUNCTION_TIMEOUT_S["guess"], settings=_MESSAGE, description="guess"
+        ),
+        FunctionSpec(
+            "nickname",
+            256,
+            FUNCTION_TIMEOUT_S["nickname"],
+            settings=_MESSAGE,
+            description="nickname",
+        ),
+        FunctionSpec(
+            "party",
+            1024,
+            FUNCTION_TIMEOUT_S["party"],
+            settings=_MESSAGE,
+            description="party_* actions",
+        ),
         FunctionSpec(
             "apply_deadlines",
             1024,
             # the deadline machine's retries and handover budget count on this timeout
-            CLOCK_FUNCTION_TIMEOUT_S,
+            FUNCTION_TIMEOUT_S["apply_deadlines"],
             description="the clock function: the deadline machine applies what is due",
             machine_from_event=True,
         ),
         FunctionSpec(
             "watchdog",
             512,
-            60,
+            FUNCTION_TIMEOUT_S["watchdog"],
             indexes=(schema.GSI_DUE,),
             settings=("watchdog_grace_seconds",),
             description="every minute: applies deadlines whose timer never fired",
