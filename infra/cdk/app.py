@@ -8,11 +8,14 @@ ticket through the second; ``alarmTopicArn``, one topic for all, is refused: say
 role; default off: that setting belongs to the account, not to one stack); ``tracing``
 (``active`` | ``off``, default the stage's policy: active in dev, off in prod);
 ``reserveConcurrency`` (``false`` for an account whose concurrency quota cannot spare the
-stage's reservations). The stack is environment-agnostic: synth needs no AWS credentials.
+stage's reservations); ``commit`` (default: ``git_commit()``), written into every published
+version's description for rollback. The stack is environment-agnostic: synth needs no AWS
+credentials.
 """
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from aws_cdk import App, Validations
@@ -20,6 +23,26 @@ from cdk_nag import AwsSolutionsChecks
 
 from infra.cdk.layer import build_layer
 from infra.cdk.stack import STAGES, WordleTournamentStack
+
+
+def git_commit(repo: Path | None = None) -> str:
+    """The checkout's commit (40 hex digits), with ``-dirty`` when files differ from it, or
+    ``unknown`` outside a git checkout: what a deploy's function versions are labelled with."""
+    cwd = repo or Path(__file__).resolve().parents[2]
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{sha}-dirty" if dirty else sha
 
 
 def stack_name(stage: str) -> str:
@@ -37,6 +60,7 @@ def add_stage(
     tracing: str | None = None,
     reserve_concurrency: bool = True,
     legacy_waiting_index: bool = False,
+    commit: str = "unknown",
 ) -> WordleTournamentStack:
     """Add the stack of ``stage`` to ``app``. Raises KeyError for an unknown stage."""
     if stage not in STAGES:
@@ -52,6 +76,7 @@ def add_stage(
         tracing=tracing,
         reserve_concurrency=reserve_concurrency,
         legacy_waiting_index=legacy_waiting_index,
+        commit=commit,
         description=f"Wordle Tournament backend ({stage})",
     )
 
@@ -87,6 +112,7 @@ def main() -> None:
         tracing=context("tracing"),
         reserve_concurrency=_flag(context("reserveConcurrency"), default=True),
         legacy_waiting_index=_flag(context("legacyWaitingIndex"), default=False),
+        commit=str(context("commit") or git_commit()),
     )
     add_checks(app)
     app.synth()

@@ -136,7 +136,8 @@ class WordleTournamentStack(Stack):
     ``infra/README.md``); tracing — ``active`` | ``off`` (default: the stage's policy);
     reserve_concurrency — apply the stage's reserved concurrency (off for an account whose
     concurrency quota is too small to reserve any); legacy_waiting_index — keep the waiting
-    index from before ``gsi_lobbies`` (first deployment of an upgrade; ``infra/RUNBOOK.md``).
+    index from before ``gsi_lobbies`` (first deployment of an upgrade; ``infra/RUNBOOK.md``);
+    commit — the git commit synthesized, in every published version's description (rollback).
     """
 
     def __init__(
@@ -153,6 +154,7 @@ class WordleTournamentStack(Stack):
         tracing: str | None = None,
         reserve_concurrency: bool = True,
         legacy_waiting_index: bool = False,
+        commit: str = "unknown",
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -196,6 +198,7 @@ class WordleTournamentStack(Stack):
                     lambda_.Tracing.ACTIVE if tracing == "active" else lambda_.Tracing.PASS_THROUGH
                 ),
                 reserved=dict(config.reserved) if reserve_concurrency else {},
+                commit=commit,
             ),
         )
         websocket.add_routes(
@@ -209,8 +212,12 @@ class WordleTournamentStack(Stack):
             log_retention=config.log_retention,
             removal_policy=removal,
             tracing=tracing == "active",
+            commit=commit,
         )
-        functions.attach_state_machine(clock.state_machine.state_machine_arn)
+        # starts go through the machine's live alias (the definition rolls back with the
+        # code); IAM authorises them on the machine's own ARN (AWS, "Authorization for
+        # versions and aliases": https://docs.aws.amazon.com/step-functions/latest/dg/auth-version-alias.html)
+        functions.attach_state_machine(clock.state_machine.state_machine_arn, clock.live_arn)
         monitoring = Monitoring(
             self,
             "Monitoring",
@@ -281,6 +288,12 @@ class WordleTournamentStack(Stack):
         )
         CfnOutput(self, "TableName", value=data.table.table_name)
         CfnOutput(self, "StateMachineArn", value=clock.state_machine.state_machine_arn)
+        CfnOutput(
+            self,
+            "StateMachineAliasArn",
+            value=clock.live_arn,
+            description="the machine's live alias: what the functions start (rollback moves it)",
+        )
         CfnOutput(
             self,
             "FunctionNames",
