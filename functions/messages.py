@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from functions._entry import Entrypoint, Event, SocketEvent
 from functions.routes import MESSAGE_FUNCTIONS, MOCK_ROUTES
-from shared.domain.errors import DomainError
+from shared.domain.errors import DomainError, PausedError
 from shared.lazy import lazy_module
 from shared.protocol import inbound as msg
 from shared.protocol.errors import ErrorCode, ProtocolError
@@ -137,6 +137,16 @@ if set(ACTIONS) | set(MOCK_ROUTES) != set(msg.ACTIONS):  # pragma: no cover - pr
     raise RuntimeError(f"actions without a route: {set(msg.ACTIONS) ^ set(ACTIONS)}")
 
 
+STARTS = frozenset({"join", "party_start"})
+"""The actions that may start a tournament: refused (``paused``) while the game is paused.
+A running tournament refuses moves by its own pause (``Tournament.paused_ms``), so the other
+actions read no switch."""
+
+
+def _paused(deps: Deps) -> bool:
+    return deps.switch is not None and deps.switch.paused_since_ms() is not None
+
+
 def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
     """The ``handle(event, deps)`` of a function taking exactly ``actions``."""
 
@@ -166,6 +176,8 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
                     f"Action '{message.action}' is not taken by this route.",
                     request_id,
                 )
+            if message.action in STARTS and _paused(deps):
+                raise PausedError()
             action = ACTIONS[message.action]
             assert isinstance(message, action.model)
             action.call(deps, outbox.Request(connection_id, request_id, received), message)

@@ -9,12 +9,14 @@ role; default off: that setting belongs to the account, not to one stack); ``tra
 (``active`` | ``off``, default the stage's policy: active in dev, off in prod);
 ``reserveConcurrency`` (``false`` for an account whose concurrency quota cannot spare the
 stage's reservations); ``edgeGuard`` (``true``: CloudFront and an AWS WAF rate-based rule per
-source address in front of the API, ``infra.cdk.constructs.edge``; us-east-1 only). The stack
-is environment-agnostic: synth needs no AWS credentials.
+source address in front of the API, ``infra.cdk.constructs.edge``; us-east-1 only);
+``commit`` (default: ``git_commit()``), written into every published version's description for
+rollback. The stack is environment-agnostic: synth needs no AWS credentials.
 """
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from aws_cdk import App, Validations
@@ -22,6 +24,26 @@ from cdk_nag import AwsSolutionsChecks
 
 from infra.cdk.layer import build_layer
 from infra.cdk.stack import STAGES, WordleTournamentStack
+
+
+def git_commit(repo: Path | None = None) -> str:
+    """The checkout's commit (40 hex digits), with ``-dirty`` when files differ from it, or
+    ``unknown`` outside a git checkout: what a deploy's function versions are labelled with."""
+    cwd = repo or Path(__file__).resolve().parents[2]
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{sha}-dirty" if dirty else sha
 
 
 def stack_name(stage: str) -> str:
@@ -41,6 +63,7 @@ def add_stage(
     legacy_waiting_index: bool = False,
     edge_guard: bool = False,
     name: str | None = None,
+    commit: str = "unknown",
 ) -> WordleTournamentStack:
     """Add the stack of ``stage`` to ``app`` (named ``name``, default ``stack_name(stage)``).
     Raises KeyError for an unknown stage."""
@@ -58,6 +81,7 @@ def add_stage(
         reserve_concurrency=reserve_concurrency,
         legacy_waiting_index=legacy_waiting_index,
         edge_guard=edge_guard,
+        commit=commit,
         description=f"Wordle Tournament backend ({stage})",
     )
 
@@ -94,6 +118,7 @@ def main() -> None:
         reserve_concurrency=_flag(context("reserveConcurrency"), default=True),
         legacy_waiting_index=_flag(context("legacyWaitingIndex"), default=False),
         edge_guard=_flag(context("edgeGuard"), default=False),
+        commit=str(context("commit") or git_commit()),
     )
     add_checks(app)
     app.synth()

@@ -125,6 +125,7 @@ class WordleTournamentStack(Stack):
     index from before ``gsi_lobbies`` (first deployment of an upgrade; ``infra/RUNBOOK.md``);
     edge_guard — put CloudFront with an AWS WAF rate-based rule per source address in front of
     the API (``infra.cdk.constructs.edge``; us-east-1 only; output ``EdgeWebSocketUrl``).
+    commit — the git commit synthesized, in every published version's description (rollback).
     """
 
     def __init__(
@@ -142,6 +143,7 @@ class WordleTournamentStack(Stack):
         reserve_concurrency: bool = True,
         legacy_waiting_index: bool = False,
         edge_guard: bool = False,
+        commit: str = "unknown",
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -185,6 +187,7 @@ class WordleTournamentStack(Stack):
                     lambda_.Tracing.ACTIVE if tracing == "active" else lambda_.Tracing.PASS_THROUGH
                 ),
                 reserved=dict(config.reserved) if reserve_concurrency else {},
+                commit=commit,
             ),
         )
         websocket.add_routes(
@@ -198,8 +201,12 @@ class WordleTournamentStack(Stack):
             log_retention=config.log_retention,
             removal_policy=removal,
             tracing=tracing == "active",
+            commit=commit,
         )
-        functions.attach_state_machine(clock.state_machine.state_machine_arn)
+        # starts go through the machine's live alias (the definition rolls back with the
+        # code); IAM authorises them on the machine's own ARN (AWS, "Authorization for
+        # versions and aliases": https://docs.aws.amazon.com/step-functions/latest/dg/auth-version-alias.html)
+        functions.attach_state_machine(clock.state_machine.state_machine_arn, clock.live_arn)
         monitoring = Monitoring(
             self,
             "Monitoring",
@@ -283,6 +290,12 @@ class WordleTournamentStack(Stack):
         )
         CfnOutput(self, "TableName", value=data.table.table_name)
         CfnOutput(self, "StateMachineArn", value=clock.state_machine.state_machine_arn)
+        CfnOutput(
+            self,
+            "StateMachineAliasArn",
+            value=clock.live_arn,
+            description="the machine's live alias: what the functions start (rollback moves it)",
+        )
         CfnOutput(
             self,
             "FunctionNames",

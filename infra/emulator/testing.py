@@ -156,6 +156,7 @@ class Backend:
         from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
         from shared.adapters.dynamo.schema import create_tables
         from shared.adapters.dynamo.store import DynamoStore
+        from shared.adapters.dynamo.switch import DynamoGameSwitch
         from shared.runtime.bootstrap import build
         from shared.runtime.settings import Settings
 
@@ -181,6 +182,7 @@ class Backend:
             store=self.store,
             notifier=self.notifier,
             clock=self.clock,
+            switch=DynamoGameSwitch(self.client, self.table_name),
             lexicon=lexicon,
             rng=lambda: random.Random(rng.random()),
             ids=lambda: f"id{next(counter):04d}",

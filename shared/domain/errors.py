@@ -172,6 +172,13 @@ class UnknownInviteError(DomainError):
     code = "unknown_invite"
 
 
+# --- operations ---------------------------------------------------------------------------
+class PausedError(DomainError):
+    """The game is paused by its operators: nothing changed; send it again in a few seconds."""
+
+    code = "paused"
+
+
 # --- players --------------------------------------------------------------------------------
 class InvalidNicknameError(DomainError):
     """The nickname breaks the nickname rules (3–20 letters, digits, space, _ - .)."""

@@ -27,6 +27,7 @@ from shared.domain.errors import (
     DuelOverError,
     NotInDuelError,
     NotInTournamentError,
+    PausedError,
     TournamentOverError,
 )
 from shared.domain.events import (
@@ -164,6 +165,10 @@ class Tournament:
     """Every secret drawn so far: each duel of a tournament gets a different one (ruling 5)."""
     started_ms: int = 0
     ended_ms: int | None = None
+    paused_ms: int | None = None
+    """When operators paused the game for this tournament (UTC ms), None while it runs: no
+    deadline applies and no move is taken until ``resume`` shifts every deadline by the
+    pause's length (RULINGS.md, design notes, "Kill switch")."""
 
     # ---------------------------------------------------------------- construction and views
     @classmethod
@@ -249,10 +254,53 @@ class Tournament:
         """The earliest time (UTC ms) at which ``expire`` would change something: the intro
         deadline, or the earliest turn deadline plus ``skip_grace_ms``; None when nothing is
         pending. The round's clock waits until then (RULINGS.md, Clocks)."""
+        if self.paused_ms is not None:
+            return None  # the round's clock loop ends; ``resume`` starts a new one
         due = self.next_deadline()
         if due is None or self.phase is Phase.INTRO:
             return due
         return due + skip_grace_ms
+
+    # ---------------------------------------------------------------- the kill switch
+    def pause(self, now_ms: int) -> Tournament:
+        """Stop the tournament's clock at ``now_ms``: until ``resume``, ``expire`` applies
+        nothing, ``next_due`` is None, and a move (``play``, ``leave``) is refused with
+        ``PausedError``. Already paused, or over: ``self``."""
+        if self.over or self.paused_ms is not None:
+            return self
+        return replace(self, paused_ms=now_ms)
+
+    def resume(self, now_ms: int) -> Tournament:
+        """Restart the clock at ``now_ms``: every pending deadline (the intro's, each running
+        duel's turn and start, each player's reconnect deadline) moves later by the pause's
+        length ``now_ms - paused_ms``, so no turn is skipped for time nobody could play. Not
+        paused: ``self``."""
+        if self.paused_ms is None:
+            return self
+        shift = max(0, now_ms - self.paused_ms)
+        return replace(
+            self,
+            paused_ms=None,
+            intro_deadline_ms=self.intro_deadline_ms + shift
+            if self.phase is Phase.INTRO
+            else self.intro_deadline_ms,
+            duels=tuple(
+                d
+                if d.over
+                else replace(
+                    d,
+                    starts_ms=d.starts_ms + shift if self.phase is Phase.INTRO else d.starts_ms,
+                    turn_deadline_ms=d.turn_deadline_ms + shift,
+                )
+                for d in self.duels
+            ),
+            players=tuple(
+                p
+                if p.reconnect_deadline_ms is None
+                else replace(p, reconnect_deadline_ms=p.reconnect_deadline_ms + shift)
+                for p in self.players
+            ),
+        )
 
     # ---------------------------------------------------------------- transitions
     def expire(self, now_ms: int, dealer: Dealer) -> tuple[Tournament, list[Event]]:
@@ -296,6 +344,8 @@ class Tournament:
         the refusal with the deadlines applied (``tournament`` is ``self`` if none); else the new
         state and every event. Never raises a refusal.
         """
+        if self.paused_ms is not None:
+            return Outcome(self, (), PausedError())
         received = min(received_ms, now_ms)
         t, events = self.expire(min(now_ms, received + dealer.skip_grace_ms), dealer)
         try:
@@ -354,9 +404,11 @@ class Tournament:
         Ruling 3: eliminated at once; the current duel is lost (the opponent wins it, even
         during the intro); a leaver holding the bye simply goes out; leavers of a round share
         one place below the others out in that round. A player already out, or a tournament
-        already over, is unchanged (returns ``self`` and []).
+        already over, is unchanged (returns ``self`` and []). Raises PausedError while paused.
         """
         p = self.player(player_id)
+        if self.paused_ms is not None and not self.over and p.alive:
+            raise PausedError()
         if self.over or not p.alive:
             return self, []
         events: list[Event] = []

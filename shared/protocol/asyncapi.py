@@ -149,6 +149,12 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.INVALID_NICKNAME: "`nickname` that breaks the nickname rules.",
     ErrorCode.NICKNAME_LOOKALIKE: "`nickname` whose UTS #39 skeleton (case folded) is another "
     "player's in the sender's lobby or running tournament: a look-alike copy (ruling 16).",
+    ErrorCode.PAUSED: "`guess` or `leave` in a tournament, `join` or `party_start`, while the "
+    "operators have paused the game (maintenance, an incident): nothing changed and no clock "
+    "runs — no turn times out and no reconnect window closes meanwhile. Send the same message "
+    "again after a few seconds (5 s is a good pace). When the game resumes, every deadline "
+    "of the tournament moved later by the pause's length: resume with `session` (the token) to "
+    "get them; the opponent's next `turn` carries them too.",
     ErrorCode.MESSAGE_TOO_LARGE: f"Any message over {_kb(MAX_FRAME_BYTES)} (sent in several "
     f"frames: a single frame over {_kb(MAX_FRAME_BYTES)} never arrives, API Gateway closes the "
     "connection with 1009).",

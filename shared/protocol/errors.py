@@ -56,6 +56,8 @@ class ErrorCode(StrEnum):
     # --- domain: players ----------------------------------------------------------------------
     INVALID_NICKNAME = "invalid_nickname"
     NICKNAME_LOOKALIKE = "nickname_lookalike"
+    # --- domain: operations -------------------------------------------------------------------
+    PAUSED = "paused"
 
     # --- protocol: parse_inbound --------------------------------------------------------------
     MESSAGE_TOO_LARGE = "message_too_large"
@@ -126,6 +128,10 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ),
     ErrorCode.NICKNAME_LOOKALIKE: (
         "That nickname looks like another player's in your lobby or tournament."
+    ),
+    ErrorCode.PAUSED: (
+        "The game is paused for maintenance: nothing changed and no clock runs; send it again "
+        "in a few seconds."
     ),
     ErrorCode.MESSAGE_TOO_LARGE: "The message is too large.",
     ErrorCode.INVALID_JSON: "The message is not valid JSON.",

@@ -13,7 +13,7 @@ from typing import Any
 from shared.runtime.rate_limit import RateLimiter
 from shared.runtime.settings import Settings
 from shared.services.deps import Deps, FairPlay, Timing, new_id, new_secret
-from shared.services.ports import Clock, Lexicon, Limiter, Notifier, Store
+from shared.services.ports import Clock, GameSwitch, Lexicon, Limiter, Notifier, Store
 
 
 def client(
@@ -90,6 +90,7 @@ def build(
     sleep: Callable[[float], None] | None = None,
     metrics: Callable[[str, float], None] = powertools_metric,
     limiter: Limiter | None = None,
+    switch: GameSwitch | None = None,
     session: Any = None,
 ) -> Deps:
     """The dependencies for ``settings``: the given ports, else the adapters — DynamoStore,
@@ -99,7 +100,8 @@ def build(
     schedule nothing) and the word lists; the rate limiter from the settings. Immutable once
     built. ``session``: the ``boto3.session.Session`` the clients are made from (default: a new
     one, made when the first client is); the local runtime passes one with its in-process
-    transports registered (``infra.emulator.inprocess``)."""
+    transports registered (``infra.emulator.inprocess``). ``switch``: the kill switch; default:
+    ``DynamoGameSwitch`` on the table when the store is built here, else None (never paused)."""
     sessions: list[Any] = [] if session is None else [session]
 
     def boto_session() -> Any:
@@ -120,12 +122,12 @@ def build(
         )
     if store is None:
         from shared.adapters.dynamo.store import DynamoStore
+        from shared.adapters.dynamo.switch import DynamoGameSwitch
 
-        store = DynamoStore(
-            client("dynamodb", settings, settings.dynamodb_endpoint, session=boto_session()),
-            settings.table_name,
-            clock.now_ms,
-        )
+        dynamodb = client("dynamodb", settings, settings.dynamodb_endpoint, session=boto_session())
+        store = DynamoStore(dynamodb, settings.table_name, clock.now_ms)
+        if switch is None:
+            switch = DynamoGameSwitch(dynamodb, settings.table_name)
     if notifier is None:
         from shared.adapters.notifier import ApiGatewayNotifier
 
@@ -158,6 +160,7 @@ def build(
         sleep=sleep,
         metrics=metrics,
         limiter=limiter,
+        switch=switch,
         max_message_bytes=settings.max_message_bytes,
         watchdog_grace_ms=round(settings.watchdog_grace_seconds * 1000),
         fair_play=fair_play(settings),

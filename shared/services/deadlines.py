@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shared.domain.errors import PausedError
 from shared.lazy import lazy_module
 from shared.services.deps import Deps
 from shared.services.errors import NotFoundError
@@ -145,9 +146,12 @@ def reconnect_deadline(deps: Deps, player_id: str, seq: int) -> int | None:
     if player.status is model.PlayerStatus.QUEUED:
         presence.drop(deps, seating.free_seat(deps, player_id, only_if_disconnect_seq=seq).gone)
     elif player.status is model.PlayerStatus.PLAYING:
-        committed = tournament_change.leave_tournament(
-            deps, player, reason="timeout", only_if_disconnect_seq=seq
-        )
+        try:
+            committed = tournament_change.leave_tournament(
+                deps, player, reason="timeout", only_if_disconnect_seq=seq
+            )
+        except PausedError:
+            return None  # kept: resuming moves the deadline and starts its timer again
         if committed is not None:
             presence.drop(deps, committed.gone + tournament_change.parties_back(deps, committed))
     elif player.party_id is None:
@@ -173,10 +177,15 @@ def watchdog(deps: Deps, grace_ms: int) -> int:
     or the loop died): after applying, the round's clock is scheduled again (an intro timer
     of the current round due at its next due time: a new round loop — a duplicate of a loop
     that was merely late is harmless, the clock function applying only what is due; Express
-    does not deduplicate by name, on AWS as in the local interpreter)."""
+    does not deduplicate by name, on AWS as in the local interpreter). While the game is
+    paused (``Deps.switch``, read only when something is overdue) it does nothing: resuming
+    restarts the clock."""
     now = deps.clock.now_ms()
     count = 0
-    for kind, ref in deps.store.overdue(now - grace_ms):
+    overdue = deps.store.overdue(now - grace_ms)
+    if overdue and deps.switch is not None and deps.switch.paused_since_ms() is not None:
+        return 0  # read only when something is overdue: the usual run stays one query
+    for kind, ref in overdue:
         count += 1
         if kind == "tournament":
             _, t = _apply(deps, ref)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shared.protocol.limits import MAX_FRAME_BYTES
-from shared.services.ports import Clock, Lexicon, Limiter, Notifier, Store
+from shared.services.ports import Clock, GameSwitch, Lexicon, Limiter, Notifier, Store
 
 if TYPE_CHECKING:
     from shared.domain.tournament import Dealer
@@ -86,6 +86,7 @@ class Deps:
     - ``sleep``: waits between retries of a conflicted change (seconds);
     - ``metrics``: counts an operational metric ``(name, count)`` (Powertools on Lambda);
     - ``limiter``: the per-connection message rate limit the entrypoints apply (None: none);
+    - ``switch``: the operators' kill switch (None: never paused);
     - ``fair_play``: the identity limits and farm detection (``FairPlay``);
     - ``max_attempts``, ``backoff_base_s``, ``backoff_cap_s``: the retry policy
       (``shared.services.change.run``).
@@ -102,6 +103,7 @@ class Deps:
     sleep: Callable[[float], None] = time.sleep
     metrics: Callable[[str, float], None] = no_metric
     limiter: Limiter | None = None
+    switch: GameSwitch | None = None
     max_message_bytes: int = MAX_FRAME_BYTES
     """The largest inbound frame the entrypoints accept (API Gateway's 32 KB frame)."""
     watchdog_grace_ms: int = 5_000

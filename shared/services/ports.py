@@ -107,6 +107,16 @@ class Notifier(Protocol):
         ...
 
 
+class GameSwitch(Protocol):
+    """The operators' kill switch (``shared.adapters.dynamo.switch.DynamoGameSwitch``): whether
+    the game is paused. Tournaments carry their own pause (``Tournament.paused_ms``), so a guess
+    never reads this; the routes that start tournaments and the watchdog do."""
+
+    def paused_since_ms(self) -> int | None:
+        """When the game was paused (UTC ms), or None while it runs. One read."""
+        ...
+
+
 class Store(Protocol):
     """Persistence (DynamoDB: ``shared.adapters.dynamo.store.DynamoStore``; in memory:
     ``shared.adapters.memory.InMemoryStore``). Reads are strongly consistent unless noted;

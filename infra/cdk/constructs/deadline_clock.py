@@ -17,6 +17,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.cdk.constructs.nag import acknowledge
+from infra.cdk.versions import LIVE_ALIAS, version_description
 from shared.adapters.step_functions import state_machine_definition
 
 WATCHDOG_RATE = Duration.minutes(1)
@@ -53,6 +54,7 @@ class DeadlineClock(Construct):
         log_retention: logs.RetentionDays,
         removal_policy: RemovalPolicy,
         tracing: bool = True,
+        commit: str = "unknown",
     ) -> None:
         super().__init__(scope, construct_id)
         role = self._build_role(clock_function)
@@ -76,7 +78,44 @@ class DeadlineClock(Construct):
                 "logs (level ALL) do not already give; -c tracing=active turns it on.",
             )
         self._grant_successor_start(role)
+        self.version, self.alias = self._build_live_alias(commit)
         self.watchdog_rule = self._build_watchdog_schedule(watchdog_function)
+
+    def _build_live_alias(
+        self, commit: str
+    ) -> tuple[sfn.CfnStateMachineVersion, sfn.CfnStateMachineAlias]:
+        """A version of the machine per definition revision and a ``live`` alias on it, which
+        the functions start executions through (``STATE_MACHINE_ARN``): rollback moves the alias
+        with the functions' (``infra.operations.rollback``). Publishing is idempotent per
+        revision (AWS, PublishStateMachineVersion), so a version's description names the first
+        commit deployed with its definition; old versions are kept (RETAIN) for rollback.
+        https://docs.aws.amazon.com/step-functions/latest/dg/concepts-state-machine-version.html
+        """
+        version = sfn.CfnStateMachineVersion(
+            self,
+            "Version",
+            state_machine_arn=self.state_machine.state_machine_arn,
+            state_machine_revision_id=self.state_machine.state_machine_revision_id,
+            description=version_description(commit),
+        )
+        version.apply_removal_policy(RemovalPolicy.RETAIN)
+        alias = sfn.CfnStateMachineAlias(
+            self,
+            "Live",
+            name=LIVE_ALIAS,
+            description="What the functions start deadline executions through",
+            routing_configuration=[
+                sfn.CfnStateMachineAlias.RoutingConfigurationVersionProperty(
+                    state_machine_version_arn=version.attr_arn, weight=100
+                )
+            ],
+        )
+        return version, alias
+
+    @property
+    def live_arn(self) -> str:
+        """The ``live`` alias's ARN: what the functions start executions with."""
+        return self.alias.attr_arn
 
     def _build_role(self, clock_function: lambda_.IFunction) -> iam.Role:
         role = iam.Role(

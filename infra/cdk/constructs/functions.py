@@ -31,6 +31,7 @@ from functions.routes import MESSAGE_FUNCTIONS, ROUTES, TIMERS, function_name
 from infra.cdk.bytecode import build_code_asset
 from infra.cdk.constructs.nag import acknowledge, wildcard_resource_finding
 from infra.cdk.runtime_version import LAMBDA_PYTHON_VERSION, RUNTIME_ENVIRONMENT
+from infra.cdk.versions import LIVE_ALIAS, version_description
 from infra.limits import FUNCTION_TIMEOUT_S
 from shared.adapters.dynamo import schema
 from shared.runtime.settings import Settings
@@ -73,10 +74,6 @@ WRITE_ACTIONS = (
 ``ADD``) / Delete (invites) / ConditionCheck (a lobby opener unchanged, ``join``); DeleteItem
 for a closed connection. A transaction is authorised per item by these actions (IAM has no
 separate TransactWriteItems action)."""
-
-
-LIVE_ALIAS = "live"
-"""The alias every caller invokes; rollback moves it (``infra/RUNBOOK.md``)."""
 
 
 class TableAccess(Enum):
@@ -256,6 +253,10 @@ class FunctionsProps:
     what a caller already sampled (nothing upstream of these functions traces: effectively off)."""
     reserved: dict[str, int] = field(default_factory=dict)
     """Module -> reserved concurrent executions (absent: the unreserved pool)."""
+    commit: str = "unknown"
+    """The git commit synthesized (``infra.cdk.app.git_commit``): every published version's
+    description is ``version_description(commit)``, which rollback looks up
+    (``infra.operations.rollback``)."""
 
 
 class Functions(Construct):
@@ -300,9 +301,11 @@ class Functions(Construct):
         """The function itself for a ``ROUTES`` / ``TIMERS`` target (metrics, grants)."""
         return self.by_module[function_name(target)]
 
-    def attach_state_machine(self, state_machine_arn: str) -> None:
+    def attach_state_machine(self, state_machine_arn: str, start_arn: str | None = None) -> None:
         """Once the deadline machine exists: every function that schedules may start its
-        executions, and finds its ARN in ``STATE_MACHINE_ARN`` — except the clock function
+        executions (IAM on ``state_machine_arn``), and finds what to start (``start_arn``: the
+        machine's live alias; default the machine) in ``STATE_MACHINE_ARN`` — except the clock
+        function
         (``machine_from_event``), which the machine invokes through its alias: it learns the
         ARN from the execution context, and its grant is a policy of its own that the function
         does not wait for, so the stack has no dependency cycle."""
@@ -324,7 +327,7 @@ class Functions(Construct):
                 )
             else:
                 self.roles[module].add_to_policy(statement)
-                function.add_environment("STATE_MACHINE_ARN", state_machine_arn)
+                function.add_environment("STATE_MACHINE_ARN", start_arn or state_machine_arn)
 
     def _build_alias(self, spec: FunctionSpec, function: lambda_.Function) -> lambda_.Alias:
         # ``current_version`` publishes a new version whenever the code, the layer or the
@@ -467,6 +470,11 @@ class Functions(Construct):
             # shared/runtime/observability.py).
             tracing=props.tracing,
             reserved_concurrent_executions=props.reserved.get(spec.module),
-            # Versions stay when a deploy publishes a new one: rollback points live back.
-            current_version_options=lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN),
+            # Versions stay when a deploy publishes a new one: rollback points live back. The
+            # commit in the description changes with every commit, so each deploy publishes a
+            # version of every function: rollback finds all of a commit's versions.
+            current_version_options=lambda_.VersionOptions(
+                removal_policy=RemovalPolicy.RETAIN,
+                description=version_description(props.commit),
+            ),
         )

@@ -97,6 +97,11 @@ def new_players_key(source: str, window_start_ms: int) -> dict[str, str]:
     return {PK: f"NEWPLAYERS#{source}#{window_start_ms}", SK: "NEWPLAYERS"}
 
 
+def switch_key() -> dict[str, str]:
+    """The operators' kill switch: one item, present while the game is paused."""
+    return {PK: "SWITCH", SK: "SWITCH"}
+
+
 def connection_key(connection_id: str) -> dict[str, str]:
     return {PK: f"CONN#{connection_id}", SK: "CONN"}
 

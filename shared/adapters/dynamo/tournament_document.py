@@ -38,6 +38,10 @@ to migrate the old one (or refuse it).
   so this needs no new version: a reader from before it reads the rest unchanged (and its next
   write drops the counts), and a document without it (schema 1, or schema 2 written before it)
   reads with the counts ``_derived_byes`` gives.
+
+  Later again, still schema 2: an optional ``"paused"`` key (``Tournament.paused_ms``, the kill
+  switch), written only while a tournament is paused. A reader from before it plays the
+  tournament on as if it were not paused (the rollback rule: RULINGS.md, "Persistence").
 """
 
 COMPRESSION_LEVEL = 6
@@ -268,9 +272,10 @@ def tournament_to_state(rec: TournamentRecord) -> bytes:
                       rating_change, connected, reconnect_deadline_ms], ...],
          "duels": [see _compact_duel], "bye", "prev_pairs": [[a, b], ...], "prev_bye",
          "used": [word, ...], "conn": {player_id: connection_id}, "party": {player_id: party_id},
-         "byes": [bye count, ...]}
+         "byes": [bye count, ...], "paused": ms}
 
-    ``"byes"``, in the order of ``"players"``, came last (see ``STATE_SCHEMA``).
+    ``"byes"``, in the order of ``"players"``, came later (see ``STATE_SCHEMA``); ``"paused"``
+    (``Tournament.paused_ms``) last, only while paused.
     """
     t = rec.tournament
     doc = {
@@ -307,6 +312,8 @@ def tournament_to_state(rec: TournamentRecord) -> bytes:
         "party": dict(rec.party_ids),
         "byes": [p.byes for p in t.players],
     }
+    if t.paused_ms is not None:
+        doc["paused"] = t.paused_ms
     raw = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return zlib.compress(raw, COMPRESSION_LEVEL)
 
@@ -350,6 +357,7 @@ def _tournament_from_compact(d: dict[str, Any]) -> Tournament:
         phase=Phase(d["phase"]),
         intro_deadline_ms=d["intro"],
         duels=tuple(_duel_from_compact(x, d["started"]) for x in d["duels"]),
+        paused_ms=d.get("paused"),
         **_history(d),
     )
 

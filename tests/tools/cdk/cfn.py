@@ -10,6 +10,8 @@ __all__ = ["as_list", "functions_by_handler", "live_alias", "render", "resources
 
 PAGE_TOPIC = "arn:aws:sns:eu-west-1:111111111111:wordle-page"
 TICKET_TOPIC = "arn:aws:sns:eu-west-1:111111111111:wordle-ticket"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+"""The commit the session fixture synthesizes as (``add_stage(commit=...)``)."""
 TOPICS = {"prod": {"page_topic_arn": PAGE_TOPIC, "ticket_topic_arn": TICKET_TOPIC}}
 """The session fixture synthesizes prod with its two alarm topics, as the runbook deploys it;
 dev without."""

@@ -17,7 +17,7 @@ from aws_cdk import App
 
 from infra.cdk.app import add_stage
 from infra.cdk.stack import STAGES, WordleTournamentStack
-from tests.tools.cdk.cfn import TOPICS
+from tests.tools.cdk.cfn import COMMIT, TOPICS
 
 EDGE = "prod-edge"
 """The prod stage with the edge guard on (``edgeGuard``), synthesized alongside."""
@@ -40,7 +40,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = App(outdir=str(outdir), analytics_reporting=False)
     stacks = {
-        stage: add_stage(app, stage, layer_dir=layer_dir, **TOPICS.get(stage, {}))
+        stage: add_stage(app, stage, layer_dir=layer_dir, commit=COMMIT, **TOPICS.get(stage, {}))
         for stage in STAGES
     }
     stacks[EDGE] = add_stage(

@@ -88,13 +88,14 @@ def test_pushers_and_schedulers_get_the_urls_and_the_clock(dev):
 def test_environment_values_point_at_this_stacks_resources(dev):
     (table_id,) = resources(dev, "AWS::DynamoDB::Table")
     (api_id,) = resources(dev, "AWS::ApiGatewayV2::Api")
-    (machine_id,) = resources(dev, "AWS::StepFunctions::StateMachine")
     _, fn = functions_by_handler(dev)["functions.messages.guess"]
     env = fn["Environment"]["Variables"]
     assert env["TABLE_NAME"] == {"Ref": table_id}
     assert render(env["CALLBACK_URL"]).startswith(f"https://<{api_id}>.execute-api.")
     assert render(env["CALLBACK_URL"]).endswith("/dev")
-    assert env["STATE_MACHINE_ARN"] == {"Ref": machine_id}
+    # executions start through the machine's live alias, so the definition rolls back too
+    (alias_id,) = resources(dev, "AWS::StepFunctions::StateMachineAlias")
+    assert env["STATE_MACHINE_ARN"] == {"Fn::GetAtt": [alias_id, "Arn"]}
     assert float(env["TURN_SECONDS"]) == Settings().turn_seconds
     assert env["POWERTOOLS_LOG_LEVEL"] == "INFO"
 

@@ -217,6 +217,7 @@ def test_outputs_name_what_the_runbook_needs(synthesized, stage):
         "CallbackUrl",
         "TableName",
         "StateMachineArn",
+        "StateMachineAliasArn",
         "FunctionNames",
         "DashboardName",
     } <= set(outputs)

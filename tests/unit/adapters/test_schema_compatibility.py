@@ -1,0 +1,72 @@
+"""Adapters: the rollback rule for the stored tournament document (RULINGS.md, "Persistence",
+"Rollback: the previous release reads what this one writes") — a release adds only keys a
+reader ignores within one ``STATE_SCHEMA``, so the release before it (rolled back to) reads
+every item the new one wrote; a new layout is first only read, and written one release later.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import zlib
+from typing import Any
+
+from shared.adapters.dynamo import tournament_document
+from shared.adapters.dynamo.tournament_document import (
+    STATE_SCHEMA,
+    tournament_from_state,
+    tournament_to_state,
+)
+from shared.domain.tournament import Tournament
+from shared.services.model import TournamentRecord
+from tests.unit.domain.helpers import begin_round, start
+
+ADDED_IN_SCHEMA_2 = ("byes", "paused")
+"""The optional keys added to schema 2 after it first shipped, oldest first."""
+
+
+def _paused_record() -> TournamentRecord:
+    t, dealer, _ = start(8, seed=5)
+    t, _, now = begin_round(t, dealer)
+    t = t.pause(now + 3_000)
+    ids = [p.player_id for p in t.players]
+    return TournamentRecord(t, {pid: f"c-{pid}" for pid in ids}, {}, version=3)
+
+
+def _previous_release_reads(blob: bytes, unknown: tuple[str, ...]) -> Tournament:
+    """What a reader from before ``unknown`` keys existed makes of ``blob``: this reader,
+    given the document as that release sees it (a reader reads the keys it knows and no
+    others: ``_tournament_from_compact`` looks keys up by name)."""
+    doc: dict[str, Any] = json.loads(zlib.decompress(blob))
+    assert doc["schema"] == STATE_SCHEMA  # the same layout version: nothing refuses it
+    seen = {k: v for k, v in doc.items() if k not in unknown}
+    t, _, _ = tournament_from_state(zlib.compress(json.dumps(seen).encode()))
+    return t
+
+
+def test_the_release_before_the_pause_reads_a_paused_tournament_as_running() -> None:
+    rec = _paused_record()
+    blob = tournament_to_state(rec)
+    assert json.loads(zlib.decompress(blob))["paused"] == rec.tournament.paused_ms
+    old = _previous_release_reads(blob, unknown=("paused",))
+    assert old == dataclasses.replace(rec.tournament, paused_ms=None)
+
+
+def test_this_release_reads_what_a_later_release_adds_to_the_same_schema() -> None:
+    rec = _paused_record()
+    doc = json.loads(zlib.decompress(tournament_to_state(rec)))
+    doc["a_later_key"] = {"anything": [1, 2]}
+    later = zlib.compress(json.dumps(doc).encode())
+    t, connections, _ = tournament_from_state(later)
+    assert t == rec.tournament
+    assert connections == rec.connections
+
+
+def test_each_added_key_is_optional_for_the_reader() -> None:
+    """Every key added to schema 2 after it shipped can be missing (a document written
+    before it), so adding one never needed a new ``STATE_SCHEMA``."""
+    blob = tournament_to_state(_paused_record())
+    for i in range(len(ADDED_IN_SCHEMA_2)):
+        t = _previous_release_reads(blob, unknown=ADDED_IN_SCHEMA_2[i:])
+        assert t.paused_ms is None
+    assert tournament_document.STATE_SCHEMA == 2
