@@ -580,6 +580,19 @@ def _index_rows(models: dict[str, type], column: str) -> list[str]:
     return rows
 
 
+_CLIENT_LIBRARY = """## Reference client and generated models
+
+[`client/`](client/README.md) holds the reference client in JavaScript (`wordle-client.js`, an ES
+module for browsers, React Native and Node 20+; the local runtime's web client plays through it):
+the connection state machine, session and resume with an injected token store, batches unfolded,
+heartbeats, the clock offset, requests as promises resolved by their reply or `error`, retries of
+API Gateway's type-less frames and of `rate_limited` / `try_again` with the same `request_id`
+within the turn's deadline, and gap detection when events carry `seq`. Its types
+(`protocol.d.ts`) and the TypeScript and Kotlin models of every message are generated from
+`asyncapi.json` by Modelina, the AsyncAPI project's generator (`client/models.mjs`), and CI
+compiles the TypeScript with `tsc --strict`. `Game` is the union of every server message."""
+
+
 def render_readme(document: dict[str, Any] | None = None) -> str:
     """``shared/protocol/README.md``: the client guide (the document's ``info.description``,
     verbatim) and an index of the messages (each model's first docstring line)."""
@@ -593,6 +606,8 @@ def render_readme(document: dict[str, Any] | None = None) -> str:
         "[`conformance/`](conformance/README.md).",
         "",
         doc["info"]["description"].rstrip("\n"),
+        "",
+        _CLIENT_LIBRARY,
         "",
         "## Messages",
         "",

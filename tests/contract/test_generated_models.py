@@ -23,6 +23,7 @@ from shared.protocol.outbound import EVENT_BY_TYPE
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "shared" / "protocol" / "client" / "models.mjs"
 DECLARATIONS = ROOT / "shared" / "protocol" / "client" / "protocol.d.ts"
+LIBRARY_TYPES = ROOT / "shared" / "protocol" / "client" / "wordle-client.d.ts"
 TSC = ROOT / "node_modules" / ".bin" / "tsc"
 LANGUAGES = ("typescript", "typescript-interfaces", "kotlin")
 EVENTS = {model.__name__ for model in EVENT_BY_TYPE.values()}
@@ -103,3 +104,37 @@ def test_the_library_declarations_are_up_to_date(tmp_path: Path) -> None:
     assert DECLARATIONS.read_text(encoding="utf-8") == fresh.read_text(encoding="utf-8"), (
         f"regenerate: node {SCRIPT.relative_to(ROOT)} --dts {DECLARATIONS.relative_to(ROOT)}"
     )
+
+
+USAGE = """
+import { WordleClient, ProtocolError, memoryStorage, type ServerEvent } from "LIBRARY";
+const client = new WordleClient({ url: "ws://localhost:8080/ws", storage: memoryStorage() });
+client.on("event", (event: ServerEvent) => {
+  if (event.type === "turn") console.log(event.duel_id, event.deadline_ms);
+});
+async function guess(duelId: string, word: string, deadlineMs: number): Promise<string> {
+  try {
+    const reply = await client.request({ action: "guess", duel_id: duelId, word }, { deadlineMs });
+    return reply.type;
+  } catch (err) {
+    return err instanceof ProtocolError ? err.code : "?";
+  }
+}
+void guess;
+"""
+
+
+def test_the_library_declarations_compile_with_a_typed_use(tmp_path: Path) -> None:
+    """The library's own declarations over the generated ones: a typed client compiles."""
+    usage = tmp_path / "usage.ts"
+    usage.write_text(
+        USAGE.replace("LIBRARY", LIBRARY_TYPES.with_suffix("").with_suffix(".js").as_posix())
+    )
+    compiled = subprocess.run(
+        [str(TSC), "--noEmit", "--strict", "--module", "nodenext", str(LIBRARY_TYPES), str(usage)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
