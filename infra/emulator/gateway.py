@@ -4,7 +4,8 @@ One port serves the WebSocket API (``/ws``, or an upgrade on ``/``; route select
 ``$request.body.action``, else ``$default``), the ``@connections`` Management API
 (``/@connections/{id}``, ``/{stage}/@connections/{id}``: boto3's wire format, taking only
 requests SigV4-signed by the runtime's own credentials, as on AWS: ``infra.emulator.iam``) and
-the static web client (``infra/emulator/web/``). This module binds the port and runs the
+the static web client (``infra/emulator/web/``, and at ``/client/`` the reference client library
+it plays through, ``shared/protocol/client/``). This module binds the port and runs the
 handlers (:mod:`infra.emulator.sockets`, :mod:`infra.emulator.management` and
 :mod:`infra.emulator.events` do the rest); how it mirrors API Gateway, quota by quota, is in
 ``shared/domain/RULINGS.md`` (design notes, "How the local gateway mirrors API Gateway").
@@ -46,6 +47,9 @@ __all__ = ["Handler", "LocalGateway"]  # Handler: the type of ``routes``, from s
 log = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).parent / "web"
+CLIENT_DIR = Path(__file__).resolve().parents[2] / "shared" / "protocol" / "client"
+"""The reference client library (``wordle-client.js``), served at ``/client/`` beside the web
+client that imports it."""
 
 _SESSION_REPLY = b'"type":"session"'
 """How a posted ``session`` reply starts its JSON (``shared.protocol.outbound``)."""
@@ -222,6 +226,8 @@ class LocalGateway(WebSocketApi, ManagementApi):
         app.router.add_route("*", "/{stage}/@connections/{connection_id}", self._management)
         app.router.add_get("/", self._root)
         if self._web_dir is not None and self._web_dir.is_dir():
+            if CLIENT_DIR.is_dir():  # before "/", which would answer 404 for /client/...
+                app.router.add_static("/client/", CLIENT_DIR, show_index=False)
             app.router.add_static("/", self._web_dir, show_index=False)
         return app
 

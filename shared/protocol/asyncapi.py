@@ -414,7 +414,54 @@ def _schemas() -> dict[str, Any]:
             # Server messages may gain fields within a protocol version: clients must tolerate
             # them, so the published schema does not forbid extras (the models still do).
             schema.pop("additionalProperties", None)
+    _discriminators_as_names(defs)
+    for name, schema in defs.items():
+        _name_enums(name, schema)
     return dict(sorted(defs.items()))
+
+
+def _name_enums(owner: str, schema: dict[str, Any]) -> None:
+    # Generators name a type after its schema's ``title``: pydantic titles an inline enum after
+    # its field only ("Status", "Reason"), so different enums share a name (and overwrite each
+    # other in Modelina's output) or have none (``AnonymousSchema_156``). Each gets its own:
+    # owner and field, e.g. LobbyStatus, EliminatedReason, RowMark. So does each event's ``type``
+    # constant (SessionEventType): in a union with a discriminator Modelina makes it an enum too.
+    base = owner.removesuffix("Event").removesuffix("Action")
+    for field, prop in schema.get("properties", {}).items():
+        camel = _camel(field)
+        if field == "type" and "const" in prop:
+            prop["title"] = f"{owner}Type"
+        for node, singular in _enum_nodes(prop):
+            part = camel.removesuffix("s") if singular else camel
+            node["title"] = base if base.endswith(part) else base + part
+
+
+def _enum_nodes(prop: dict[str, Any], in_items: bool = False) -> list[tuple[dict[str, Any], bool]]:
+    # The enum schemas of one property (itself, inside anyOf/oneOf, or its array's items).
+    if "enum" in prop:
+        return [(prop, in_items)]
+    found: list[tuple[dict[str, Any], bool]] = []
+    for option in prop.get("anyOf", []) + prop.get("oneOf", []):
+        found += _enum_nodes(option, in_items)
+    if isinstance(prop.get("items"), dict):
+        found += _enum_nodes(prop["items"], True)
+    return found
+
+
+def _discriminators_as_names(node: Any) -> None:
+    # pydantic writes OpenAPI's discriminator object ({"propertyName", "mapping"}); the AsyncAPI
+    # Schema Object's ``discriminator`` is the property's name, a string, and the AsyncAPI parser
+    # (so every generator, Modelina's too) rejects the document otherwise.
+    # https://www.asyncapi.com/docs/reference/specification/v3.0.0#schemaObject
+    if isinstance(node, dict):
+        found = node.get("discriminator")
+        if isinstance(found, dict):
+            node["discriminator"] = found["propertyName"]
+        for value in node.values():
+            _discriminators_as_names(value)
+    elif isinstance(node, list):
+        for value in node:
+            _discriminators_as_names(value)
 
 
 def _message(
@@ -474,6 +521,16 @@ def build_asyncapi() -> dict[str, Any]:
             "messages": [_channel_message_ref(out_model.__name__)],
         }
 
+    # Last, so that generators naming a union after the channel (Modelina: the last operation
+    # with several messages wins) produce the complete one: every server message.
+    operations["sendAnyEvent"] = {
+        "action": "send",
+        "channel": channel_ref,
+        "title": "Server sends any event",
+        "summary": "Every server message the connection carries, as one union to decode a frame "
+        "into (branch on `type`; ignore a type you do not know).",
+        "messages": [_channel_message_ref(m.__name__) for m in EVENT_BY_TYPE.values()],
+    }
     for name, note in _operation_notes().items():
         operations[name]["description"] = note
 
@@ -529,6 +586,19 @@ def _index_rows(models: dict[str, type], column: str) -> list[str]:
     return rows
 
 
+_CLIENT_LIBRARY = """## Reference client and generated models
+
+[`client/`](client/README.md) holds the reference client in JavaScript (`wordle-client.js`, an ES
+module for browsers, React Native and Node 20+; the local runtime's web client plays through it):
+the connection state machine, session and resume with an injected token store, batches unfolded,
+heartbeats, the clock offset, requests as promises resolved by their reply or `error`, retries of
+API Gateway's type-less frames and of `rate_limited` / `try_again` with the same `request_id`
+within the turn's deadline, and gap detection when events carry `seq`. Its types
+(`protocol.d.ts`) and the TypeScript and Kotlin models of every message are generated from
+`asyncapi.json` by Modelina, the AsyncAPI project's generator (`client/models.mjs`), and CI
+compiles the TypeScript with `tsc --strict`. `Game` is the union of every server message."""
+
+
 def render_readme(document: dict[str, Any] | None = None) -> str:
     """``shared/protocol/README.md``: the client guide (the document's ``info.description``,
     verbatim) and an index of the messages (each model's first docstring line)."""
@@ -542,6 +612,8 @@ def render_readme(document: dict[str, Any] | None = None) -> str:
         "[`conformance/`](conformance/README.md).",
         "",
         doc["info"]["description"].rstrip("\n"),
+        "",
+        _CLIENT_LIBRARY,
         "",
         "## Messages",
         "",

@@ -54,6 +54,7 @@ CODE_EXCLUDE = [
     "tests/",
     "/wordlists/build.py",  # regenerates the lists offline; needs packages we never ship
     "/shared/protocol/conformance/",  # the client authors' kit (recorded JSON), not code
+    "/shared/protocol/client/",  # the JavaScript reference client library, for clients
     "/shared/protocol/*.md",
     "/shared/domain/*.md",  # the rulings and design notes: documentation, not code
 ]

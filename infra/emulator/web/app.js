@@ -1,8 +1,10 @@
-// Wordle Tournament web client: one WebSocket, the public protocol (shared/protocol/asyncapi.json),
-// plain DOM. State lives in S; render() builds the screen from it and patches it into the page
+// Wordle Tournament web client: the public protocol (shared/protocol/asyncapi.json) through the
+// reference client library (shared/protocol/client/wordle-client.js, served at /client/), plain
+// DOM. State lives in S; render() builds the screen from it and patches it into the page
 // (morph below): elements that stay keep their identity, so focus, the pressed button under the
 // pointer, scroll and running animations survive every server message. Timers tick separately.
-"use strict";
+// An ES module: what the browser tests call is put on window.
+import { WordleClient, webStorage } from "./client/wordle-client.js";
 
 const LS = { token: "wt.token", ui: "wt.ui", cb: "wt.cb", lang: "wt.lang" };
 const INVALID_GUESS = new Set(["wrong_length", "not_in_word_list", "invalid_letters"]);
@@ -11,11 +13,9 @@ const TURNS_EACH = 6;               // rules: 6 turns each, a draw after 12 rows
 const LOW_TIME_MS = 10000;
 
 const S = {
-  ws: null, open: false, ready: false, replaced: false, retries: 0, connects: 0, heardAt: 0,
-  lostAt: 0, retryAt: 0,
+  replaced: false,
   ui: pickUiLanguage(localStorage.getItem(LS.ui), navigator.languages || [navigator.language]),
-  token: localStorage.getItem(LS.token),
-  me: null, offset: 0, pingSent: {},
+  me: null,
   gameLang: localStorage.getItem(LS.lang) || "en",
   screen: "home",            // home | lobby | tournament | end
   lobby: null, party: null,
@@ -37,7 +37,6 @@ const S = {
 
 const $ = (sel) => document.querySelector(sel);
 const t = (key, params) => translate(S.ui, key, params);
-let seq = 0;
 
 // ---- rendering toolkit: h() builds elements, morph() patches them into the page ---------------
 // Handlers are kept on the element (el._on) and called by one delegated listener per event type,
@@ -104,15 +103,14 @@ function morphNode(o, n) {
 }
 
 // ---- connection ------------------------------------------------------------------------------
-// Liveness (ruling 14): a message at least every 20 s (PING_MS): a `ping` goes at
-// connect and whenever nothing else was sent for PING_MS (API Gateway answers it itself). API
-// Gateway counts only messages as activity (the browser's own WebSocket ping frames, if any, are
-// invisible to it), closes a connection idle for 10 minutes and every connection at 2 hours
-// (1001): whatever closes the socket, onclose reconnects and `session` with the token resumes.
-// A socket that hears nothing for SILENT_PINGS pings (no pong; at least 4 s) is dead without a
-// close (a half-open TCP connection): it is abandoned and a new one resumes.
-// Nothing but `session` and `ping` is sent before the session reply (S.ready): Join and the other
-// buttons are enabled only then.
+// The library keeps the connection (shared/protocol/client/README.md): `session` with the stored
+// token at every connect, a `ping` whenever nothing was sent for PING_MS (API Gateway counts only
+// messages as activity, closes a connection idle for 10 minutes and every one at 2 hours), a
+// socket silent for SILENT_PINGS pings (at least 4 s) abandoned as dead (a half-open TCP
+// connection), reconnects with backoff, batches unfolded (one redraw per WebSocket message), the
+// clock offset from the pongs. S.ws, S.open, S.ready, S.connects, S.heardAt, S.lostAt, S.retryAt
+// read the library's state. Nothing but `session` and `ping` is sent before the session reply
+// (S.ready): Join and the other buttons are enabled only then.
 
 const PING_MS = window.WT_PING_MS || 20000;  // WT_PING_MS: tests only
 const SILENT_PINGS = 3;
@@ -121,106 +119,59 @@ function wsUrl() {
   return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
 }
 
-function connect() {
-  setStatus(S.lostAt ? null : t("connecting"));
-  const ws = new WebSocket(wsUrl());
-  S.ws = ws;
-  ws.onopen = () => {
-    S.open = true; S.ready = false; S.retries = 0; S.connects++; S.heardAt = Date.now();
-    sendRaw({ action: "session", token: S.token || undefined });
-    ping();
-  };
-  ws.onmessage = (e) => {
-    S.heardAt = Date.now();
-    let m;
-    try { m = JSON.parse(e.data); } catch { return; }
-    if (!m || typeof m !== "object" || !m.type) return;  // API Gateway's own frames
-    // one change's events for this connection come as one `batch`: handle each in order as if
-    // it had come alone, then redraw once
-    for (const event of m.type === "batch" && Array.isArray(m.events) ? m.events : [m]) {
-      if (event && typeof event === "object" && event.type) handle(event);
-    }
-    render();
-  };
-  ws.onclose = () => lost(false);
-}
+const client = new WordleClient({
+  url: wsUrl(),
+  storage: webStorage(localStorage, LS.token),
+  heartbeatMs: PING_MS,
+  silenceMs: Math.max(SILENT_PINGS * PING_MS, 4000),
+});
+for (const [key, read] of Object.entries({
+  ws: () => client.socket,
+  open: () => client.state === "open" || client.state === "session",
+  ready: () => client.state === "session",
+  connects: () => client.connects,
+  heardAt: () => client.heardAt,
+  lostAt: () => client.lostAt,
+  retryAt: () => client.retryAt,
+})) Object.defineProperty(S, key, { get: read, enumerable: true });
 
-function lost(now) {
-  S.open = false; S.ready = false;
-  if (S.replaced) { setStatus(t("replaced")); render(); return; }
-  if (!S.lostAt) S.lostAt = Date.now();
-  const wait = now ? 0 : Math.min(1000 * 2 ** S.retries++, 10000);
-  S.retryAt = Date.now() + wait;
-  clearTimeout(retryTimer);
-  retryTimer = setTimeout(connect, wait);
-  render();
-}
+client.on("state", (state, detail) => {
+  if (state === "connecting") setStatus(S.lostAt ? null : t("connecting"));
+  else if (state === "closed" && detail.reason === "replaced") { S.replaced = true; setStatus(t("replaced")); render(); }
+  else if (state === "reconnecting") render();
+});
+client.on("event", handle);
+client.on("frame", () => render());
 
 // back online: try at once instead of waiting out the back-off
-let retryTimer = null;
-window.addEventListener("online", () => {
-  if (S.open || S.replaced || !S.lostAt || (S.ws && S.ws.readyState === WebSocket.CONNECTING)) return;
-  clearTimeout(retryTimer);
-  connect();
-});
+window.addEventListener("online", () => client.reconnectNow());
 
-function abandon() {
-  const ws = S.ws;
-  ws.onopen = ws.onmessage = ws.onclose = null;  // its late close must not reconnect twice
-  try { ws.close(); } catch { /* already closing */ }
-  lost(true);
-}
-
-function sendRaw(msg) {
-  const request_id = msg.request_id || `${msg.action}-${++seq}`;
-  if (!S.ws || S.ws.readyState !== WebSocket.OPEN) return null;
-  S.ws.send(JSON.stringify({ ...msg, request_id }));
-  S.sentAt = Date.now();
-  return request_id;
-}
-
-function send(msg) {
+function send(msg, options) {
   if (!S.ready) { flash(t("offline_short"), 2500); return null; }
-  return sendRaw(msg);
+  return client.send(msg, options);
 }
 
-function ping() {
-  const id = sendRaw({ action: "ping" });
-  if (id) S.pingSent[id] = Date.now();
-}
-setInterval(() => {
-  if (!S.open) return;
-  if (Date.now() - S.heardAt > Math.max(SILENT_PINGS * PING_MS, 4000)) { abandon(); return; }
-  if (Date.now() - (S.sentAt || 0) >= PING_MS) ping();
-}, Math.min(PING_MS, 1000));
-
-const serverNow = () => Date.now() + S.offset;
+const serverNow = () => client.serverNow();
+// what the browser tests call (an ES module's names are not globals)
+Object.assign(window, { S, t, serverNow, render, handle });
 
 // ---- events ----------------------------------------------------------------------------------
 
 const HANDLERS = {
   session(m) {
-    S.ready = true; S.lostAt = 0; S.retryAt = 0; S.pendingGuess = null;
+    S.pendingGuess = null;
     setStatus("");
-    // tokens rotate (ruling 11): every reply's token replaces the stored one; the old one
-    // stops resuming after a short grace
-    if (m.token) { S.token = m.token; localStorage.setItem(LS.token, m.token); }
+    // tokens rotate (ruling 11): the library stores every reply's token in place of the old one
     setMe(m.player);
     if (m.resumed && m.snapshot) applySnapshot(m.snapshot);
     else if (S.screen !== "home") resetToHome();  // no snapshot: nothing of the old screen holds
     if (S.pendingInvite) {
-      sendRaw({ action: "party_join", invite: S.pendingInvite });
+      client.send({ action: "party_join", invite: S.pendingInvite });
       S.pendingInvite = null;
       history.replaceState(null, "", location.pathname);
     }
   },
   player(m) { setMe(m.player); },
-  pong(m) {
-    // API Gateway answers pings in order: a pong without a request id is the oldest ping's
-    const id = m.request_id || Object.keys(S.pingSent)[0];
-    const sent = S.pingSent[id];
-    if (sent) { delete S.pingSent[id]; S.offset = m.server_time_ms - (sent + Date.now()) / 2; }
-  },
   lobby(m) { applyLobby(m); },
   party(m) { applyParty(m); },
   round(m) { applyRound(m); },
@@ -281,16 +232,9 @@ const HANDLERS = {
   error(m) {
     if (S.pendingGuess && S.pendingGuess.id === m.request_id) S.pendingGuess = null;
     if (m.code === "session_replaced") { S.replaced = true; }
-    if (m.code === "session_bound") {
-      // this connection already belongs to a player: a new one resumes with the stored token
-      try { S.ws.close(); } catch { /* already closing */ }
-      return;
-    }
-    if (m.code === "invalid_token") {
-      S.token = null; localStorage.removeItem(LS.token);
-      sendRaw({ action: "session" });
-      return;
-    }
+    // the library resumes on a new connection (session_bound) or starts a new player with a
+    // tokenless session (invalid_token): nothing to show
+    if (m.code === "session_bound" || m.code === "invalid_token") return;
     if (S.guessIds.has(m.request_id) && INVALID_GUESS.has(m.code)) shakeRow();
     const d = S.duels[S.myDuel];
     const key = "err." + m.code;
@@ -469,7 +413,7 @@ function submit() {
     shakeRow();
     return;
   }
-  const id = send({ action: "guess", duel_id: d.duel_id, word: S.input.join("") });
+  const id = send({ action: "guess", duel_id: d.duel_id, word: S.input.join("") }, { deadlineMs: d.deadline_ms });
   if (id) { S.guessIds.add(id); S.pendingGuess = { id, at: Date.now() }; }
 }
 
@@ -483,7 +427,7 @@ function checkPendingGuess() {
   S.pendingGuess = null;
   if (!S.open) return;
   flash(t("guess_no_answer"), 4000);
-  abandon();
+  client.abandon("guess_no_answer");
 }
 
 const CONTROLS = ["INPUT", "SELECT", "TEXTAREA", "BUTTON", "A", "SUMMARY"];
@@ -1004,4 +948,4 @@ function setupHeader() {
 
 setupHeader();
 render();
-connect();
+client.connect();

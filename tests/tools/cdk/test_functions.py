@@ -125,6 +125,7 @@ def test_code_asset_holds_only_the_handler_packages(synthesized, dev):
     assert sorted(p.name for p in code.iterdir()) == ["functions", "shared", "wordlists"]
     names = {p.name for p in code.rglob("*")}
     assert not names & {"tests", ".venv", "node_modules", "cdk.out"}
+    assert not (code / "shared" / "protocol" / "client").exists()  # the JavaScript client library
     assert (code / "functions" / "messages.py").is_file()
     assert (code / "shared" / "runtime" / "settings.py").is_file()
 

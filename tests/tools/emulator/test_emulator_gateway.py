@@ -444,6 +444,21 @@ def test_root_serves_the_web_client_and_upgrades_websockets() -> None:
     run(scenario)
 
 
+def test_the_web_client_and_the_client_library_it_imports_are_served_as_javascript() -> None:
+    async def scenario() -> None:
+        async with gateway(EchoApp().routes()) as gw, aiohttp.ClientSession() as http:
+            for path, needle in (
+                ("/app.js", 'from "./client/wordle-client.js"'),
+                ("/client/wordle-client.js", "export class WordleClient"),
+            ):
+                async with http.get(f"{gw.url}{path}") as script:
+                    assert script.status == 200, path
+                    assert script.content_type in {"text/javascript", "application/javascript"}
+                    assert needle in await script.text()
+
+    run(scenario)
+
+
 def test_stop_closes_sockets_with_1001_and_delivers_disconnect() -> None:
     app = EchoApp()
 

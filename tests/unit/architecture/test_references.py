@@ -60,7 +60,9 @@ SKIP_DIRS = {
     ".pytest_cache",
 }
 
-FILE_SUFFIXES = frozenset({"json", "out", "md", "py", "txt", "toml", "lock", "js", "html", "yaml"})
+FILE_SUFFIXES = frozenset(
+    {"json", "out", "md", "py", "txt", "toml", "lock", "js", "mjs", "ts", "html", "yaml"}
+)
 """Last segments that make a dotted text a file name (``cdk.json``, ``cdk.out``), not a name."""
 
 DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?(?:\(\))?$")

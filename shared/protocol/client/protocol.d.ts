@@ -1,0 +1,356 @@
+// Generated from shared/protocol/asyncapi.json by Modelina (models.mjs --dts): do not edit.
+// Regenerate: node shared/protocol/client/models.mjs --dts shared/protocol/client/protocol.d.ts
+
+export type Game = SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelStartEvent | TurnEvent | DuelEndEvent | StandingsEvent | EliminatedEvent | RatingEvent | TournamentEndEvent | PartyEvent | PlayerStatusEvent | PongEvent | ErrorEvent | BatchEvent;
+
+export interface SessionEvent {
+  'request_id': string | null;
+  'type': "session";
+  'player': PlayerView;
+  'token': string | null;
+  'resumed': boolean;
+  'protocol': number;
+  'snapshot': Snapshot | null;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface PlayerView {
+  'id': string;
+  'nickname': string;
+  'rating': number;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface Snapshot {
+  'language': LanguageInfo | null;
+  'lobby': LobbyEvent | null;
+  'round': RoundEvent | null;
+  'duel': DuelBoard | null;
+  'standings': StandingsEvent | null;
+  'party': PartyEvent | null;
+  'spectating': DuelBoard[];
+  'statuses': PlayerStatusEvent[];
+  'eliminated': EliminatedEvent | null;
+  'rating': RatingEvent | null;
+  'tournament_end': TournamentEndEvent | null;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface LanguageInfo {
+  'code': string;
+  'name': string;
+  'native_name': string;
+  'alphabet': string[];
+  'keyboard': string[][];
+  'direction': LanguageInfoDirection;
+  'multi_letter_tiles': string[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type LanguageInfoDirection = "ltr" | "rtl";
+
+export interface LobbyEvent {
+  'request_id': string | null;
+  'type': "lobby";
+  'lobby_id': string;
+  'language': string;
+  'seats': number;
+  'players': PlayerView[];
+  'party_id': string | null;
+  'status': LobbyStatus;
+  'tournament_id': string | null;
+  'alphabet': string[];
+  'keyboard': string[][];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type LobbyStatus = "waiting" | "started" | "left";
+
+export interface RoundEvent {
+  'request_id': string | null;
+  'type': "round";
+  'tournament_id': string;
+  'round': number;
+  'pairs': Pair[];
+  'bye': string | null;
+  'intro_deadline_ms': number;
+  'standings': Standing[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface Pair {
+  'duel_id': string;
+  'players': string[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface Standing {
+  'player_id': string;
+  'nickname': string;
+  'lives': number;
+  'eliminated': boolean;
+  'left': boolean;
+  'connected': boolean;
+  'place': number | null;
+  'rating_change': number | null;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface DuelBoard {
+  'duel_id': string;
+  'players': string[];
+  'length': number;
+  'rows': Row[];
+  'next_player': string | null;
+  'deadline_ms': number | null;
+  'over': boolean;
+  'result': DuelBoardResult | null;
+  'winner': string | null;
+  'word': string | null;
+  'display': string | null;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface Row {
+  'player': string;
+  'word': string | null;
+  'tiles': string[] | null;
+  'marks': RowMark[] | null;
+  'skipped': boolean;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type RowMark = "correct" | "present" | "absent";
+
+export type DuelBoardResult = "win" | "draw";
+
+export interface StandingsEvent {
+  'request_id': string | null;
+  'type': "standings";
+  'tournament_id': string;
+  'round': number;
+  'players': Standing[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface PartyEvent {
+  'request_id': string | null;
+  'type': "party";
+  'party_id': string | null;
+  'invite': string | null;
+  'leader': string | null;
+  'members': PlayerView[];
+  'status': PartyStatus;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type PartyStatus = "open" | "queued" | "playing" | "left";
+
+export interface PlayerStatusEvent {
+  'request_id': string | null;
+  'type': "player_status";
+  'tournament_id': string | null;
+  'lobby_id': string | null;
+  'player_id': string;
+  'status': PlayerStatus;
+  'reconnect_deadline_ms': number | null;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type PlayerStatus = "connected" | "disconnected";
+
+export interface EliminatedEvent {
+  'request_id': string | null;
+  'type': "eliminated";
+  'tournament_id': string;
+  'round': number;
+  'player_id': string;
+  'reason': EliminatedReason;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type EliminatedReason = "lives" | "left" | "timeout";
+
+export interface RatingEvent {
+  'request_id': string | null;
+  'type': "rating";
+  'tournament_id': string;
+  'place': number;
+  'change': number;
+  'rating': number;
+  'previous': number;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface TournamentEndEvent {
+  'request_id': string | null;
+  'type': "tournament_end";
+  'tournament_id': string;
+  'places': Standing[];
+  'winners': string[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface ErrorEvent {
+  'request_id': string | null;
+  'type': "error";
+  'code': ErrorCode;
+  'message': string;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type ErrorCode = "rule_violation" | "unknown_language" | "wrong_length" | "invalid_letters" | "not_in_word_list" | "not_your_turn" | "turn_over" | "not_in_duel" | "duel_over" | "duel_not_started" | "not_in_tournament" | "eliminated" | "tournament_over" | "lobby_full" | "rating_window" | "already_queued" | "already_playing" | "not_queued" | "party_full" | "not_party_leader" | "not_in_party" | "already_in_party" | "party_member_playing" | "party_member_offline" | "unknown_invite" | "invalid_nickname" | "nickname_lookalike" | "message_too_large" | "invalid_json" | "not_an_object" | "unknown_action" | "missing_field" | "unknown_field" | "wrong_type" | "field_too_long" | "invalid_value" | "no_session" | "invalid_token" | "session_bound" | "too_many_new_players" | "session_replaced" | "rate_limited" | "try_again" | "internal_error" | "not_found";
+
+export interface PlayerEvent {
+  'request_id': string | null;
+  'type': "player";
+  'player': PlayerView;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface DuelStartEvent {
+  'request_id': string | null;
+  'type': "duel_start";
+  'tournament_id': string;
+  'round': number;
+  'duel_id': string;
+  'players': string[];
+  'opponent': string | null;
+  'length': number;
+  'first': string;
+  'turn': number;
+  'next_player': string;
+  'deadline_ms': number;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface TurnEvent {
+  'request_id': string | null;
+  'type': "turn";
+  'tournament_id': string;
+  'duel_id': string;
+  'turn': number;
+  'row': Row;
+  'next_player': string | null;
+  'deadline_ms': number | null;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface DuelEndEvent {
+  'request_id': string | null;
+  'type': "duel_end";
+  'tournament_id': string;
+  'duel_id': string;
+  'result': DuelEndResult;
+  'winner': string | null;
+  'reason': DuelEndReason;
+  'word': string;
+  'display': string | null;
+  'spectating': DuelBoard[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type DuelEndResult = "win" | "draw";
+
+export type DuelEndReason = "solved" | "turns_used" | "left" | "timeout";
+
+export interface PongEvent {
+  'request_id': string | null;
+  'type': "pong";
+  'server_time_ms': number;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface BatchEvent {
+  'request_id': string | null;
+  'type': "batch";
+  'events': (SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelStartEvent | TurnEvent | DuelEndEvent | StandingsEvent | EliminatedEvent | RatingEvent | TournamentEndEvent | PartyEvent | PlayerStatusEvent | PongEvent | ErrorEvent | BatchEvent)[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface SessionAction {
+  'request_id'?: string | null;
+  'action': "session";
+  'token'?: string | null;
+}
+
+export interface JoinAction {
+  'request_id'?: string | null;
+  'action': "join";
+  'language': string;
+}
+
+export interface LeaveAction {
+  'request_id'?: string | null;
+  'action': "leave";
+}
+
+export interface GuessAction {
+  'request_id'?: string | null;
+  'action': "guess";
+  'duel_id': string;
+  'word': string;
+}
+
+export interface NicknameAction {
+  'request_id'?: string | null;
+  'action': "nickname";
+  'nickname': string;
+}
+
+export interface PartyCreateAction {
+  'request_id'?: string | null;
+  'action': "party_create";
+}
+
+export interface PartyJoinAction {
+  'request_id'?: string | null;
+  'action': "party_join";
+  'invite': string;
+}
+
+export interface PartyLeaveAction {
+  'request_id'?: string | null;
+  'action': "party_leave";
+}
+
+export interface PartyStartAction {
+  'request_id'?: string | null;
+  'action': "party_start";
+  'language': string;
+}
+
+export interface PartyRemoveAction {
+  'request_id'?: string | null;
+  'action': "party_remove";
+  'player_id': string;
+}
+
+export interface PartyResetInviteAction {
+  'request_id'?: string | null;
+  'action': "party_reset_invite";
+}
+
+export interface PingAction {
+  'request_id'?: string | null;
+  'action': "ping";
+}
+
+export interface SignOutEverywhereAction {
+  'request_id'?: string | null;
+  'action': "sign_out_everywhere";
+}
+
+export type SessionEventType = "session";
+
+export type PlayerEventType = "player";
+
+export type DuelStartEventType = "duel_start";
+
+export type TurnEventType = "turn";
+
+export type DuelEndEventType = "duel_end";
+
+export type PongEventType = "pong";
+
+export type ErrorEventType = "error";
