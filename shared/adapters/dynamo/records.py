@@ -93,6 +93,9 @@ def connection_to_item(c: Connection) -> dict[str, Any]:
         item["player_id"] = c.player_id
     if c.source is not None:
         item["source"] = c.source
+    if c.closed_ms is not None:
+        item["closed_ms"] = c.closed_ms
+        item[schema.TTL_ATTRIBUTE] = schema.tombstone_ttl(c.closed_ms)
     return item
 
 
@@ -103,6 +106,7 @@ def connection_from_item(item: dict[str, Any]) -> Connection:
         player_id=item.get("player_id"),
         version=int(item["version"]),
         source=item.get("source"),
+        closed_ms=int(item["closed_ms"]) if "closed_ms" in item else None,
     )
 
 
