@@ -17,7 +17,8 @@ def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     metrics.add_metric(name="Disconnects", unit="Count", value=1)
     if deps.limiter is not None:
         deps.limiter.forget(connection_id)
-    sessions.disconnect(deps, connection_id)
+    closed = event["requestContext"].get("requestTimeEpoch")
+    sessions.disconnect(deps, connection_id, closed if isinstance(closed, int) else None)
     return {"statusCode": 200}
 
 

@@ -22,7 +22,7 @@ functions".
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -35,6 +35,7 @@ from shared.protocol import inbound as msg
 from shared.protocol.errors import ErrorCode, ProtocolError
 from shared.runtime.observability import logger
 from shared.services.deps import Deps
+from shared.services.errors import NoSessionError
 
 if TYPE_CHECKING:
     from shared.protocol import outbound
@@ -60,30 +61,57 @@ class Action(Generic[M]):
     call: Callable[[Deps, Request, M], None]
 
 
-def _player(deps: Deps, req: Request) -> str:
-    player = presence.player_for_connection(deps, req.connection_id)
+def _player(deps: Deps, req: Request) -> tuple[str, Request]:
+    """The sender's player id and the request, with ``closed_ms`` when the connection had
+    closed before this handler ran (``presence.sender``: received before the close)."""
+    player, closed_ms = presence.sender(deps, req.connection_id, req.received_ms)
     logger.append_keys(player_id=player.player_id, tournament_id=player.tournament_id)
-    return player.player_id
+    if closed_ms is None:
+        return player.player_id, req
+    logger.append_keys(connection_closed=True)
+    return player.player_id, replace(req, closed_ms=closed_ms)
+
+
+def _held(deps: Deps, player_id: str, req: Request) -> None:
+    """After an action from a closed connection: the reconnect deadline of a player it left
+    held while disconnected (``presence.hold_closed``, ruling 9)."""
+    if req.closed_ms is not None:
+        presence.hold_closed(deps, player_id, req.closed_ms)
 
 
 def _session(deps: Deps, req: Request, message: msg.SessionAction) -> None:
     sessions.session(deps, req, message.token)
 
 
+def _open_player(deps: Deps, req: Request) -> str:
+    """The sender's player id, for an action that needs its connection open (its reply is
+    its whole point: a token); received before the close but run after it: NoSessionError."""
+    player_id, req = _player(deps, req)
+    if req.closed_ms is not None:
+        raise NoSessionError("this connection is closed")
+    return player_id
+
+
 def _sign_out_everywhere(deps: Deps, req: Request, message: msg.SignOutEverywhereAction) -> None:
-    sessions.sign_out_everywhere(deps, req, _player(deps, req))
+    sessions.sign_out_everywhere(deps, req, _open_player(deps, req))
 
 
 def _nickname(deps: Deps, req: Request, message: msg.NicknameAction) -> None:
-    sessions.nickname(deps, req, _player(deps, req), message.nickname)
+    pid, req = _player(deps, req)
+    sessions.nickname(deps, req, pid, message.nickname)
+    _held(deps, pid, req)
 
 
 def _join(deps: Deps, req: Request, message: msg.JoinAction) -> None:
-    matchmaking.join(deps, req, _player(deps, req), message.language)
+    pid, req = _player(deps, req)
+    matchmaking.join(deps, req, pid, message.language)
+    _held(deps, pid, req)
 
 
 def _leave(deps: Deps, req: Request, message: msg.LeaveAction) -> None:
-    matchmaking.leave(deps, req, _player(deps, req))
+    pid, req = _player(deps, req)
+    matchmaking.leave(deps, req, pid)
+    _held(deps, pid, req)
 
 
 def _guess(deps: Deps, req: Request, message: msg.GuessAction) -> None:
@@ -93,27 +121,39 @@ def _guess(deps: Deps, req: Request, message: msg.GuessAction) -> None:
 
 
 def _party_create(deps: Deps, req: Request, message: msg.PartyCreateAction) -> None:
-    parties.create(deps, req, _player(deps, req))
+    pid, req = _player(deps, req)
+    parties.create(deps, req, pid)
+    _held(deps, pid, req)
 
 
 def _party_join(deps: Deps, req: Request, message: msg.PartyJoinAction) -> None:
-    parties.join(deps, req, _player(deps, req), message.invite)
+    pid, req = _player(deps, req)
+    parties.join(deps, req, pid, message.invite)
+    _held(deps, pid, req)
 
 
 def _party_leave(deps: Deps, req: Request, message: msg.PartyLeaveAction) -> None:
-    parties.leave(deps, req, _player(deps, req))
+    pid, req = _player(deps, req)
+    parties.leave(deps, req, pid)
+    _held(deps, pid, req)
 
 
 def _party_start(deps: Deps, req: Request, message: msg.PartyStartAction) -> None:
-    parties.start(deps, req, _player(deps, req), message.language)
+    pid, req = _player(deps, req)
+    parties.start(deps, req, pid, message.language)
+    _held(deps, pid, req)
 
 
 def _party_remove(deps: Deps, req: Request, message: msg.PartyRemoveAction) -> None:
-    parties.remove(deps, req, _player(deps, req), message.player_id)
+    pid, req = _player(deps, req)
+    parties.remove(deps, req, pid, message.player_id)
+    _held(deps, pid, req)
 
 
 def _party_reset_invite(deps: Deps, req: Request, message: msg.PartyResetInviteAction) -> None:
-    parties.reset_invite(deps, req, _player(deps, req))
+    pid, req = _player(deps, req)
+    parties.reset_invite(deps, req, pid)
+    _held(deps, pid, req)
 
 
 ACTIONS: dict[str, Action[Any]] = {

@@ -61,7 +61,9 @@ class LocalGateway(WebSocketApi, ManagementApi):
     ``routes`` maps route keys to synchronous handlers, run in ``executor`` with a fresh
     ``LambdaContext`` each; bind ``host``/``port`` (0 = free) or pass ``sock``; ``start``/``stop``.
     Limits default to AWS's quotas (``shared.protocol.limits``; seconds, bytes); failure modes
-    (``disconnect_loss``, ``half_open_seconds``) are off by default. ``credentials``: the only ones
+    (``disconnect_loss``, ``half_open_seconds``) are off by default. A connection's messages
+    and its ``$disconnect`` run concurrently, unordered, as on AWS (``serial_messages``: one at
+    a time, in order, for a test that needs it). ``credentials``: the only ones
     the Management API accepts (default: fresh random ones, read back from ``credentials``).
     ``limits`` (``infra.emulator.throttles.TwinLimits``; default none): route and account
     throttles, reserved concurrency, each function's timeout and cold starts, the function of a
@@ -90,6 +92,7 @@ class LocalGateway(WebSocketApi, ManagementApi):
         max_connection_seconds: float = MAX_CONNECTION_SECONDS,
         disconnect_loss: float = 0.0,
         half_open_seconds: float = 0.0,
+        serial_messages: bool = False,
         seed: int | None = None,
         credentials: RuntimeCredentials | None = None,
         limits: TwinLimits | None = None,
@@ -122,6 +125,10 @@ class LocalGateway(WebSocketApi, ManagementApi):
         self.max_connection_seconds = max_connection_seconds
         self.disconnect_loss = disconnect_loss
         self.half_open_seconds = half_open_seconds
+        self.serial_messages = serial_messages
+        """Run a connection's messages one at a time, in order, ``$disconnect`` after the
+        last (a test switch: API Gateway runs them concurrently and unordered, the default;
+        ``WebSocketApi._worker``)."""
         self._rng = random.Random(seed)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._host = host

@@ -217,6 +217,7 @@ class WebSocketApi:
         max_connection_seconds: float
         disconnect_loss: float
         half_open_seconds: float
+        serial_messages: bool
         _rng: random.Random
         _tasks: set[asyncio.Task[Any]]
         _connections: dict[str, Connection]
@@ -308,8 +309,8 @@ class WebSocketApi:
     ) -> dict[str, Any]:
         """A message event for ``route_key`` carrying ``body`` as received. ``requestTimeEpoch``
         is ``received_ms`` (UTC ms; default now): when the message reached the gateway, not
-        when its handler runs (a connection's messages wait for the one before; a guess counts
-        by the time API Gateway received it: shared/protocol/README.md)."""
+        when its handler runs (its invocation may start late: a busy pool, or the serial
+        mode; a guess counts by the time API Gateway received it: shared/protocol/README.md)."""
         context = self._request_context(conn, route_key, received_ms, messageId=new_id())
         return events.message_event(context, body, is_base64)
 
@@ -521,14 +522,30 @@ class WebSocketApi:
         await conn.ws.close(code=code, message=reason.encode())
 
     async def _worker(self, conn: Connection) -> None:
-        """Handle one connection's messages in order, then its ``$disconnect``."""
+        """Run one connection's messages, then its ``$disconnect``.
+
+        By default as API Gateway does: each message is its own invocation, started as it
+        arrives and running concurrently with the others, and ``$disconnect`` starts at the
+        close without waiting for the messages still running (nothing orders a connection's
+        invocations: "each message is an independent invocation"; AWS, "Working with routes
+        for WebSocket APIs in API Gateway",
+        https://docs.aws.amazon.com/apigateway/latest/developerguide/websocket-api-develop-routes.html).
+        With ``serial_messages`` (a test switch, not AWS's behaviour): one at a time, in
+        order, ``$disconnect`` after the last."""
+        running: set[asyncio.Task[None]] = set()
         try:
             while (item := await conn.inbox.get()) is not None:
                 body, is_base64, received_ms = item
                 route = select_route(
                     None if is_base64 else body, self.routes.keys() | self.mock_routes.keys()
                 )
-                await self._dispatch(conn, route, body, is_base64, received_ms)
+                dispatch = self._dispatch(conn, route, body, is_base64, received_ms)
+                if self.serial_messages:
+                    await dispatch
+                    continue
+                task = asyncio.create_task(dispatch, name=f"message-{conn.id}")
+                running.add(task)
+                task.add_done_callback(running.discard)
             if "$disconnect" in self.routes and self._rng.random() < self.disconnect_loss:
                 log.info("$disconnect of %s lost (disconnect_loss)", conn.id)
             elif "$disconnect" in self.routes:
@@ -536,6 +553,8 @@ class WebSocketApi:
                     await self.invoke("$disconnect", self.disconnect_event(conn))
                 except Exception:  # the Lambda boundary: AWS just logs a failed $disconnect
                     log.exception("$disconnect handler failed for %s", conn.id)
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
         finally:
             self._all.discard(conn)
 

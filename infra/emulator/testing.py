@@ -92,6 +92,13 @@ class RecordingNotifier:
         self.closed.append(connection_id)
         self.gone.add(connection_id)
 
+    def gateway_frame(self, connection_id: str, frame: dict[str, Any]) -> None:
+        """A frame API Gateway itself sends the client (no ``type``: outside the protocol's
+        contract, so not validated); recorded with the connection's messages."""
+        if connection_id not in self.gone:
+            self.sent[connection_id].append(frame)
+            self.events.append((connection_id, frame))
+
 
 @dataclass
 class LambdaContext:
@@ -194,6 +201,17 @@ class Backend:
         self.clock.fire = lambda state: self.call("clock", state)
         self._ids = itertools.count(1)
         self.players: list[ScriptedPlayer] = []
+        self._throttled: dict[str, int] = {}
+        self._api_requests = itertools.count(1)
+
+    def throttle(self, connection_id: str, messages: int = 1) -> None:
+        """API Gateway throttles the next ``messages`` messages of this connection: each is
+        answered with the gateway's own frame, ``{"message": "Too Many Requests",
+        "connectionId": ..., "requestId": ...}`` (no ``type``), and no handler runs (the stage
+        or route token bucket was empty; AWS, "Protect your WebSocket APIs in API Gateway",
+        https://docs.aws.amazon.com/apigateway/latest/developerguide/websocket-api-protect.html).
+        A test hook: the real throttles (stage and route buckets) live in the local gateway."""
+        self._throttled[connection_id] = self._throttled.get(connection_id, 0) + messages
 
     def invoke(
         self,
@@ -207,6 +225,10 @@ class Backend:
         """Call the route's handler now. ``received_ms``: when API Gateway received the
         message (``requestTimeEpoch``; default now) — earlier than now for a message whose
         handler runs late. ``source_ip``: the client's address (``identity.sourceIp``)."""
+        if route not in ("$connect", "$disconnect") and self._throttled.get(connection_id):
+            self._throttled[connection_id] -= 1
+            self.notifier.gateway_frame(connection_id, throttle_frame(connection_id, self))
+            return None
         event = ws_event(
             route, connection_id, body, self.clock.now, received_ms=received_ms, source_ip=source_ip
         )
@@ -328,6 +350,20 @@ class Backend:
         return movers
 
 
+THROTTLED = "Too Many Requests"
+"""The ``message`` of API Gateway's frame for a throttled message (``Backend.throttle``)."""
+
+
+def throttle_frame(connection_id: str, backend: Backend) -> dict[str, Any]:
+    """API Gateway's answer to a throttled message: its error frame's shape (as for an
+    integration failure, ``infra.emulator.sockets``), no ``type``."""
+    return {
+        "message": THROTTLED,
+        "connectionId": connection_id,
+        "requestId": f"throttled{next(backend._api_requests):04d}",
+    }
+
+
 @functools.lru_cache(maxsize=64)
 def _sorted_words_cached(lexicon: Any, language: str, length: int) -> tuple[str, ...]:
     return tuple(sorted(lexicon.allowed(language, length)))
@@ -360,7 +396,12 @@ class ScriptedPlayer:
         return self.backend.notifier.sent[self.connection_id]
 
     def all(self, type_: str) -> list[dict[str, Any]]:
-        return [m for m in self.messages if m["type"] == type_]
+        return [m for m in self.messages if m.get("type") == type_]
+
+    @property
+    def gateway_frames(self) -> list[dict[str, Any]]:
+        """API Gateway's own frames this connection received (no ``type``: throttled...)."""
+        return [m for m in self.messages if "type" not in m]
 
     def last(self, type_: str) -> dict[str, Any]:
         found = self.all(type_)
@@ -447,6 +488,15 @@ class ScriptedPlayer:
     def disconnect(self) -> None:
         self.backend.notifier.gone.add(self.connection_id)
         self.backend.invoke("$disconnect", self.connection_id)
+
+    def send_before_close(self, action: str, **fields: Any) -> None:
+        """The tab closes just after sending ``{"action": action, **fields}``, and API Gateway
+        runs ``$disconnect`` before the message's invocation (nothing orders them on AWS:
+        ruling 13): the message is received now, ``$disconnect`` runs now, then the message's
+        handler runs (its ``requestTimeEpoch`` before the close; its reply goes nowhere)."""
+        received = self.backend.clock.now
+        self.disconnect()
+        self.send(action, received_ms=received, **fields)
 
     def resume(self) -> None:
         cid = f"conn{next(self.backend._ids):03d}="

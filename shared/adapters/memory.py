@@ -178,14 +178,19 @@ class InMemoryStore:
 
     def add_strike(self, connection_id: str) -> int | None:
         conn = self.items.get(("connection", connection_id))
-        if conn is None:
+        if conn is None or conn.closed_ms is not None:
             return None
         conn.strikes += 1
         return int(conn.strikes)
 
-    def delete_connection(self, connection_id: str) -> Connection | None:
-        old = self.items.pop(("connection", connection_id), None)
-        return copy.deepcopy(old) if old is not None else None
+    def close_connection(self, connection_id: str, closed_ms: int) -> Connection | None:
+        old = self.items.get(("connection", connection_id))
+        if old is None or old.closed_ms is not None:
+            return None
+        held = copy.deepcopy(old)
+        old.closed_ms = closed_ms
+        old.version += 1
+        return held
 
     def commit(self, writes: Sequence[Any]) -> None:
         """All or nothing: every condition is checked before anything is applied; a failed

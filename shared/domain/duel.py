@@ -90,6 +90,9 @@ class Row:
     """One mark per tile, or None for a skip."""
     at_ms: int = 0
     """When the row was played (ms)."""
+    request_id: str | None = field(default=None, compare=False)
+    """The ``request_id`` of the guess that played it (ruling 18: a repeat finds this row and
+    gets its ``turn`` again), None for a skip or a guess sent without one."""
 
     @property
     def skipped(self) -> bool:
@@ -202,8 +205,10 @@ class Duel:
         received_ms: int,
         now_ms: int,
         turn_ms: int,
+        request_id: str | None = None,
     ) -> Duel:
-        """Play the typed guess ``raw`` received at ``received_ms`` and applied at ``now_ms``.
+        """Play the typed guess ``raw`` received at ``received_ms`` and applied at ``now_ms``
+        (the new row keeps ``request_id``: ruling 18).
 
         The checks run once, in order: the duel's ``refusal``, then the word
         (``words.check``: its letters, its length, the word list), so an out-of-turn player
@@ -223,7 +228,7 @@ class Duel:
         if err is not None:
             raise err
         word, tiles = words.check(raw, self.length)
-        return self._row(player, word, tiles, now_ms, turn_ms)
+        return self._row(player, word, tiles, now_ms, turn_ms, request_id)
 
     def guess(
         self, player: str, word: str, tiles: tuple[str, ...], now_ms: int, turn_ms: int
@@ -241,19 +246,33 @@ class Duel:
         return self._row(player, word, tiles, now_ms, turn_ms)
 
     def _row(
-        self, player: str, word: str, tiles: tuple[str, ...], now_ms: int, turn_ms: int
+        self,
+        player: str,
+        word: str,
+        tiles: tuple[str, ...],
+        now_ms: int,
+        turn_ms: int,
+        request_id: str | None = None,
     ) -> Duel:
         """The checked guess ``word`` (``tiles``) played as the next row (see ``play``)."""
         if len(tiles) != self.length:
             raise WrongLengthError(f"the word has {self.length} letters")
         marks = score(tiles, self.answer)
-        row = Row(player=player, word=word, tiles=tiles, marks=marks, at_ms=now_ms)
+        row = Row(player, word, tiles, marks, now_ms, request_id)
         duel = replace(self, rows=(*self.rows, row))
         if is_solved(marks):
             return duel._end(DuelResult.WIN, player, EndReason.SOLVED, now_ms)
         if len(duel.rows) >= 2 * TURNS_PER_PLAYER:
             return duel._end(DuelResult.DRAW, None, EndReason.TURNS_USED, now_ms)
         return replace(duel, turn_deadline_ms=now_ms + turn_ms)
+
+    def played(self, player: str, request_id: str) -> int | None:
+        """The turn number (1-based row index) of ``player``'s row played by a guess with
+        ``request_id`` (ruling 18: a repeat), or None."""
+        for i, row in enumerate(self.rows):
+            if row.request_id == request_id and row.player == player:
+                return i + 1
+        return None
 
     def skip(self, turn_ms: int) -> Duel:
         """Apply the current turn's deadline: the turn is used up (a skip) and passes on.

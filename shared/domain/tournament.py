@@ -335,6 +335,7 @@ class Tournament:
         received_ms: int,
         now_ms: int,
         dealer: Dealer,
+        request_id: str | None = None,
     ) -> Outcome:
         """A duelist's typed guess ``raw``, received at ``received_ms`` (by API Gateway) and handled
         at ``now_ms`` (ruling 5): first applies the deadlines due by ``received_ms +
@@ -351,7 +352,13 @@ class Tournament:
         try:
             duel = t._duel_to_play(player_id, duel_id)
             after = duel.play(
-                player_id, raw, words, received_ms=received, now_ms=now_ms, turn_ms=dealer.turn_ms
+                player_id,
+                raw,
+                words,
+                received_ms=received,
+                now_ms=now_ms,
+                turn_ms=dealer.turn_ms,
+                request_id=request_id,
             )
         except DomainError as refusal:
             return Outcome(t, tuple(events), refusal)

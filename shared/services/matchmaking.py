@@ -93,9 +93,11 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
             raise AlreadyQueuedError("you are already waiting in a lobby")
         if player.status is PlayerStatus.PLAYING:
             raise AlreadyPlayingError("you are already in a tournament")
-        if not player.connected:
+        if not player.connected and req.closed_ms is None:
             # the connection that asked closed meanwhile (a retry after $disconnect): an idle
-            # player gets no reconnect deadline, so a seat taken now would never be freed
+            # player gets no reconnect deadline, so a seat taken now would never be freed. A
+            # join received before the close (``req.closed_ms``) is seated: the entrypoint then
+            # gives the player the reconnect deadline (``presence.hold_closed``, ruling 9)
             raise NoSessionError("your connection closed; send session again")
         if player.party_id is not None:
             raise AlreadyInPartyError("you are in a party: the leader starts the game")

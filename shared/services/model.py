@@ -73,6 +73,11 @@ class Connection:
     here: never sent to a client, never logged in clear (ruling 17); None when unknown."""
     strikes: int = 0
     """Flood strikes recorded by the message functions' containers (``Store.add_strike``)."""
+    closed_ms: int | None = None
+    """When the connection closed (UTC ms; ``$disconnect``): the item is then a tombstone, kept
+    ``CONNECTION_TOMBSTONE_SECONDS`` so that a message received before the close and run after
+    ``$disconnect`` still finds its player (ruling 13; RULINGS.md, "Connection tombstones").
+    None while open."""
 
 
 @dataclass

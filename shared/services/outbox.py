@@ -19,11 +19,14 @@ class Request:
     ``connection_id``: API Gateway's; ``request_id``: the client's id for the message, echoed
     in the first message pushed back to that connection (the client guide: "Every inbound message
     may carry request_id, echoed in the reply"); ``received_ms``: when API Gateway received it
-    (``requestContext.requestTimeEpoch``, UTC ms; None: now)."""
+    (``requestContext.requestTimeEpoch``, UTC ms; None: now); ``closed_ms``: when the
+    connection closed, for a message received before its close and run after ``$disconnect``
+    (``presence.sender``; None: open): applied, but its reply cannot be delivered."""
 
     connection_id: str
     request_id: str | None = None
     received_ms: int | None = None
+    closed_ms: int | None = None
 
 
 Gone = tuple[str, ...]

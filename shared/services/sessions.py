@@ -44,6 +44,7 @@ from shared.services.connections import connect as connect  # ``$connect``, re-e
 from shared.services.deps import Deps
 from shared.services.errors import (
     InvalidTokenError,
+    NoSessionError,
     SessionBoundError,
     TooManyNewPlayersError,
 )
@@ -135,6 +136,9 @@ def _duration(ms: int) -> str:
 def _create(deps: Deps, req: Request) -> None:
     now = deps.clock.now_ms()
     conn = deps.store.get_connection(req.connection_id) or Connection(req.connection_id, now)
+    if conn.closed_ms is not None:
+        # received before the close, run after it: a token nobody can receive makes no player
+        raise NoSessionError("this connection is closed")
     if conn.player_id is not None:
         # a connection belongs to one player for its whole life (ruling 11)
         raise SessionBoundError("this connection already belongs to a player")
@@ -193,6 +197,9 @@ def _resume(deps: Deps, req: Request, token: str) -> None:
         raise InvalidTokenError("unknown session token")
     player_id = issued.player_id
     bound = deps.store.get_connection(connection_id)
+    if bound is not None and bound.closed_ms is not None:
+        # never bind a closed connection (the next token would go nowhere; nothing rotates)
+        raise NoSessionError("this connection is closed")
     if bound is not None and bound.player_id not in (None, player_id):
         raise SessionBoundError("this connection already belongs to another player")
 
@@ -340,10 +347,11 @@ def _names_beside(deps: Deps, player: Player) -> list[str]:
     return [*shown.values(), *(p.nickname for p in now.values())]
 
 
-def disconnect(deps: Deps, connection_id: str) -> None:
-    """``$disconnect``: the connection closed (``presence.disconnect``: the reconnect
+def disconnect(deps: Deps, connection_id: str, at_ms: int | None = None) -> None:
+    """``$disconnect``: the connection closed at ``at_ms`` (UTC ms, the event's
+    ``requestTimeEpoch``; None: now) (``presence.disconnect``: its tombstone, and the reconnect
     deadline of ruling 9 for a player in a lobby or tournament)."""
-    drop(deps, _disconnect(deps, connection_id))
+    drop(deps, _disconnect(deps, connection_id, at_ms=at_ms))
 
 
 __all__ = [

@@ -212,24 +212,30 @@ def test_empty_commit_is_a_no_op(store: Any) -> None:
 
 
 # ---------------------------------------------------------------------------- connections
-def test_connection_round_trip_and_delete_returns_what_it_held(store: Any) -> None:
+def test_connection_round_trip_and_close_keeps_a_tombstone(store: Any) -> None:
     c = Connection("c1=", NOW)
     store.commit([c])
     c.player_id = "p1"
     store.commit([c])
     got = store.get_connection("c1=")
-    assert (got.player_id, got.connected_ms, got.version) == ("p1", NOW, 2)
-    old = store.delete_connection("c1=")
+    assert (got.player_id, got.connected_ms, got.version, got.closed_ms) == ("p1", NOW, 2, None)
+    old = store.close_connection("c1=", NOW + 5)
     assert old is not None
-    assert old.player_id == "p1"
-    assert store.get_connection("c1=") is None
-    assert store.delete_connection("c1=") is None
+    assert (old.player_id, old.closed_ms) == ("p1", None)  # what it held while open
+    tomb = store.get_connection("c1=")
+    assert (tomb.player_id, tomb.closed_ms, tomb.version) == ("p1", NOW + 5, 3)
+    assert store.close_connection("c1=", NOW + 9) is None  # closed once
+    assert store.get_connection("c1=").closed_ms == NOW + 5
+    assert store.close_connection("unknown=", NOW) is None
+    got.player_id = "p2"
+    with pytest.raises(ConflictError):  # a save from a read of the open item conflicts
+        store.commit([got])
 
 
 def test_strikes_add_up_on_the_connection_and_survive_its_saves(store: Any) -> None:
     """``add_strike``: one update per strike, counted across callers (containers); a later
     versioned save of the connection (it read the strikes) keeps them; a closed connection
-    is not recreated."""
+    is not struck."""
     store.commit([Connection("c2=", NOW)])
 
     assert [store.add_strike("c2=") for _ in range(2)] == [1, 2]
@@ -239,9 +245,9 @@ def test_strikes_add_up_on_the_connection_and_survive_its_saves(store: Any) -> N
     store.commit([conn])
     assert store.add_strike("c2=") == 3
     assert store.get_connection("c2=").player_id == "p1"
-    store.delete_connection("c2=")
+    store.close_connection("c2=", NOW + 1)
     assert store.add_strike("c2=") is None
-    assert store.get_connection("c2=") is None
+    assert store.get_connection("c2=").strikes == 3
 
 
 # ---------------------------------------------------------------------------- queries

@@ -56,7 +56,6 @@ JUSTIFIED = re.compile(r"#\s*(unconditional|conditional):\s*\S")
 
 UNCONDITIONAL = {
     # (operation, key prefix): the documented reason sits next to the code
-    ("DeleteItem", "CONN#"): "$disconnect removes the connection whatever it holds",
     ("Delete", "INVITE#"): "rides in one transaction with the party's versioned save",
 }
 
@@ -207,7 +206,7 @@ def test_a_whole_game_sends_only_conditional_writes(backend):
         backend.clock.advance_to(backend.clock.next_due())
     assert record(backend, tid).tournament.over
     kinds = {k for k, _ in recorded}
-    assert {"Put", "Delete", "PutItem", "DeleteItem"} <= kinds
+    assert {"Put", "Delete", "PutItem"} <= kinds
     bad = []
     for kind, body in recorded:
         key = body.get("Key") or body.get("Item")

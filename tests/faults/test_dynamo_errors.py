@@ -22,9 +22,9 @@ The write paths (one per kind of write request the store sends): a guess (one co
 rating history item, a rating ``Update`` of the leaver), a first join (``TransactWriteItems``:
 player, lobby, opener), the 8th join starting the tournament (one large transaction), a new
 session (``create_player``'s transaction, then the connection's ``PutItem``) and a disconnect
-(``delete_connection``'s ``DeleteItem``, then ``PutItem``s). The store sends no plain
-``UpdateItem`` (its only update rides in transactions). Reads: ``GetItem``, ``Query``,
-``BatchGetItem``.
+(``close_connection``'s ``PutItem``, the connection's tombstone, then ``PutItem``s). The store
+sends no plain ``UpdateItem`` (its only update rides in transactions). Reads: ``GetItem``,
+``Query``, ``BatchGetItem``.
 
 Expectations, per code and path:
 
@@ -420,7 +420,7 @@ def _session_new(b: Any) -> tuple[Callable[[], None], Any]:
 
 
 def _disconnect(b: Any) -> tuple[Callable[[], None], Any]:
-    """``$disconnect`` of a queued player: delete_connection's DeleteItem, then the player's
+    """``$disconnect`` of a queued player: close_connection's PutItem, then the player's
     PutItem (reconnect deadline) and the lobby's (the other seat hears player_status)."""
     p, other = b.player("d"), b.player("o")
     p.join("en")
@@ -442,7 +442,7 @@ FIRST_WRITE = {
     "join": "TransactWriteItems",
     "join_8th": "TransactWriteItems",
     "session_new": "TransactWriteItems",
-    "disconnect": "DeleteItem",
+    "disconnect": "PutItem",
 }
 
 
@@ -651,11 +651,11 @@ def test_a_landed_guess_that_cannot_be_verified_is_never_applied_twice(monkeypat
         assert mover.messages[-1]["code"] != "internal_error"
 
 
-def test_a_disconnect_whose_delete_landed_but_answered_500_still_disconnects(monkeypatch, faults):
+def test_a_disconnect_whose_close_landed_but_answered_500_still_disconnects(monkeypatch, faults):
     expected = reference(monkeypatch, "disconnect")
     with _backend(monkeypatch) as run:
         scenario = prepare(run, faults, "disconnect")
-        faults.fail("DeleteItem", dynamo_error("InternalServerError"), status=500, applied=True)
+        faults.fail("PutItem", dynamo_error("InternalServerError"), status=500, applied=True)
         scenario.action()
         assert scenario.outcome() == expected
 

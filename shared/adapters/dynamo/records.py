@@ -95,6 +95,9 @@ def connection_to_item(c: Connection) -> dict[str, Any]:
         item["source"] = c.source
     if c.strikes:
         item["strikes"] = c.strikes
+    if c.closed_ms is not None:
+        item["closed_ms"] = c.closed_ms
+        item[schema.TTL_ATTRIBUTE] = schema.tombstone_ttl(c.closed_ms)
     return item
 
 
@@ -106,6 +109,7 @@ def connection_from_item(item: dict[str, Any]) -> Connection:
         version=int(item["version"]),
         source=item.get("source"),
         strikes=int(item.get("strikes", 0)),
+        closed_ms=int(item["closed_ms"]) if "closed_ms" in item else None,
     )
 
 

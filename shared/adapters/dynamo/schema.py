@@ -74,6 +74,18 @@ FINISHED_TTL_SECONDS = 7 * 24 * 3600
 """Finished lobbies and tournaments are kept a week, then removed by TTL."""
 
 
+CONNECTION_TOMBSTONE_SECONDS = 600
+"""A closed connection's item stays this long as a tombstone (``Connection.closed_ms``): far
+longer than a message can wait for its handler (API Gateway's integration timeout, 29 s) and
+run (the function timeout). DynamoDB's TTL deletes it later, at no write cost; readers go by
+``closed_ms``, never by the item's absence (TTL deletion may lag by days)."""
+
+
+def tombstone_ttl(closed_ms: int) -> int:
+    """The TTL attribute's value (epoch seconds) of a connection closed at ``closed_ms``."""
+    return closed_ms // 1000 + CONNECTION_TOMBSTONE_SECONDS
+
+
 def finished_ttl(now_ms: int) -> int:
     """The TTL attribute's value (epoch seconds) for a lobby or tournament finished at
     ``now_ms`` (epoch ms): ``FINISHED_TTL_SECONDS`` later."""

@@ -9,6 +9,7 @@ error mapping and the handling of unknown outcomes: ``shared/domain/RULINGS.md``
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import time
@@ -425,16 +426,16 @@ class DynamoStore:
 
     def add_strike(self, connection_id: str) -> int | None:
         """Add a flood strike (``Store.add_strike``): one UpdateItem, ``ADD strikes :one`` on
-        the condition that the connection item exists (a closed connection is not recreated);
-        None when it does not. A resent update whose first attempt landed counts twice: the
-        close errs on the side of the flood."""
+        the condition that the connection item exists and is open (a closed connection is
+        neither recreated nor struck); None when it is not. A resent update whose first attempt
+        landed counts twice: the close errs on the side of the flood."""
         try:
             resp = self.client.update_item(
                 TableName=self._table,
                 Key=to_av(schema.connection_key(connection_id)),
                 UpdateExpression="ADD #s :one",
-                ConditionExpression="attribute_exists(#pk)",
-                ExpressionAttributeNames={"#s": "strikes", "#pk": schema.PK},
+                ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#c)",
+                ExpressionAttributeNames={"#s": "strikes", "#pk": schema.PK, "#c": "closed_ms"},
                 ExpressionAttributeValues={":one": {"N": "1"}},
                 ReturnValues="UPDATED_NEW",
             )
@@ -449,29 +450,28 @@ class DynamoStore:
             raise BusyError(f"the table is busy ({type(err).__name__}); please try again") from err
         return int(resp["Attributes"]["strikes"]["N"])
 
-    def delete_connection(self, connection_id: str) -> Connection | None:
-        """Remove a closed connection; returns what it held, None when it was already gone.
+    def close_connection(self, connection_id: str, closed_ms: int) -> Connection | None:
+        """Turn a connection's item into a tombstone closed at ``closed_ms`` (UTC ms; TTL
+        ``schema.CONNECTION_TOMBSTONE_SECONDS`` on); returns what it held while open, None when
+        it is unknown or already closed (nothing written then).
 
-        Two calls: a strongly consistent GetItem, then an unconditional DeleteItem
-        (``ALL_OLD``). The read is what survives a lost answer: when the delete landed but its
-        answer did not (a 500 after the write), botocore resends it, the resend finds nothing
-        and returns nothing, and the read still says which player the connection held, so
-        the player is marked disconnected all the same (DynamoDB, "Error retries and
-        exponential backoff": a request that failed may still have been applied,
-        https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html).
-        The delete's own answer wins when it has one (it is the item as deleted). An absent
-        item (a duplicate ``$disconnect``) costs the read only: nothing is written.
+        A strongly consistent GetItem, then a put conditional on the version read (``commit``:
+        one write unit, as the DeleteItem it replaces; a save based on an earlier read of the
+        open item then conflicts). A conflict (a ``session`` bound it meanwhile) reads again.
+        A put that landed but answered 500 is recognised by ``commit`` (the stored item is the
+        one sent), and the read still says which player the connection held.
         """
-        key = to_av(schema.connection_key(connection_id))
-        seen = self._client.get_item(TableName=self._table, Key=key, ConsistentRead=True).get(
-            "Item"
-        )
-        if not seen:
-            return None
-        # unconditional: $disconnect ends the connection whatever it holds now
-        resp = self._client.delete_item(TableName=self._table, Key=key, ReturnValues="ALL_OLD")
-        old = resp.get("Attributes") or seen
-        return records.connection_from_item(from_av(old))
+        for _ in range(5):
+            seen = self.get_connection(connection_id)
+            if seen is None or seen.closed_ms is not None:
+                return None
+            tomb = dataclasses.replace(seen, closed_ms=closed_ms)
+            try:
+                self.commit([tomb])
+            except ConflictError:
+                continue
+            return seen
+        raise ContentionError("the connection is being changed; please try again")
 
     def commit(self, writes: Sequence[Write | TokenCreated]) -> None:
         """Apply ``writes`` atomically (one conditional write, or a transaction).

@@ -175,7 +175,8 @@ def _marks_from_number(n: int, length: int) -> tuple[Mark, ...]:
 def _compact_duel(x: Duel, first_ms: int) -> list[Any]:
     """``[id, a, b, first (0/1), word, answer | "", starts - first_ms, deadline, rows, result,
     winner (0/1/None), reason, ended]``; a row ``[i, dt]`` (skip) or ``[i, dt, word, marks]``
-    (+ ``tiles`` when they are not the word's letters), ``i`` the player's index, ``dt`` ms
+    (+ ``tiles`` when they are not the word's letters, else null when a ``request_id``
+    follows; + the guess's ``request_id``, ruling 18), ``i`` the player's index, ``dt`` ms
     after the previous row (the first: after ``starts``), ``marks`` the tiles' marks as one
     base-3 number (``_marks_number``)."""
     players = list(x.players)
@@ -188,8 +189,10 @@ def _compact_duel(x: Duel, first_ms: int) -> list[Any]:
             row.append(r.word)
             row.append(_marks_number(r.marks or ()))
             tiles = list(r.tiles or ())
-            if tiles != list(r.word):
-                row.append(tiles)
+            if tiles != list(r.word) or r.request_id is not None:
+                row.append(tiles if tiles != list(r.word) else None)
+            if r.request_id is not None:
+                row.append(r.request_id)
         rows.append(row)
     answer = list(x.answer)
     return [
@@ -235,7 +238,7 @@ def _duel_from_compact(c: list[Any], first_ms: int) -> Duel:
         if len(raw) == 2:
             rows.append(Row(player=players[raw[0]], at_ms=at))
             continue
-        tiles = tuple(raw[4]) if len(raw) > 4 else tuple(raw[2])
+        tiles = tuple(raw[4]) if len(raw) > 4 and raw[4] is not None else tuple(raw[2])
         rows.append(
             Row(
                 player=players[raw[0]],
@@ -243,6 +246,7 @@ def _duel_from_compact(c: list[Any], first_ms: int) -> Duel:
                 tiles=tiles,
                 marks=_marks_from_number(raw[3], len(tiles)),
                 at_ms=at,
+                request_id=raw[5] if len(raw) > 5 else None,
             )
         )
     return Duel(

@@ -24,7 +24,7 @@ def test_disconnect_in_a_lobby_keeps_the_seat_and_tells_the_lobby(backend):
 
     b.disconnect()
 
-    assert backend.item(schema.connection_key(old)) is None
+    assert backend.item(schema.connection_key(old))["closed_ms"] == now  # a tombstone
     me = player_item(backend, b)
     assert me["connected"] is False
     assert "connection_id" not in me
@@ -93,14 +93,18 @@ def test_disconnect_of_an_idle_player_starts_no_deadline(backend):
     assert backend.clock.pending() == []
 
 
-def test_disconnect_before_a_session_only_forgets_the_connection(backend):
+def test_disconnect_before_a_session_only_closes_the_connection(backend):
     a = backend.player("a")
     stranger = backend.player("stranger", session=False)
-    before = [i for i in backend.items() if i["pk"] != f"CONN#{stranger.connection_id}"]
+    key = f"CONN#{stranger.connection_id}"
+    before = [i for i in backend.items() if i["pk"] != key]
 
     stranger.disconnect()
 
-    assert backend.items() == before
+    assert [i for i in backend.items() if i["pk"] != key] == before
+    assert backend.item(schema.connection_key(stranger.connection_id))["closed_ms"] == (
+        backend.clock.now
+    )
     assert [m["type"] for m in a.messages] == ["session"]
 
 
@@ -116,7 +120,7 @@ def test_push_to_a_gone_connection_starts_the_disconnect_flow(backend):
     me = player_item(backend, b)
     assert me["connected"] is False
     assert me["reconnect_deadline_ms"] == backend.clock.now + 60_000
-    assert backend.item(schema.connection_key(b.connection_id)) is None
+    assert backend.item(schema.connection_key(b.connection_id))["closed_ms"] == backend.clock.now
     assert lobby_item(backend, lobby_id)["connections"][b.id] is None
     for p in (a, c):
         status = p.last("player_status")

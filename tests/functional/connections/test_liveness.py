@@ -64,7 +64,7 @@ def test_a_silent_duelist_is_disconnected_at_a_skip_then_left_after_the_window(l
     assert (me["connected"], me["reconnect_deadline_ms"]) == (False, deadline)
     # ... and the server closed the connection (DeleteConnection)
     assert cid in live.notifier.closed
-    assert live.item(schema.connection_key(cid)) is None
+    assert live.item(schema.connection_key(cid))["closed_ms"] is not None  # a tombstone
 
     while live.clock.now < deadline + 2_000:
         if opponent.my_turn():

@@ -83,7 +83,7 @@ def test_resume_binds_the_new_connection_and_closes_the_old_one(backend):
 
     # closing it makes API Gateway send its $disconnect: the player stays connected
     backend.invoke("$disconnect", old)
-    assert backend.item(schema.connection_key(old)) is None
+    assert backend.item(schema.connection_key(old))["closed_ms"] == backend.clock.now
     profile = backend.item(schema.player_key(a.id))
     assert (profile["connected"], profile["connection_id"]) == (True, a.connection_id)
     assert backend.clock.pending() == []
@@ -93,7 +93,7 @@ def test_resume_after_a_disconnect_sends_no_session_replaced(backend):
     a = backend.player("a")
     old = a.connection_id
     a.disconnect()
-    assert backend.item(schema.connection_key(old)) is None
+    assert backend.item(schema.connection_key(old))["closed_ms"] == backend.clock.now
     profile = backend.item(schema.player_key(a.id))
     assert profile["connected"] is False
     assert "connection_id" not in profile

@@ -98,8 +98,10 @@ def test_route_selection_uses_body_action_and_falls_back_to_default() -> None:
             for frame in frames:
                 await ws.send(frame)
             replies = [await recv_json(ws) for _ in frames]
-        assert [r["route"] for r in replies] == ["echo"] + ["$default"] * 5
-        assert [r["body"] for r in replies] == frames
+        # each message is its own invocation: replies come in any order
+        assert {r["body"]: r["route"] for r in replies} == dict(
+            zip(frames, ["echo"] + ["$default"] * 5, strict=True)
+        )
 
     run(scenario)
     messages = app.recorder.events("echo") + app.recorder.events("$default")
@@ -124,7 +126,8 @@ def test_select_route_is_pure_and_matches_api_gateway_expression() -> None:
     assert select_route('{"action": "join", "x": ' + "[" * 100_000 + "]}", routes) == "$default"
 
 
-def test_messages_of_one_connection_run_one_at_a_time_in_order() -> None:
+def test_serial_mode_runs_one_connections_messages_one_at_a_time_in_order() -> None:
+    """The test switch ``serial_messages`` (not AWS's behaviour: see the next tests)."""
     app = EchoApp()
     count = 30
 
@@ -135,13 +138,77 @@ def test_messages_of_one_connection_run_one_at_a_time_in_order() -> None:
             return [(await recv_json(ws))["seq"] for _ in range(count)]
 
     async def scenario() -> None:
-        async with gateway(app.routes()) as gw:
+        async with gateway(app.routes(), serial_messages=True) as gw:
             results = await asyncio.gather(*(talk(gw.ws_url) for _ in range(3)))
         assert results == [list(range(count))] * 3
 
     run(scenario)
     assert len(app.max_active) == 3
     assert set(app.max_active.values()) == {1}
+
+
+def test_messages_of_one_connection_run_concurrently_by_default() -> None:
+    """As on AWS, each message is its own invocation: the first message's handler blocks
+    until the second one of the same connection was handled."""
+    import threading
+
+    second_handled = threading.Event()
+    app = EchoApp()
+
+    def wait_for_second(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        assert second_handled.wait(10), "the second message waited for the first"
+        return app.echo(event, context)
+
+    def mark_second(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        second_handled.set()
+        return app.echo(event, context)
+
+    routes = app.routes() | {"first": wait_for_second, "second": mark_second}
+
+    async def scenario() -> None:
+        async with gateway(routes) as gw, websockets.connect(gw.ws_url) as ws:
+            await ws.send(json.dumps({"action": "first"}))
+            await ws.send(json.dumps({"action": "second"}))
+            # serial, the first handler would time out waiting ("Internal server error")
+            replies = [await recv_json(ws) for _ in range(2)]
+            assert sorted(r["route"] for r in replies) == ["first", "second"]
+
+    run(scenario)
+
+
+def test_disconnect_races_the_messages_sent_just_before_the_close() -> None:
+    """``$disconnect`` starts at the close, while a message received before it still runs
+    (nothing orders them on AWS); that message's event keeps its receipt time, before the
+    ``$disconnect``'s."""
+    import threading
+
+    disconnected = threading.Event()
+    app = EchoApp()
+
+    def slow(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        assert disconnected.wait(10), "$disconnect waited for the message"
+        app.recorder.add("slow", event, context)
+        return {"statusCode": 200}
+
+    def on_disconnect(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        app.recorder.add("$disconnect", event, context)
+        disconnected.set()
+        return {"statusCode": 200}
+
+    routes = app.routes() | {"slow": slow, "$disconnect": on_disconnect}
+
+    async def scenario() -> None:
+        async with gateway(routes) as gw:
+            async with websockets.connect(gw.ws_url) as ws:
+                await ws.send(json.dumps({"action": "slow"}))
+            await app.recorder.await_route("slow")
+
+    run(scenario)
+    routes_seen = [route for route, *_ in app.recorder.calls]
+    assert routes_seen.index("$disconnect") < routes_seen.index("slow")
+    ((message,), (closed,)) = app.recorder.events("slow"), app.recorder.events("$disconnect")
+    received = message["requestContext"]["requestTimeEpoch"]
+    assert received <= closed["requestContext"]["requestTimeEpoch"]
 
 
 def test_different_connections_are_handled_concurrently() -> None:
@@ -261,8 +328,14 @@ def test_a_handler_can_delete_its_own_connection_without_deadlock() -> None:
         async with gateway(app.routes()) as gw, websockets.connect(gw.ws_url) as ws:
             await ws.send(json.dumps({"action": "kick"}))
             await ws.send(json.dumps({"action": "echo", "seq": "after-kick"}))
+
+            async def until_closed() -> None:
+                for _ in range(2):  # the echo runs concurrently: its reply may come first
+                    reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                    assert reply["route"] == "echo"
+
             with pytest.raises(ConnectionClosed) as closed:
-                await asyncio.wait_for(ws.recv(), 10)
+                await until_closed()
             assert closed.value.rcvd is not None
             assert closed.value.rcvd.code == 1000
             (event,) = await app.recorder.await_route("$disconnect")
