@@ -116,9 +116,9 @@ STORM_FUNCTIONS: Final = frozenset({"connect", "session", "disconnect"})
 STORM_ROUTES: Final = frozenset({"$connect", "session"})
 
 FUNCTION_TIMEOUT_S: Final[dict[str, int]] = {
-    "connect": 5,
+    "connect": 10,
     "disconnect": 15,
-    "default": 5,
+    "default": 10,
     "session": 10,
     "join": 20,
     "leave": 15,
@@ -129,7 +129,15 @@ FUNCTION_TIMEOUT_S: Final[dict[str, int]] = {
     "watchdog": 60,
 }
 """Function module -> its Lambda timeout in seconds (``infra.cdk.constructs.functions.SPECS``
-deploys it; the twin enforces it)."""
+deploys it; the twin enforces it). Each leaves the worst case of one AWS call
+(``shared.runtime.bootstrap.worst_call_seconds``) :func:`call_margin_seconds` to spare."""
+
+
+def call_margin_seconds(timeout_s: float) -> float:
+    """What a function's timeout must leave beyond one AWS call's worst case: 2 s or a fifth
+    of the timeout, whichever is more (the handler's own work, a push after the call)."""
+    return max(2.0, timeout_s / 5)
+
 
 STAGE_LIMITS: Final[dict[str, StageLimits]] = {
     "dev": StageLimits(
