@@ -116,9 +116,9 @@ STORM_FUNCTIONS: Final = frozenset({"connect", "session", "disconnect"})
 STORM_ROUTES: Final = frozenset({"$connect", "session"})
 
 FUNCTION_TIMEOUT_S: Final[dict[str, int]] = {
-    "connect": 5,
+    "connect": 10,
     "disconnect": 15,
-    "default": 5,
+    "default": 10,
     "session": 10,
     "join": 20,
     "leave": 15,
@@ -129,15 +129,23 @@ FUNCTION_TIMEOUT_S: Final[dict[str, int]] = {
     "watchdog": 60,
 }
 """Function module -> its Lambda timeout in seconds (``infra.cdk.constructs.functions.SPECS``
-deploys it; the twin enforces it)."""
+deploys it; the twin enforces it). Each leaves the worst case of one AWS call
+(``shared.runtime.bootstrap.worst_call_seconds``) :func:`call_margin_seconds` to spare."""
+
+
+def call_margin_seconds(timeout_s: float) -> float:
+    """What a function's timeout must leave beyond one AWS call's worst case: 2 s or a fifth
+    of the timeout, whichever is more (the handler's own work, a push after the call)."""
+    return max(2.0, timeout_s / 5)
+
 
 STAGE_LIMITS: Final[dict[str, StageLimits]] = {
     "dev": StageLimits(
         "dev",
         stage=Throttle(50, 100),
         routes={
-            "$connect": Throttle(5, 10),
-            "session": Throttle(5, 10),
+            "$connect": Throttle(20, 40),
+            "session": Throttle(20, 40),
             "guess": Throttle(50, 100),
         },
         reserved={
@@ -157,24 +165,24 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
     ),
     "prod": StageLimits(
         "prod",
-        stage=Throttle(1_000, 2_000),
+        stage=Throttle(6_000, 5_000),
         routes={
-            "$connect": Throttle(50, 100),
-            "session": Throttle(50, 100),
-            "guess": Throttle(500, 1_000),
+            "$connect": Throttle(3_500, 5_000),
+            "session": Throttle(3_500, 5_000),
+            "guess": Throttle(4_000, 8_000),
         },
         reserved={
-            "apply_deadlines": 50,
+            "apply_deadlines": 150,
             "watchdog": 1,
-            "connect": 50,
-            "disconnect": 50,
-            "default": 10,
-            "session": 50,
-            "join": 50,
-            "leave": 20,
-            "guess": 200,
-            "nickname": 10,
-            "party": 20,
+            "connect": 750,
+            "disconnect": 750,
+            "default": 50,
+            "session": 750,
+            "join": 100,
+            "leave": 50,
+            "guess": 800,
+            "nickname": 50,
+            "party": 50,
         },
         target_players=TARGET_PLAYERS,
     ),

@@ -29,11 +29,12 @@ from infra.simulation.expressions import (
     condition,
 )
 from shared.adapters.dynamo import schema
+from shared.runtime.bootstrap import TOTAL_MAX_ATTEMPTS
 
 AV = dict[str, Any]
 Key = tuple[str, str]
 
-BOTOCORE_MAX_ATTEMPTS = 3
+BOTOCORE_MAX_ATTEMPTS = TOTAL_MAX_ATTEMPTS
 """``total_max_attempts`` of the client config (``shared.runtime.bootstrap``)."""
 
 

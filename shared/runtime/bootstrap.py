@@ -15,6 +15,31 @@ from shared.runtime.settings import Settings
 from shared.services.deps import Deps, FairPlay, Timing, new_id, new_secret
 from shared.services.ports import Clock, GameSwitch, Lexicon, Limiter, Notifier, Store
 
+CONNECT_TIMEOUT_S = 1.0
+"""botocore's connect timeout (seconds): a TCP connect inside the Region takes milliseconds."""
+READ_TIMEOUT_S = 2.0
+"""botocore's read timeout (seconds; per socket read): DynamoDB, Step Functions and
+``@connections`` answer in tens of milliseconds; 2 s is a stuck call, better retried once."""
+TOTAL_MAX_ATTEMPTS = 2
+"""Tries per call, the first included (botocore's standard retry mode)."""
+MAX_BACKOFF_S = 20.0
+"""botocore's cap on one retry's backoff (standard mode)."""
+
+
+def worst_call_seconds(
+    connect_s: float = CONNECT_TIMEOUT_S,
+    read_s: float = READ_TIMEOUT_S,
+    attempts: int = TOTAL_MAX_ATTEMPTS,
+) -> float:
+    """The longest one AWS call can take under these settings (seconds): every try times out
+    after connecting just in time (``connect_s + read_s``), and each retry waits the most
+    standard mode's backoff allows (``min(2 ** (n - 1), 20)`` s after try n, the throttling
+    scale; an ``x-amz-retry-after`` header, which none of our services sends, is left out).
+    botocore, "Retries", standard mode:
+    https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html"""
+    backoff = sum(min(2.0 ** (n - 1), MAX_BACKOFF_S) for n in range(1, attempts))
+    return attempts * (connect_s + read_s) + backoff
+
 
 def client(
     service: str, settings: Settings, endpoint: str | None = None, session: Any = None
@@ -26,19 +51,20 @@ def client(
     handler on one thread).
 
     Standard retry mode: throttling, 5xx and transport errors retried with jittered exponential
-    backoff. ``total_max_attempts`` counts the first try (botocore's ``max_attempts`` counts
-    retries: 4 meant 5 tries and up to 1+2+4+8 s of throttling backoff per call, past a message
-    function's timeout). 3 tries keep it under 3 s; a use case then retries as a whole
-    (``shared.services.change.run``) within its time budget. (botocore, "Retries": standard
-    mode; https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html)
+    backoff; :data:`TOTAL_MAX_ATTEMPTS` tries of at most :data:`CONNECT_TIMEOUT_S` +
+    :data:`READ_TIMEOUT_S` each, so one call ends within :func:`worst_call_seconds` (7 s),
+    inside every function's timeout with a margin (``infra.limits.FUNCTION_TIMEOUT_S``); a use
+    case then retries as a whole (``shared.services.change.run``) within its time budget.
+    (botocore, "Retries": standard mode;
+    https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html)
     """
     import boto3
     from botocore.config import Config
 
     config = Config(
-        retries={"mode": "standard", "total_max_attempts": 3},
-        connect_timeout=2,
-        read_timeout=5,
+        retries={"mode": "standard", "total_max_attempts": TOTAL_MAX_ATTEMPTS},
+        connect_timeout=CONNECT_TIMEOUT_S,
+        read_timeout=READ_TIMEOUT_S,
         max_pool_connections=64,
     )
     if session is None:

@@ -59,7 +59,7 @@ from tests.faults.conftest import cancelled, dynamo_error
 from tests.faults.support import started
 
 # --------------------------------------------------------------------------- the codes
-BOTOCORE_ATTEMPTS = 3
+BOTOCORE_ATTEMPTS = 2
 """Tries botocore's standard mode makes per call (``shared.runtime.bootstrap.client``; checked
 below)."""
 

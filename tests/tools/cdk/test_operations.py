@@ -36,9 +36,10 @@ def test_every_function_has_reserved_concurrency(synthesized, stage):
     for module, spec in SPECS.items():
         _, fn = functions_by_handler(template)[spec.handler]
         assert fn["ReservedConcurrentExecutions"] == reserved[module], module
-    # one watchdog at a time; Lambda keeps 100 of the default 1000 unreserved
+    # one watchdog at a time; Lambda keeps 100 unreserved: dev fits the default 1000, prod's
+    # need is a quota to raise (infra/CAPACITY.md, checked by test_capacity_limits)
     assert reserved["watchdog"] == 1
-    assert sum(reserved.values()) <= 900
+    assert sum(reserved.values()) + 100 <= (1000 if stage == "dev" else 4000)
 
 
 @pytest.mark.parametrize("stage", STAGE_NAMES)
