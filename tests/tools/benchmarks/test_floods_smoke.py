@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from infra.benchmarks.floods import PHASES, p99
+from infra.benchmarks.run import KEPT_MARKER, kept_sections
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -21,6 +22,17 @@ def test_p99_is_the_nearest_rank() -> None:
     assert p99([5.0]) == 5.0
     assert p99([float(v) for v in range(1, 101)]) == 99.0
     assert p99([float(v) for v in range(200, 0, -1)]) == 198.0
+
+
+def test_the_main_run_keeps_the_floods_section(tmp_path: Path) -> None:
+    """``python -m infra.benchmarks`` rewrites ``RESULTS.md`` but keeps what follows the
+    marker (the floods figures, run on their own)."""
+    out = tmp_path / "RESULTS.md"
+    assert kept_sections(out) == ""
+    out.write_text(f"# old figures\n\n{KEPT_MARKER}\n\n## Floods\n\nfigures\n")
+    assert kept_sections(out) == f"\n{KEPT_MARKER}\n\n## Floods\n\nfigures\n"
+    out.write_text("# no marker\n")
+    assert kept_sections(out) == ""
 
 
 @pytest.mark.slow
