@@ -97,6 +97,20 @@ def run(quick: bool, only: Sequence[str]) -> report.Results:
     return res
 
 
+KEPT_MARKER = "<!-- kept: written by separate benchmarks; python -m infra.benchmarks keeps it -->"
+"""Everything from this line on in ``RESULTS.md`` survives a rewrite (``infra.benchmarks.floods``'
+figures, run on their own)."""
+
+
+def kept_sections(out: Path) -> str:
+    """The part of ``out`` from :data:`KEPT_MARKER` on (with a blank line before), or ""."""
+    if not out.is_file():
+        return ""
+    text = out.read_text()
+    at = text.find(KEPT_MARKER)
+    return "" if at < 0 else "\n" + text[at:]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smoke mode (CI): small samples")
@@ -119,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if out is None and not args.quick:
         out = DEFAULT_OUT
     if out is not None:
-        out.write_text(text)
+        out.write_text(text + kept_sections(out))
         print(f"\nwrote {out}", file=sys.stderr)
     return 0
 

@@ -336,8 +336,10 @@ A single event comes alone, unwrapped; a batch never nests.
 
 ## Limits
 
-- **Rate:** per connection, {_RATE} (`ping` aside: the gateway answers it). Beyond that a
-  message is answered `rate_limited` and dropped unread.
+- **Rate:** per connection, {_RATE} (`ping` aside: the gateway answers it), counted by when
+  API Gateway received each message. Beyond that a message is answered `rate_limited` and
+  dropped unread. A message answered `no_session` counts as 5: send `session` first. A
+  connection that keeps sending into `rate_limited` (about 20 refusals) is closed by the server.
 - **Size:** an inbound frame is at most {_kb(MAX_FRAME_BYTES)}: API Gateway closes the connection
   with status 1009 ("Message too big") on a larger one. A message, in either direction, is at
   most {_kb(MAX_MESSAGE_BYTES)}; the server reads client messages of up to
