@@ -35,3 +35,14 @@ def test_a_description_names_its_commit_and_nothing_else_does():
     assert commit_of(version_description("abc123")) == "abc123"
     assert commit_of("guess") is None
     assert commit_of(None) is None
+
+
+def test_preflight_reads_the_reservations_the_template_sets(prod):
+    """``infra.operations.preflight --template`` sums what the synthesized stack reserves:
+    the same figures as the source it was synthesized from."""
+    from infra.cdk.stack import STAGES
+    from infra.operations.preflight import reservations_from_template
+
+    assert sorted(reservations_from_template(prod).values()) == sorted(
+        STAGES["prod"].reserved.values()
+    )
