@@ -140,7 +140,7 @@ SPECS: dict[str, FunctionSpec] = {
     for s in (
         FunctionSpec(
             "connect",
-            256,
+            512,
             5,
             table=TableAccess.PUT_ONLY,
             pushes=False,
@@ -150,7 +150,7 @@ SPECS: dict[str, FunctionSpec] = {
         FunctionSpec("disconnect", 512, 15, description="$disconnect: reconnect deadline"),
         FunctionSpec(
             "default",
-            256,
+            512,
             5,
             settings=_MESSAGE,
             description="$default: answers bodies that matched no route (an error code)",
@@ -176,13 +176,14 @@ SPECS: dict[str, FunctionSpec] = {
             description="join: matchmaking; the 8th seat starts a tournament",
         ),
         FunctionSpec("leave", 512, 15, settings=_MESSAGE, description="leave"),
-        # The hot path: more memory buys more CPU and a faster cold start.
-        FunctionSpec("guess", 1024, 10, settings=_MESSAGE, description="guess"),
-        FunctionSpec("nickname", 256, 10, settings=_MESSAGE, description="nickname"),
+        # Memory: the cheapest size whose CPU per warm invocation (<= 15 ms) and cold start
+        # (<= 2 s) meet their goals, measured (infra/benchmarks/RESULTS.md, figure 3b).
+        FunctionSpec("guess", 512, 10, settings=_MESSAGE, description="guess"),
+        FunctionSpec("nickname", 512, 10, settings=_MESSAGE, description="nickname"),
         FunctionSpec("party", 1024, 20, settings=_MESSAGE, description="party_* actions"),
         FunctionSpec(
             "apply_deadlines",
-            1024,
+            512,
             # the deadline machine's retries and handover budget count on this timeout
             CLOCK_FUNCTION_TIMEOUT_S,
             description="the clock function: the deadline machine applies what is due",
