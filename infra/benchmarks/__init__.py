@@ -8,6 +8,9 @@ Modules, one per figure: ``calls`` (1, with ``units`` for DynamoDB capacity rule
 (1b), ``layers`` (1c: CPU per action by layer against the botocore floor), ``cold`` (2),
 ``cost`` (3: the bill, composed from ``play``, the tournament played, ``clocks``, the clock
 designs measured and modelled, and ``prices``, ``prices.json`` and the billing arithmetic),
-``capacity`` (4); ``run`` composes them. Apart:
+``capacity`` (4), ``memory`` (3b: each function's memory against its cost), ``storage``
+(3c: bytes per player and per tournament, growth); ``run`` composes them and writes
+``results.json``, from which ``figures`` (``python -m infra.benchmarks.figures --write``)
+rewrites the figures quoted in the docs. Apart:
 ``word_lists``, each language's cold load time (``python -m infra.benchmarks.word_lists``).
 """

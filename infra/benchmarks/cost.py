@@ -17,12 +17,13 @@ from infra.benchmarks.clocks import ClockDesign, clock_designs, clock_floor
 from infra.benchmarks.play import PlayStyle, TournamentRun, play_tournament
 from infra.benchmarks.prices import (
     CALL_LATENCY_MS,
-    LAMBDA_GB,
     TOURNAMENTS_PER_MONTH,
-    billed_ms,
+    gb_seconds,
     load_prices,
     mean_billed_ms,
+    memory_mb_of,
 )
+from infra.benchmarks.storage import Storage, StoredItem, stored_items
 from infra.cdk.constructs.log_formats import ACCESS_LOG_FORMAT
 from shared.adapters.step_functions import state_machine_definition
 
@@ -88,10 +89,6 @@ SFN_EVENTS_PER_STATE = {"Wait": 2, "Choice": 2, "Succeed": 2, "Pass": 2, "Fail":
 """History events a state logs: ``<Type>StateEntered`` and ``<Type>StateExited``; a Task also
 ``TaskScheduled``, ``TaskStarted`` and ``TaskSucceeded``; a Fail state only enters. Each
 execution adds ``ExecutionStarted`` and its end (``ExecutionSucceeded``/``Failed``)."""
-ALARM_METRICS = 64
-"""Alarm metrics per stage (``infra.cdk.constructs.monitoring``: 52 alarms, 64 metrics)."""
-CUSTOM_METRICS = 12
-"""Application metrics published per stage (Powertools, one namespace, one dimension)."""
 CONNECTION_MINUTES_PER_PLAYER = 15.0
 """Assumption of the brief: each of the 8 players is connected ~15 min (lobby, play, results)."""
 
@@ -117,6 +114,7 @@ class CostReport:
     designs: list[ClockDesign]
     prices: dict[str, Any]
     counts: dict[str, float] = field(default_factory=dict)
+    storage: Storage | None = None
 
     @property
     def total(self) -> float:
@@ -176,7 +174,42 @@ def write_floor_wru(run: TournamentRun) -> float:
     return base + act.gsi_wru
 
 
-def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
+@dataclass(frozen=True)
+class Fixed:
+    """A stage's fixed monthly items, read from its synthesized template
+    (``infra.benchmarks.figures``)."""
+
+    alarm_metrics: int
+    composite_alarms: int
+    dashboards: int
+    custom_metrics: int
+    usd: float
+
+
+def fixed_of(template: dict[str, Any], prices: dict[str, Any]) -> Fixed:
+    from infra.benchmarks import figures
+
+    return Fixed(
+        figures.alarm_metrics(template),
+        len(figures._of_type(template, "AWS::CloudWatch::CompositeAlarm")),
+        len(figures._of_type(template, "AWS::CloudWatch::Dashboard")),
+        figures.custom_metrics(template),
+        figures.fixed_month_usd(template, prices),
+    )
+
+
+def cost_of(
+    run: TournamentRun,
+    prices: dict[str, Any],
+    *,
+    fixed: Fixed | None = None,
+    stored: list[StoredItem] | None = None,
+) -> CostReport:
+    """The bill of ``run`` at ``prices``: ``fixed``, the prod stage's monthly items (none
+    given: none billed), ``stored``, the table as the play left it (none given: no storage
+    line)."""
+    fixed = fixed or Fixed(0, 0, 0, 0, 0.0)
+    storage = Storage(stored or [], run.players, run.duration_ms / 1000)
     act = run.action
     lam = prices["lambda"]
     ddb = prices["dynamodb"]
@@ -190,7 +223,8 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
     pongs = run.gateway_answered  # route responses: one message each (about 60 bytes)
     conn_minutes = run.players * CONNECTION_MINUTES_PER_PLAYER
     route_ms = mean_billed_ms(non_clock)
-    gb_s = sum(billed_ms(i) for i in non_clock) / 1000 * LAMBDA_GB
+    gb_s = gb_seconds(non_clock)
+    route_mb = sorted({memory_mb_of(i) for i in non_clock})
     cw = prices["cloudwatch"]
     refusals = sum(
         1 for i in non_clock for c in i.calls if c.op == "PostToConnection" and c.refusal
@@ -198,16 +232,13 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
     log_bytes = (
         len(run.invocations) * (PLATFORM_LOG_BYTES + EMF_LOG_BYTES) + refusals * REFUSAL_LOG_BYTES
     )
-    fixed_month = (
-        ALARM_METRICS * float(cw["alarm_metric_month"])
-        + float(cw["dashboard_month"])
-        + CUSTOM_METRICS * float(cw["custom_metric_month"])
-    )
+    fixed_month = fixed.usd
+    storage_usd = storage.gb_months * storage.usd_per_month_gb(prices)
     designs = clock_designs(run, prices)
     today = designs[0]
     non_clock_rru = act.rru - today.clock_rru
     wru = act.wru + act.gsi_wru
-    floor_gb_s = sum(billed_ms(i, own_cpu=False) for i in non_clock) / 1000 * LAMBDA_GB
+    floor_gb_s = gb_seconds(non_clock, own_cpu=False)
     own_ms = sum(i.own_cpu_ms for i in non_clock) / max(1, len(non_clock))
     floor_wru = write_floor_wru(run)
     _, frames = fanout(run)
@@ -232,14 +263,15 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
             same + "one per $connect, $disconnect and action message; pings never reach a function",
         ),
         CostLine(
-            f"Lambda duration (routes; measured CPU + AWS waits, mean {route_ms:.1f} ms @ "
-            f"{LAMBDA_GB * 1024:.0f} MB arm64)",
+            f"Lambda duration (routes; measured CPU + AWS waits, mean {route_ms:.1f} ms at each "
+            f"function's configured memory, {route_mb[0]}-{route_mb[-1]} MB arm64)",
             gb_s,
             "GB-s",
             gb_s * float(lam["gb_second_arm64"]),
             floor_gb_s * float(lam["gb_second_arm64"]),
-            f"the AWS waits alone: our own CPU ({own_ms:.1f} ms of {route_ms:.1f} ms per "
-            "invocation) is all that code can remove",
+            f"the AWS waits and clients alone: our own CPU ({own_ms:.1f} ms of "
+            f"{route_ms:.1f} ms per invocation, stretched by the memory's CPU share) is all "
+            "that code can remove; the memory itself: figure 3b",
         ),
         CostLine(
             "DynamoDB writes (table + GSI)",
@@ -339,13 +371,24 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
             same + "tracing is off in prod",
         ),
         CostLine(
-            f"Alarms ({ALARM_METRICS} metrics), dashboard, {CUSTOM_METRICS} custom metrics: "
-            f"${fixed_month:.2f}/month over {TOURNAMENTS_PER_MONTH:,} tournaments",
+            f"Alarms ({fixed.alarm_metrics} alarm metrics, {fixed.composite_alarms} composite), "
+            f"{fixed.dashboards} dashboard, {fixed.custom_metrics} custom metrics (prod "
+            f"template): ${fixed_month:.2f}/month over {TOURNAMENTS_PER_MONTH:,} tournaments",
             1 / TOURNAMENTS_PER_MONTH,
             "months",
             fixed_month / TOURNAMENTS_PER_MONTH,
             fixed_month / TOURNAMENTS_PER_MONTH,
             same + "fixed per month: falls with volume",
+        ),
+        CostLine(
+            f"DynamoDB storage + PITR ({storage.per_tournament_bytes:,.0f} B of items, held "
+            "until their TTL; kept items for a year)",
+            storage.gb_months,
+            "GB-months",
+            storage_usd,
+            storage_usd,
+            same + "tournament and lobby a week after the end, connections 3 h, each resume's "
+            "token 30 days, ratings kept (infra/CAPACITY.md, Storage)",
         ),
     ]
     counts = {
@@ -356,6 +399,7 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
         "posts": len(posts),
         "post_bytes": sum(c.payload_bytes for c in posts),
         "rru": act.rru,
+        "route_rru": non_clock_rru,
         "wru": act.wru,
         "gsi_wru": act.gsi_wru,
         "alt_wru": sum(c.alt_wru for c in act.calls),
@@ -372,9 +416,10 @@ def cost_of(run: TournamentRun, prices: dict[str, Any]) -> CostReport:
         "xray_dev_usd": (len(run.invocations) + today.executions)
         * float(prices["xray"]["trace_recorded"]),
         "fixed_month_usd": fixed_month,
+        "storage_usd": storage_usd,
     }
     counts.update(liveness_cost(run, prices))
-    return CostReport(run, lines, designs, prices, counts)
+    return CostReport(run, lines, designs, prices, counts, storage)
 
 
 def liveness_cost(run: TournamentRun, prices: dict[str, Any]) -> dict[str, float]:
@@ -390,9 +435,11 @@ def liveness_cost(run: TournamentRun, prices: dict[str, Any]) -> dict[str, float
     adds beyond the ping and pong messages: the reads' waits)."""
     lam = prices["lambda"]
     api = prices["apigateway_websocket"]
-    reads = [c for i in run.invocations for c in i.calls if c.op == "GetConnection"]
-    wait_ms = len(reads) * CALL_LATENCY_MS["apigatewaymanagementapi"]
-    reads_usd = wait_ms / 1000 * LAMBDA_GB * float(lam["gb_second_arm64"])
+    reads = [
+        (memory_mb_of(i), c) for i in run.invocations for c in i.calls if c.op == "GetConnection"
+    ]
+    wait = CALL_LATENCY_MS["apigatewaymanagementapi"] / 1000
+    reads_usd = sum(wait * mb / 1024 for mb, _ in reads) * float(lam["gb_second_arm64"])
     messages_usd = 2 * run.gateway_answered * float(api["message"])
     return {
         "pings": run.gateway_answered,
@@ -413,8 +460,20 @@ def fanout(run: TournamentRun) -> tuple[int, int]:
     return posts, frames
 
 
-def measure(style: PlayStyle | None = None, seed: int = 11) -> CostReport:
+def measure(
+    style: PlayStyle | None = None,
+    seed: int = 11,
+    template: dict[str, Any] | None = None,
+) -> CostReport:
+    """Play one tournament on moto and bill it; ``template``: the prod stage's synthesized
+    template (default: synthesized now, ``infra.benchmarks.figures.synth_templates``)."""
+    prices = load_prices()
+    if template is None:
+        from infra.benchmarks.figures import synth_templates
+
+        template = synth_templates()["prod"]
     with moto_env():
         b = CountingBackend(seed=seed)
         run = play_tournament(b, style or PlayStyle(), seed=seed)
-    return cost_of(run, load_prices())
+        stored = stored_items(b.client, b.table_name, b.clock.now)
+    return cost_of(run, prices, fixed=fixed_of(template, prices), stored=stored)

@@ -28,6 +28,8 @@ class Results:
     cold: Any = None
     cost: Any = None
     capacity: Any = None
+    memory: list[Any] | None = None
+    """Figure 3b: ``infra.benchmarks.memory.Sizing`` per function (with figure 3)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -212,7 +214,7 @@ def layers_table(r: Any) -> str:
 
 
 def cost_tables(r: Any) -> str:
-    from infra.benchmarks import cost, play, prices
+    from infra.benchmarks import cost, play
 
     run = r.run
     lines = sorted(r.lines, key=lambda x: -x.usd)
@@ -279,8 +281,8 @@ def cost_tables(r: Any) -> str:
             f" Handler wall time in-process on moto: median {ms[len(ms) // 2]:.0f} ms, "
             f"p90 {ms[int(0.9 * (len(ms) - 1))]:.0f} ms (moto included); own CPU per route "
             f"invocation {r.counts['route_own_cpu_ms']:.2f} ms, billed {r.counts['route_ms']:.1f} "
-            f"ms with the AWS waits (clock {r.counts['clock_ms']:.1f} ms) at "
-            f"{prices.LAMBDA_GB * 1024:.0f} MB. X-Ray in dev (active) would add "
+            f"ms with the AWS waits (clock {r.counts['clock_ms']:.1f} ms) at each function's "
+            "configured memory (figure 3b). X-Ray in dev (active) would add "
             f"{_usd(r.counts['xray_dev_usd'])} per tournament."
         )
     return (
@@ -693,8 +695,10 @@ def render(res: Results) -> str:
             "",
             f"List prices from `prices.json` ({p['region']}, as of {p['as_of']}; sources in the "
             f"file). Lambda duration measured (own CPU + AWS waits of "
-            f"{', '.join(f'{k} {v:.0f} ms' for k, v in prices.CALL_LATENCY_MS.items())}) at "
-            f"{prices.LAMBDA_GB * 1024:.0f} MB arm64; {cost.CONNECTION_MINUTES_PER_PLAYER:.0f} "
+            f"{', '.join(f'{k} {v:.0f} ms' for k, v in prices.CALL_LATENCY_MS.items())}; "
+            f"CPU stretched by the memory's share of a vCPU, {prices.VCPU_MB} MB = 1 vCPU) at "
+            "each function's configured memory (from the CDK source), arm64; "
+            f"{cost.CONNECTION_MINUTES_PER_PLAYER:.0f} "
             "connection minutes per player; Standard: 2 transitions per deadline execution "
             "(Wait, Task), 3 per loop wake + 1; Express: 64 MB, the wait is billed, "
             f"{clocks.CLOCK_TASK_MS} ms per clock task; no free tiers. Play: scripted players on "
@@ -762,6 +766,7 @@ def render(res: Results) -> str:
                 [[name, _usd(a), _usd(b)] for name, a, b in proposals(r)],
             ),
         ]
+    parts += memory_and_storage(res)
     if res.capacity is not None:
         c = res.capacity
         parts += [
@@ -817,11 +822,10 @@ def notes(res: Results) -> list[str]:
         )
     if res.cost is not None:
         r = res.cost
-        n_inv = len(r.run.invocations)
         ms = r.counts["route_ms"]
-        duration = prices.lambda_usd(r.prices, n_inv, ms) - n_inv * float(
-            r.prices["lambda"]["request"]
-        )
+        duration = sum(
+            prices.waits_ms(i) / 1000 * prices.memory_mb_of(i) / 1024 for i in r.run.invocations
+        ) * float(r.prices["lambda"]["gb_second_arm64"])
         out.append(
             f"Sensitivity: every AWS wait doubled (Lambda at about {2 * ms:.0f} ms instead of "
             f"{ms:.0f} ms) adds {_usd(duration)}; the clock's Express duration is "
@@ -865,3 +869,161 @@ def notes(res: Results) -> list[str]:
 
 def fmt_nan(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:.0f}"
+
+
+# ------------------------------------------------------------------------- figures 3b, 3c
+def right_sized_total(res: Results) -> float | None:
+    """The tournament's total with every function at its right size (figure 3b)."""
+    if res.cost is None or res.memory is None:
+        return None
+    delta = sum(m.at(m.chosen_mb).usd - m.at(m.configured_mb).usd for m in res.memory)
+    return float(res.cost.total + delta)
+
+
+def memory_and_storage(res: Results) -> list[str]:
+    """The sections of figure 3b (memory against cost) and 3c (storage), when measured."""
+    from infra.benchmarks import memory, prices
+
+    parts: list[str] = []
+    if res.memory is not None and res.cost is not None:
+        cold_note = (
+            "cold starts: figure 2's median CPU per handler"
+            if res.cold is not None
+            else "cold starts not measured in this run (figure 2 left out): warm goal only"
+        )
+        rows = []
+        for m in res.memory:
+            conf, best = m.at(m.configured_mb), m.at(m.chosen_mb)
+
+            def cell(c: Any) -> str:
+                cold = "-" if c.cold_ms is None else f"{c.cold_ms:.0f}"
+                return f"{c.memory_mb} MB: {c.warm_ms:.1f} / {cold} ms, {_usd(c.usd)}" + (
+                    "" if c.meets else " (misses)"
+                )
+
+            rows.append(
+                [
+                    f"`{m.module}`",
+                    str(m.invocations),
+                    f"{m.cpu_ms:.2f}",
+                    f"{m.waits_ms:.1f}",
+                    "-" if m.cold_cpu_ms is None else f"{m.cold_cpu_ms:.0f}",
+                    cell(conf),
+                    cell(best)
+                    if m.invocations or m.chosen_mb != m.configured_mb
+                    else "not invoked: kept",
+                ]
+            )
+        total = right_sized_total(res)
+        parts += [
+            "",
+            "## 3b. Memory against cost, per function",
+            "",
+            "Each function at each candidate memory (`infra.benchmarks.memory`): CPU per "
+            "invocation measured on the play (own CPU + "
+            f"{prices.CLIENT_CPU_MS_PER_CALL} ms of AWS client per call) stretched by the "
+            f"memory's share of a vCPU ({prices.VCPU_MB} MB = 1 vCPU), plus the AWS waits; "
+            f"{cold_note}, stretched the same way (AWS bills the INIT phase). Goals: at most "
+            f"{memory.WARM_CPU_GOAL_MS:.0f} ms of CPU per warm invocation, a cold start within "
+            f"{memory.COLD_GOAL_MS:.0f} ms. The right size is the cheapest candidate meeting "
+            "both; a function the play did not invoke keeps its configured memory unless its cold "
+            "start misses the goal there. Cost: its "
+            "invocations in this tournament (requests + duration).",
+            "",
+            _table(
+                [
+                    "function",
+                    "invocations",
+                    "CPU ms (1 vCPU)",
+                    "AWS waits ms",
+                    "cold start CPU ms (1 vCPU)",
+                    "configured: warm / cold ms, per tournament",
+                    "right size: warm / cold ms, per tournament",
+                ],
+                rows,
+            ),
+            "",
+            f"All-in per tournament at the configured memory: {_usd(res.cost.total)}; at the "
+            f"right sizes: {_usd(total or 0.0)}; the floor of this design: "
+            f"{_usd(res.cost.floor)}.",
+        ]
+    storage = getattr(res.cost, "storage", None) if res.cost is not None else None
+    if storage is not None and storage.items:
+        from infra.benchmarks import storage as st
+
+        summary = st.summary(storage, res.cost.prices)
+        rows = [[k, f"{v:,.0f}"] for k, v in summary["per_tournament_by_kind"].items()]
+        parts += [
+            "",
+            "## 3c. Storage",
+            "",
+            "The table as the play left it, scanned on moto (`infra.benchmarks.storage`): sizes "
+            f"by DynamoDB's rules plus {st.ITEM_OVERHEAD_BYTES} bytes of overhead per item, "
+            "each held until its TTL; items without one (`RATING#`) billed for "
+            f"{st.KEPT_MONTHS} months in the cost per tournament.",
+            "",
+            _table(["a tournament adds", "bytes"], rows),
+            "",
+            f"- a player at rest: {summary['per_player_bytes']:,.0f} bytes (profile "
+            f"{summary['profile_bytes']:,.0f}, current token {summary['token_bytes']:,.0f});",
+            f"- kept for good per tournament: {summary['kept_bytes_per_tournament']:,.0f} bytes;",
+            f"- at {summary['target_players']:,} concurrent players "
+            f"({summary['tournaments_per_month']:,.0f} tournaments a month): "
+            f"{summary['steady_gb']:,.0f} GB of expiring items at steady state, "
+            f"{summary['monthly_growth_gb']:,.1f} GB a month of kept ones "
+            f"(${summary['monthly_growth_usd']:,.2f} more each month, storage + PITR);",
+            f"- players a script creates and abandons at prod's `$connect` throttle "
+            f"({summary['abuse_creates_per_s']:g}/s): at most {summary['abuse_gb']:,.0f} GB "
+            f"(${summary['abuse_usd']:,.0f} a month), removed by TTL a token lifetime later.",
+        ]
+    return parts
+
+
+def results_json(res: Results) -> dict[str, Any]:
+    """The figures the docs quote (``infra.benchmarks.figures``), from the same run."""
+    out: dict[str, Any] = {"run": {"started": res.started, "commit": res.commit}}
+    if res.cost is not None:
+        r = res.cost
+        out["cost"] = {
+            "total": r.total,
+            "floor": r.floor,
+            "right_sized_total": right_sized_total(res) or r.total,
+            "duration_s": r.run.duration_ms / 1000,
+            "players": r.run.players,
+            "rounds": r.run.rounds,
+            "guesses": r.run.guesses,
+            "counts": dict(r.counts),
+            "clock": {
+                "built_usd": r.built.usd,
+                "best_name": r.best.name,
+                "best_usd": r.best.usd,
+                "best_total": r.total_with(r.best),
+            },
+            "lines": [
+                {
+                    "item": ln.item,
+                    "usd": ln.usd,
+                    "floor_usd": ln.floor_usd,
+                    "share": ln.usd / r.total,
+                }
+                for ln in sorted(r.lines, key=lambda x: -x.usd)
+            ],
+        }
+        if getattr(r, "storage", None) is not None and r.storage.items:
+            from infra.benchmarks import storage as st
+
+            out["storage"] = st.summary(r.storage, r.prices)
+    if res.memory is not None:
+        out["memory"] = [
+            {
+                "module": m.module,
+                "configured_mb": m.configured_mb,
+                "chosen_mb": m.chosen_mb,
+                "invocations": m.invocations,
+                "cpu_ms": m.cpu_ms,
+                "waits_ms": m.waits_ms,
+                "cold_cpu_ms": m.cold_cpu_ms,
+            }
+            for m in res.memory
+        ]
+    return out

@@ -165,7 +165,8 @@ class InMemoryStore:
         self, player: Player, token_hash: str, connection: Connection | None = None
     ) -> None:
         extra = [connection] if connection is not None else []
-        self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
+        token = TokenCreated(token_hash, player.player_id, player.token_used_ms)
+        self.commit([player, token, *extra])
 
     def count_new_player(
         self, source: str, window_start_ms: int, limit: int, expires_ms: int

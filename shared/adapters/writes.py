@@ -5,8 +5,11 @@ its player (create-only: a taken hash fails the commit with ``ConflictError``). 
 
 
 class TokenCreated:
-    """Internal write: the hashed session token's lookup item."""
+    """Internal write: the hashed session token's lookup item. ``used_ms``: the new player's
+    ``token_used_ms``, from which the item's TTL is set (its player's own,
+    ``schema.idle_player_ttl``); None: no TTL."""
 
-    def __init__(self, token_hash: str, player_id: str) -> None:
+    def __init__(self, token_hash: str, player_id: str, used_ms: int | None = None) -> None:
         self.token_hash = token_hash
         self.player_id = player_id
+        self.used_ms = used_ms

@@ -206,7 +206,9 @@ def _resume(deps: Deps, req: Request, token: str) -> None:
     def rebind() -> Change[tuple[Player, str | None, TournamentRecord | None, str]]:
         p = deps.store.get_player(player_id)
         if p is None:
-            raise InvalidTokenError("unknown session token")
+            # TTL removed the idle player before its token's item (DynamoDB deletes expired
+            # items one by one, within days): the token's lifetime is over
+            raise InvalidTokenError("session token expired")
         now = deps.clock.now_ms()
         used = p.token_used_ms if p.token_used_ms is not None else p.created_ms
         if now - used > deps.token_idle_ms:

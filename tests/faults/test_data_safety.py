@@ -160,6 +160,7 @@ def test_every_write_the_store_builds_carries_a_condition(version):
         RatingApplied("p", "t", 1, 25, 1000, update_player=False),
         InviteCreated("A" * 43, "pa"),
         TokenCreated("h", "p"),
+        TokenCreated("h", "p", 0),  # with its TTL
         TokenIssued("h2", "p", 1, 0),
         InviteDeleted("A" * 43),
         PartyDeleted("pa", max(version, 1)),

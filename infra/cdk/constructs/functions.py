@@ -138,7 +138,7 @@ SPECS: dict[str, FunctionSpec] = {
     for s in (
         FunctionSpec(
             "connect",
-            256,
+            512,
             FUNCTION_TIMEOUT_S["connect"],
             table=TableAccess.PUT_ONLY,
             pushes=False,
@@ -153,7 +153,7 @@ SPECS: dict[str, FunctionSpec] = {
         ),
         FunctionSpec(
             "default",
-            256,
+            512,
             FUNCTION_TIMEOUT_S["default"],
             settings=_MESSAGE,
             description="$default: answers bodies that matched no route (an error code)",
@@ -181,13 +181,14 @@ SPECS: dict[str, FunctionSpec] = {
         FunctionSpec(
             "leave", 512, FUNCTION_TIMEOUT_S["leave"], settings=_MESSAGE, description="leave"
         ),
-        # The hot path: more memory buys more CPU and a faster cold start.
+        # Memory: the cheapest size whose CPU per warm invocation (<= 15 ms) and cold start
+        # (<= 2 s) meet their goals, measured (infra/benchmarks/RESULTS.md, figure 3b).
         FunctionSpec(
-            "guess", 1024, FUNCTION_TIMEOUT_S["guess"], settings=_MESSAGE, description="guess"
+            "guess", 512, FUNCTION_TIMEOUT_S["guess"], settings=_MESSAGE, description="guess"
         ),
         FunctionSpec(
             "nickname",
-            256,
+            512,
             FUNCTION_TIMEOUT_S["nickname"],
             settings=_MESSAGE,
             description="nickname",
@@ -201,7 +202,7 @@ SPECS: dict[str, FunctionSpec] = {
         ),
         FunctionSpec(
             "apply_deadlines",
-            1024,
+            512,
             # the deadline machine's retries and handover budget count on this timeout
             FUNCTION_TIMEOUT_S["apply_deadlines"],
             description="the clock function: the deadline machine applies what is due",

@@ -47,6 +47,12 @@ def player_to_item(p: Player) -> dict[str, Any]:
         value = getattr(p, name)
         if value is not None:
             item[name] = value
+    if p.token_used_ms is not None:
+        # the player goes with its current token's item, whose TTL is the same: only issuing a
+        # token moves it (a session create, a resume, sign_out_everywhere), so no other save
+        # adds a write. A player saved before ``token_used_ms`` was kept gets one when it next
+        # resumes, with its new token's.
+        item[schema.TTL_ATTRIBUTE] = schema.idle_player_ttl(p.token_used_ms)
     if p.reconnect_deadline_ms is not None:
         item["reconnect_deadline_ms"] = p.reconnect_deadline_ms
         if not p.connected:

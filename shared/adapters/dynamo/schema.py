@@ -10,6 +10,8 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from shared.services.deps import TOKEN_IDLE_MS
+
 PK = "pk"
 SK = "sk"
 TTL_ATTRIBUTE = "ttl"
@@ -90,6 +92,27 @@ def finished_ttl(now_ms: int) -> int:
     """The TTL attribute's value (epoch seconds) for a lobby or tournament finished at
     ``now_ms`` (epoch ms): ``FINISHED_TTL_SECONDS`` later."""
     return now_ms // 1000 + FINISHED_TTL_SECONDS
+
+
+IDLE_PLAYER_TTL_SECONDS = TOKEN_IDLE_MS // 1000
+"""A player and its current token's item are removed by TTL this long after the token was
+issued (30 days: the token's lifetime, ``shared.services.deps.TOKEN_IDLE_MS``). Past it the
+token is refused anyway, and it is the only key to an anonymous profile (ruling 11): nothing can
+reach the items again. Only a session create, a resume or ``sign_out_everywhere`` (each issues a
+token) moves it."""
+
+
+def idle_player_ttl(used_ms: int) -> int:
+    """The TTL attribute's value (epoch seconds) for a player whose token was issued at
+    ``used_ms`` (epoch ms), and for that token's item: ``IDLE_PLAYER_TTL_SECONDS`` later,
+    rounded up to the second, so DynamoDB never counts them expired while the token works."""
+    return expiry_ttl(used_ms + TOKEN_IDLE_MS)
+
+
+def expiry_ttl(expires_ms: int) -> int:
+    """The TTL attribute's value (epoch seconds) for an item kept until ``expires_ms`` (epoch
+    ms) inclusive: rounded up, never a second early."""
+    return -(-expires_ms // 1000)
 
 
 def player_key(player_id: str) -> dict[str, str]:

@@ -385,7 +385,8 @@ class DynamoStore:
         """Create a player and its token item (both must be new) and save ``connection``
         when given, atomically (one TransactWriteItems; ``Store.create_player``)."""
         extra = [connection] if connection is not None else []
-        self.commit([player, TokenCreated(token_hash, player.player_id), *extra])
+        token = TokenCreated(token_hash, player.player_id, player.token_used_ms)
+        self.commit([player, token, *extra])
 
     def count_new_player(
         self, source: str, window_start_ms: int, limit: int, expires_ms: int
@@ -607,7 +608,13 @@ class DynamoStore:
                 check["ExpressionAttributeValues"] = {":v": {"N": str(w.version)}}
             return {"ConditionCheck": check}
         if isinstance(w, TokenCreated):
-            item = {**schema.token_key(w.token_hash), "kind": "token", "player_id": w.player_id}
+            item: dict[str, Any] = {
+                **schema.token_key(w.token_hash),
+                "kind": "token",
+                "player_id": w.player_id,
+            }
+            if w.used_ms is not None:
+                item[schema.TTL_ATTRIBUTE] = schema.idle_player_ttl(w.used_ms)
             return {
                 "Put": {"TableName": self._table, "Item": to_av(item), "ConditionExpression": _NEW}
             }
@@ -617,7 +624,7 @@ class DynamoStore:
                 "kind": "token",
                 "player_id": w.player_id,
                 "generation": w.generation,
-                schema.TTL_ATTRIBUTE: w.expires_ms // 1000,
+                schema.TTL_ATTRIBUTE: schema.expiry_ttl(w.expires_ms),
             }
             return {
                 "Put": {

@@ -120,3 +120,17 @@ def test_a_new_session_on_a_connection_whose_player_resumed_elsewhere_is_session
         sessions.session(deps, Request("c", "again"), None)
     player = stored_player(deps, first["player"]["id"])
     assert (player.connected, player.connection_id) == (True, "elsewhere")
+
+
+def test_a_token_whose_player_ttl_removed_is_refused_as_expired() -> None:
+    """TTL deletes a player and its token item independently (within days of their expiry):
+    a token item left without its player is an expired token, not a crash; nothing changes."""
+    from shared.services.errors import InvalidTokenError
+
+    deps = fake_deps()
+    first = open_session(deps, "c0")
+    deps.store.items.pop(("player", first["player"]["id"]))  # type: ignore[attr-defined]
+    commits = deps.store.commits  # type: ignore[attr-defined]
+    with pytest.raises(InvalidTokenError, match="expired"):
+        sessions.session(deps, Request("c1", "s"), first["token"])
+    assert deps.store.commits == commits  # type: ignore[attr-defined]
