@@ -62,4 +62,7 @@ def test_a_node_player_plays_a_tournament_through_the_reference_client() -> None
     assert seen["timeouts"] == 0, "no guess went unanswered"
     assert seen["batches_unfolded"] > 0, "batches arrived and were unfolded into events"
     assert seen["types"].get("pong", 0) > 0, "pings went out and their pongs came"
+    # one machine, one clock: the pong offset is only the round trip's asymmetry
+    assert seen["offsets"], "the clock offset was sampled"
+    assert all(abs(offset) < 2000 for offset in seen["offsets"]), seen["offsets"]
     assert seen["types"].get("batch", 0) == 0, "no batch reaches the listeners whole"

@@ -352,8 +352,13 @@ export class WordleClient {
   _onSession(event) {
     this.player = event.player || this.player;
     this.protocol = event.protocol ?? null;
-    if (typeof event.heartbeat_interval_ms === "number") this.heartbeatMs = event.heartbeat_interval_ms;
-    if (typeof event.heartbeat_timeout_ms === "number") this.silenceMs = event.heartbeat_timeout_ms;
+    // the server's intervals, when it sends them, bound the configured ones (never lengthen them)
+    if (typeof event.ping_interval_ms === "number") {
+      this.heartbeatMs = Math.min(this.options.heartbeatMs, event.ping_interval_ms);
+    }
+    if (typeof event.heartbeat_timeout_ms === "number") {
+      this.silenceMs = Math.min(this.options.silenceMs, event.heartbeat_timeout_ms);
+    }
     if (event.token) this.storage.set(event.token);
     this.lostAt = 0;
     this.retryAt = 0;

@@ -185,6 +185,16 @@ test("heartbeat: a ping after 20 s without sending; 60 s of silence abandons the
   assert.ok(h.seen.states.includes("reconnecting:silent"));
 });
 
+test("the session reply's intervals shorten the configured ones, never lengthen them", async () => {
+  const h = harness();
+  await h.session({ ping_interval_ms: 5000, heartbeat_timeout_ms: 90000 });
+  assert.equal(h.client.heartbeatMs, 5000);
+  assert.equal(h.client.silenceMs, 60000);
+  const pings = () => h.sockets[0].sent.filter((m) => m.action === "ping").length;
+  await h.advance(5500);
+  assert.equal(pings(), 2);
+});
+
 test("the clock offset comes from the pong of the shortest round trip", async () => {
   const h = harness();
   await h.session();
