@@ -200,3 +200,33 @@ def test_the_rate_limit_refuses_a_flood_per_connection(limited_backend):
     for i in range(6):
         a.send("leave", request_id=f"q{i}")
     assert [m["code"] for m in a.messages] == ["not_queued"] * 5 + ["rate_limited"]
+
+
+def test_ttl_removing_the_player_during_a_resume_refuses_the_token_as_expired(backend, monkeypatch):
+    """DynamoDB's TTL deletes items on its own schedule (an idle player a token lifetime after
+    its last session; ``shared.adapters.dynamo.schema.idle_player_ttl``): here the player goes
+    between the resume's token lookup and its player read. The token is refused
+    (``invalid_token``), nothing is written, and the connection can start a new player."""
+    from shared.adapters.dynamo.store import to_av
+
+    a = backend.player("a")
+    a.disconnect()
+    store = backend.deps.store
+    lookup = store.get_token
+
+    def get_token_then_expire(token_hash):
+        issued = lookup(token_hash)
+        backend.client.delete_item(TableName=backend.table_name, Key=to_av(schema.player_key(a.id)))
+        return issued
+
+    monkeypatch.setattr(store, "get_token", get_token_then_expire)
+    p = backend.player("again", session=False)
+    profile = schema.player_key(a.id)
+    left = [i for i in backend.items() if (i["pk"], i["sk"]) != (profile["pk"], profile["sk"])]
+    p.send("session", token=a.token, request_id="r")
+    monkeypatch.undo()
+
+    assert [(m["type"], m.get("code")) for m in p.messages] == [("error", "invalid_token")]
+    assert backend.items() == left  # only the TTL's delete
+    p.send("session")
+    assert p.last("session")["resumed"] is False
