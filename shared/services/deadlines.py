@@ -14,6 +14,7 @@ wake read or wrote: no extra read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -165,26 +166,50 @@ def _forget_deadline(deps: Deps, player_id: str, seq: int) -> Change[None]:
     return change.Change(None, [p])
 
 
-def watchdog(deps: Deps, grace_ms: int) -> int:
+def watchdog(deps: Deps, grace_ms: int, budget_ms: int | None = None) -> int:
     """Apply every deadline overdue by more than ``grace_ms`` whose timer never fired
-    (found through the due-time index, never a scan). Returns how many items were handled.
+    (found through the due-time index, never a scan). Returns how many deadlines it applied:
+    an index entry where nothing was due (stale: the loop applied it meanwhile, the entry
+    lags its item, or another entry's deadline applied it) is not counted.
 
-    A tournament's overdue deadline means its round's clock is not running (its start failed,
-    or the loop died): after applying, the round's clock is scheduled again (an intro timer
-    of the current round due at its next due time: a new round loop — a duplicate of a loop
-    that was merely late is harmless, the clock function applying only what is due; Express
-    does not deduplicate by name, on AWS as in the local interpreter)."""
-    now = deps.clock.now_ms()
-    count = 0
-    for kind, ref in deps.store.overdue(now - grace_ms):
-        count += 1
-        if kind == "tournament":
-            _, t = _apply(deps, ref)
-            due = None if t is None else t.next_due(deps.timing.skip_grace_ms)
-            if t is not None and due is not None:
-                deps.clock.schedule(Timer(TimerKind.INTRO, ref, t.round_no, due))
-        else:
-            player = deps.store.get_player(ref)
-            if player is not None and player.reconnect_deadline_ms is not None:
-                reconnect_deadline(deps, ref, player.disconnect_seq)
-    return count
+    The entries are recovered in parallel (``Deps.fan_out``); an entry not started within
+    ``budget_ms`` (default ``Deps.watchdog_budget_ms``) of the run's start is left for the next
+    run, so a run ends (and counts its heartbeat) before the function's time-out however many
+    loops died at once (``infra/simulation/RESULTS.md``, "clock outage").
+
+    A tournament's overdue entry may mean its round's clock is not running (its start failed,
+    or the loop died; a reconnect deadline applied in the same run may have applied the
+    round's turns already): the round's clock is scheduled again (an intro
+    timer of the current round due at its next due time: a new round loop — a duplicate of a
+    loop that was merely late is harmless, the clock function applying only what is due;
+    Express does not deduplicate by name, on AWS as in the local interpreter)."""
+    start = deps.clock.now_ms()
+    budget = deps.watchdog_budget_ms if budget_ms is None else budget_ms
+
+    def job(kind: str, ref: str) -> Callable[[], int]:
+        def run() -> int:
+            if deps.clock.now_ms() - start > budget:
+                return 0  # found again by the next run
+            return recover(deps, kind, ref)
+
+        return run
+
+    entries = deps.store.overdue(start - grace_ms)
+    return sum(deps.fan_out([job(kind, ref) for kind, ref in entries]))
+
+
+def recover(deps: Deps, kind: str, ref: str) -> int:
+    """One overdue index entry (``Store.overdue``): apply what is due and, for a tournament,
+    restart its round's clock. Returns 1 when a deadline was applied."""
+    if kind == "tournament":
+        applied, t = _apply(deps, ref)
+        due = None if t is None else t.next_due(deps.timing.skip_grace_ms)
+        if t is not None and due is not None:
+            deps.clock.schedule(Timer(TimerKind.INTRO, ref, t.round_no, due))
+        return 1 if applied else 0
+    player = deps.store.get_player(ref)
+    if player is None or player.connected or player.reconnect_deadline_ms is None:
+        return 0
+    if reconnect_deadline(deps, ref, player.disconnect_seq) is not None:
+        return 0  # not yet due (an early entry): nothing applied
+    return 1

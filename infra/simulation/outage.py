@@ -1,0 +1,151 @@
+"""Simulation: a fleet-wide clock outage — every running round loop terminated at once (the
+deadline machine replaced) — and how long the watchdog takes until every tournament's clock
+runs again.
+
+Run ``python -m infra.simulation.outage --players N [--width W] [--budget-s B]``: N players join
+over ``JOIN_WINDOW_S`` seconds (N / 8 tournaments), every tournament is played, every loop is
+killed ``KILL_AFTER_S`` after the last join, and the watchdog (once a minute, its 60 s timeout
+enforced, ``W`` parallel recoveries, ``B`` seconds of budget) restarts them. Prints the
+figures of ``infra/simulation/RESULTS.md``, "clock outage".
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from infra.simulation.cloud import WATCHDOG
+
+JOIN_WINDOW_S = 60.0
+KILL_AFTER_S = 90.0
+"""Every tournament has started and its loop has woken a few times by then."""
+WATCHDOG_TIMEOUT_S = 60
+WATCHDOG_RESERVED = 1
+
+
+@dataclass
+class Recovery:
+    players: int
+    width: int
+    budget_s: float | None
+    running: int
+    """Tournaments running when every loop died."""
+    recovered: int
+    """Of those, tournaments whose clock was started again."""
+    ended_unaided: int
+    """Of those, tournaments that ended without their clock (every duel decided by guesses)."""
+    p50_s: float
+    max_s: float
+    """From the kill to the restart of each tournament's clock (simulated seconds)."""
+    watchdog_runs: int
+    watchdog_errors: int
+    """Watchdog invocations that failed (its 60 s timeout)."""
+    late_max_s: float
+    """The latest deadline applied after the kill, seconds after it was due."""
+    cpu_s: float
+
+    def row(self) -> str:
+        budget = "none" if self.budget_s is None else f"{self.budget_s:.0f} s"
+        return (
+            f"| {self.players:,} | {self.running:,} | {self.width} | {budget} | "
+            f"{self.recovered:,} | {self.ended_unaided:,} | {self.p50_s:.0f} s | "
+            f"{self.max_s:.0f} s | {self.watchdog_runs} | {self.watchdog_errors} | "
+            f"{self.late_max_s:.0f} s |"
+        )
+
+
+HEADER = (
+    "| players | tournaments running at the kill | parallel recoveries | budget a run | "
+    "recovered | ended without their clock | restart p50 | restart max (all running) | "
+    "watchdog runs | watchdog errors (time-outs) | latest deadline applied late by |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def recover(
+    players: int, width: int, budget_s: float | None, seed: int = 1, horizon_s: float = 1200.0
+) -> Recovery:
+    """One outage run (module docstring)."""
+    from infra.simulation.run import Options, Run
+
+    kill = JOIN_WINDOW_S + KILL_AFTER_S
+    opts = Options(
+        rate=players / JOIN_WINDOW_S,
+        window_s=JOIN_WINDOW_S,
+        arrivals=players,
+        seed=seed,
+        play=10**9,
+        watchdog=True,
+        horizon_s=kill + horizon_s,
+        timeouts={WATCHDOG: WATCHDOG_TIMEOUT_S},
+        reserved={WATCHDOG: WATCHDOG_RESERVED},
+        watchdog_width=width,
+        watchdog_budget_ms=None if budget_s is None else int(budget_s * 1000),
+        kill_at_s=kill,
+    )
+    if budget_s is None:
+        opts.watchdog_budget_ms = 10**12
+    cpu = time.process_time()
+    r = Run(opts)
+    r.execute()
+    running = r.running_at_kill
+    restarts = {
+        ref: min(t for t in times if t >= kill)
+        for ref, times in r.clock.restarts.items()
+        if ref in running and any(t >= kill for t in times)
+    }
+    unaided = {ref for ref in running - set(restarts) if ref in r.ended}
+    waits = sorted(t - kill for t in restarts.values())
+    start_ms = r.sim.start_ms + int(kill * 1000)
+    late = _late_after(r.cloud.stream.series, start_ms)
+    counts = r.cloud.counts
+    errors = sum(
+        len(v)
+        for k, v in r.cloud.stream.series.items()
+        if k[1] == "Errors" and dict(k[2]).get("FunctionName") == WATCHDOG
+    )
+    return Recovery(
+        players=players,
+        width=width,
+        budget_s=budget_s,
+        running=len(running),
+        recovered=len(restarts),
+        ended_unaided=len(unaided),
+        p50_s=waits[len(waits) // 2] if waits else float("nan"),
+        max_s=waits[-1] if waits else float("nan"),
+        watchdog_runs=r.invocations["watchdog"],
+        watchdog_errors=errors,
+        late_max_s=late / 1000,
+        cpu_s=time.process_time() - cpu + 0 * len(counts),
+    )
+
+
+def _late_after(series: Mapping[Any, list[tuple[int, float]]], start_ms: int) -> float:
+    late = [
+        v
+        for (ns, name, _), points in series.items()
+        if name == "TimerLateMs"
+        for t, v in points
+        if t >= start_ms
+    ]
+    return max(late, default=0.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m infra.simulation.outage")
+    parser.add_argument("--players", type=int, action="append", required=True)
+    parser.add_argument("--width", type=int, default=1)
+    parser.add_argument("--budget-s", type=float, default=None)
+    parser.add_argument("--horizon-s", type=float, default=1200.0)
+    args = parser.parse_args()
+    print(HEADER)
+    for n in args.players:
+        r = recover(n, args.width, args.budget_s, horizon_s=args.horizon_s)
+        print(r.row(), f"<!-- cpu {r.cpu_s:.0f} s -->", flush=True)
+
+
+if __name__ == "__main__":
+    main()
