@@ -301,7 +301,7 @@ def _rule_text(rule: Any) -> str:
         return rule
     if isinstance(rule, dict) and "Fn::Join" in rule:
         sep, parts = rule["Fn::Join"]
-        return sep.join(_rule_text(p) for p in parts)
+        return str(sep).join(_rule_text(p) for p in parts)
     if isinstance(rule, dict) and "Fn::GetAtt" in rule:
         return str(rule["Fn::GetAtt"][0])
     raise ValueError(f"unsupported alarm rule part {rule!r}")

@@ -19,6 +19,7 @@ from infra.emulator.metrics import Alarms, Evaluation, metric_filters
 from infra.simulation.cloud import (
     CLOCK,
     Fault,
+    quiet,
     reserved_of,
     route_function,
     twin_names,
@@ -182,7 +183,8 @@ def run(
         filters=tuple(metric_filters(template)),
     )
     r = Run(opts)
-    figures = r.execute()
+    with quiet():
+        figures = r.execute()
     alarms = Alarms.from_template(template, twin_names(template))
     start = r.sim.start_ms
     ev = alarms.evaluate(r.cloud.stream, start, start + int(horizon_s * 1000))

@@ -122,7 +122,8 @@ class SimClock:
             from shared.services.errors import TryAgainError
 
             deps = dataclasses.replace(deps, store=FailingStore(TryAgainError))
-        return run.cloud.invoke(CLOCK, lambda: apply_deadlines.handle(dict(state), deps))
+        ok, result = run.cloud.invoke(CLOCK, lambda: apply_deadlines.handle(dict(state), deps))
+        return bool(ok), result
 
     def _stale_entry(self, tournament_id: str) -> None:
         """Leave the tournament's due-time index entry two minutes in the past (a stale
@@ -130,12 +131,10 @@ class SimClock:
         from shared.adapters.dynamo import schema
 
         key = schema.tournament_key(tournament_id)
-        items = self.run.client.items  # type: ignore[attr-defined]
+        items = self.run.client.items
         k = (key[schema.PK], key[schema.SK])
         if k in items and "due_ms" in items[k]:
-            self.run.client.set_attribute(  # type: ignore[attr-defined]
-                k, "due_ms", {"N": str(self.sim.now_ms() - 120_000)}
-            )
+            self.run.client.set_attribute(k, "due_ms", {"N": str(self.sim.now_ms() - 120_000)})
 
 
 class FailingStore:
@@ -162,7 +161,7 @@ class SimNotifier:
         from shared.protocol.framing import unpack
 
         run = self.run
-        failing = run.cloud.fault("post_failed") is not None  # type: ignore[attr-defined]
+        failing = run.cloud.fault("post_failed") is not None
         for cid, text in messages:
             run.sim.defer(run.lat(POST_S))
             if failing:  # throttled or forbidden: counted like ``ApiGatewayNotifier``

@@ -23,9 +23,10 @@ Faults and noise are injected through ``Fault`` (``Options.faults``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,20 @@ WATCHDOG = "functions.watchdog.handler"
 def route_function(route: str) -> str:
     """A message route's function, named by its handler (``functions.messages.<route>``)."""
     return f"functions.messages.{route}"
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """The functions' logs off meanwhile (a long run's log lines cost more CPU than its
+    metrics; the metrics are what the alarms read), their level restored after."""
+    from shared.runtime.observability import logger
+
+    level = logger.log_level
+    logger.setLevel("CRITICAL")
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def twin_names(template: Mapping[str, Any]) -> Callable[[Any], str]:
@@ -293,6 +308,6 @@ class CloudSide:
                 {"Operation": "UpdateItem", "TableName": TABLE},
             ),
         ):
-            f = self.fault(kind)
-            if f is not None:
-                self.put(ns, name, f.count, **dims)
+            active = self.fault(kind)
+            if active is not None:
+                self.put(ns, name, active.count, **dims)

@@ -324,3 +324,28 @@ def test_the_watchdog_applies_an_overdue_reconnect_deadline_and_counts_what_it_h
             after.next_due(deps.timing.skip_grace_ms),
         )
     }
+
+
+def test_the_watchdog_leaves_what_its_budget_cannot_start_for_the_next_run() -> None:
+    """An entry not started within the run's budget is left as it is (the run ends before the
+    function's time-out) and the next run recovers it."""
+    deps = fake_deps()
+    seated = _eight(deps)
+    t = _record(deps, seated[0][1]).tournament
+    deps.clock.now = t.intro_deadline_ms + deps.watchdog_grace_ms + 1  # type: ignore[attr-defined]
+    assert deadlines.watchdog(deps, deps.watchdog_grace_ms, budget_ms=-1) == 0
+    assert _record(deps, seated[0][1]).tournament.phase == t.phase  # untouched
+    assert deadlines.watchdog(deps, deps.watchdog_grace_ms) == 1
+    assert _record(deps, seated[0][1]).tournament.phase.value == "playing"
+
+
+def test_the_watchdog_counts_a_stale_index_entry_as_nothing_applied() -> None:
+    """A due-time entry whose deadline the loop already applied (the index lagging its item)
+    is not an overdue deadline: not counted."""
+    deps = fake_deps()
+    seated = _eight(deps)
+    t = _record(deps, seated[0][1]).tournament
+    deps.clock.now = t.intro_deadline_ms + deps.watchdog_grace_ms + 1  # type: ignore[attr-defined]
+    ref = t.tournament_id
+    assert deadlines.recover(deps, "tournament", ref) == 1  # the intro applied
+    assert deadlines.recover(deps, "tournament", ref) == 0  # the same entry again: stale
