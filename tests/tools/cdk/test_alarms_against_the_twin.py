@@ -33,7 +33,7 @@ def _every_alarm(template: dict[str, Any]) -> set[str]:
     )
 
 
-def test_the_evaluator_reads_every_alarm_of_the_template(prod):
+def test_the_evaluator_reads_every_alarm_of_the_template(prod: dict[str, Any]) -> None:
     """Each alarm's metric resolves to a series the twin publishes under its own names."""
     alarms = Alarms.from_template(prod, twin_names(prod))
     assert set(alarms.alarms) | set(alarms.composites) == _every_alarm(prod)
@@ -44,7 +44,7 @@ def test_the_evaluator_reads_every_alarm_of_the_template(prod):
             )
 
 
-def test_missing_data_and_m_of_n_as_cloudwatch_documents_them(prod):
+def test_missing_data_and_m_of_n_as_cloudwatch_documents_them(prod: dict[str, Any]) -> None:
     """The heartbeat (LessThan, missing is breaching, 2 of 2) fires after two empty periods,
     not one; a sum alarm (missing is not breaching) does not fire on silence."""
     alarms = Alarms.from_template(prod, twin_names(prod))
@@ -62,12 +62,12 @@ def test_missing_data_and_m_of_n_as_cloudwatch_documents_them(prod):
 
 
 @pytest.fixture(scope="module")
-def healthy(synthesized) -> catalogue.Outcome:
+def healthy(synthesized: Any) -> catalogue.Outcome:
     template = synthesized.templates["prod"]
     return catalogue.run(template, catalogue.NOISE, rate=0.1, window_s=3600, horizon_s=4500)
 
 
-def test_a_long_healthy_run_with_its_noise_fires_no_alarm(healthy):
+def test_a_long_healthy_run_with_its_noise_fires_no_alarm(healthy: catalogue.Outcome) -> None:
     out = healthy
     assert out.figures.played_to_end >= 30, "too few tournaments to show anything"
     assert out.figures.errors == {}
@@ -78,7 +78,7 @@ def test_a_long_healthy_run_with_its_noise_fires_no_alarm(healthy):
 
 
 @pytest.mark.parametrize("index", range(len(catalogue.cases({"Resources": {}}))))
-def test_each_fault_fires_its_alarm(synthesized, index):
+def test_each_fault_fires_its_alarm(synthesized: Any, index: int) -> None:
     template = synthesized.templates["prod"]
     case = catalogue.cases(template)[index]
     out = catalogue.run(template, case.faults)

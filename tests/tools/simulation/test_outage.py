@@ -15,7 +15,7 @@ def _no_emf_on_stdout(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(("width", "budget_s"), [(1, None), (4, 40.0)])
-def test_every_running_tournament_gets_its_clock_back(width, budget_s) -> None:
+def test_every_running_tournament_gets_its_clock_back(width: int, budget_s: float | None) -> None:
     r = recover(80, width, budget_s, horizon_s=240.0)
     assert r.running >= 5, "too few tournaments were running to show anything"
     assert r.recovered + r.ended_unaided == r.running
