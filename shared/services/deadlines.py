@@ -177,9 +177,8 @@ def watchdog(deps: Deps, grace_ms: int, budget_ms: int | None = None) -> int:
     run, so a run ends (and counts its heartbeat) before the function's time-out however many
     loops died at once (``infra/simulation/RESULTS.md``, "clock outage").
 
-    A tournament's overdue entry may mean its round's clock is not running (its start failed,
-    or the loop died; a reconnect deadline applied in the same run may have applied the
-    round's turns already): the round's clock is scheduled again (an intro
+    A tournament's deadline applied overdue means its round's clock is not running (its start
+    failed, or the loop died): the round's clock is scheduled again (``recover``: an intro
     timer of the current round due at its next due time: a new round loop — a duplicate of a
     loop that was merely late is harmless, the clock function applying only what is due;
     Express does not deduplicate by name, on AWS as in the local interpreter)."""
@@ -199,17 +198,34 @@ def watchdog(deps: Deps, grace_ms: int, budget_ms: int | None = None) -> int:
 
 
 def recover(deps: Deps, kind: str, ref: str) -> int:
-    """One overdue index entry (``Store.overdue``): apply what is due and, for a tournament,
-    restart its round's clock. Returns 1 when a deadline was applied."""
+    """One overdue index entry (``Store.overdue``): apply what is due; restart the clock of a
+    tournament where something was applied (an entry where nothing was — stale — starts no
+    duplicate loop). Returns 1 when a deadline was applied.
+
+    A player's reconnect deadline that makes them leave a running tournament may apply that
+    round's due turns too (the tournament's own entry then finds nothing left): its clock is
+    restarted here."""
     if kind == "tournament":
         applied, t = _apply(deps, ref)
-        due = None if t is None else t.next_due(deps.timing.skip_grace_ms)
-        if t is not None and due is not None:
-            deps.clock.schedule(Timer(TimerKind.INTRO, ref, t.round_no, due))
+        if applied and t is not None:
+            _restart(deps, t)
         return 1 if applied else 0
     player = deps.store.get_player(ref)
     if player is None or player.connected or player.reconnect_deadline_ms is None:
         return 0
+    playing = player.tournament_id if player.status is model.PlayerStatus.PLAYING else None
     if reconnect_deadline(deps, ref, player.disconnect_seq) is not None:
         return 0  # not yet due (an early entry): nothing applied
+    if playing is not None:
+        rec = deps.store.get_tournament(playing)
+        if rec is not None:
+            _restart(deps, rec.tournament)
     return 1
+
+
+def _restart(deps: Deps, t: Tournament) -> None:
+    """Start a loop for the tournament's current round, due at its next due time (none when
+    the tournament is over)."""
+    due = t.next_due(deps.timing.skip_grace_ms)
+    if not t.over and due is not None:
+        deps.clock.schedule(Timer(TimerKind.INTRO, t.tournament_id, t.round_no, due))

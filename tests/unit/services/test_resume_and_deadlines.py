@@ -341,11 +341,13 @@ def test_the_watchdog_leaves_what_its_budget_cannot_start_for_the_next_run() -> 
 
 def test_the_watchdog_counts_a_stale_index_entry_as_nothing_applied() -> None:
     """A due-time entry whose deadline the loop already applied (the index lagging its item)
-    is not an overdue deadline: not counted."""
+    is not an overdue deadline: not counted, and it starts no second loop."""
     deps = fake_deps()
     seated = _eight(deps)
     t = _record(deps, seated[0][1]).tournament
     deps.clock.now = t.intro_deadline_ms + deps.watchdog_grace_ms + 1  # type: ignore[attr-defined]
     ref = t.tournament_id
     assert deadlines.recover(deps, "tournament", ref) == 1  # the intro applied
+    loops = len(deps.clock.pending())  # type: ignore[attr-defined]
     assert deadlines.recover(deps, "tournament", ref) == 0  # the same entry again: stale
+    assert len(deps.clock.pending()) == loops  # type: ignore[attr-defined]  # no second loop
