@@ -4,7 +4,10 @@
 Input ``{"state": {kind, ref, seq, due_ms, due, loop_started_ms}, "machine": <ARN>}`` (a bare
 state too; ``due_ms`` UTC ms, ``due`` ISO-8601). Applies what is due, never early
 (``shared.services.deadlines.fire_round``), returns the next state (``loop``, ``handover``,
-``applied``, ``name``). Errors propagate (the Task retries; the watchdog recovers a dead loop).
+``applied``, ``name``). A busy table (``TryAgainError`` past the store's retries) is a designed
+retry, not an error: the wake answers the same loop again ``BUSY_RETRY_MS`` later and counts
+``ClockRetried`` (Lambda's ``Errors``, which the alarms read, stay for what nobody designed). Other
+errors propagate (the Task retries; the watchdog recovers a dead loop).
 """
 
 from __future__ import annotations
@@ -16,7 +19,11 @@ from shared.adapters.step_functions import loop_state
 from shared.runtime.observability import logger, metrics
 from shared.services.deadlines import fire_round
 from shared.services.deps import Deps
+from shared.services.errors import TryAgainError
 from shared.services.ports import Timer
+
+BUSY_RETRY_MS = 1_000
+"""A wake that found the table busy wakes again this much later (the Task's first retry)."""
 
 
 def loop_state_of(event: dict[str, Any]) -> dict[str, Any]:
@@ -38,7 +45,13 @@ def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     timer = Timer.from_event(event)
     late_ms = deps.clock.now_ms() - timer.due_ms
     metrics.add_metric(name="TimerLateMs", unit="Milliseconds", value=max(0, late_ms))
-    fired = fire_round(deps, timer)
+    try:
+        fired = fire_round(deps, timer)
+    except TryAgainError:
+        metrics.add_metric(name="ClockRetried", unit="Count", value=1)
+        now = deps.clock.now_ms()
+        state = loop_state(event, max(timer.due_ms, now + BUSY_RETRY_MS), now)
+        return {**state, "applied": False, "name": timer.name}
     if fired.applied is False:  # early, late, duplicate or stale: only read
         metrics.add_metric(name="TimerNoop", unit="Count", value=1)
     state = loop_state(event, fired.next_due_ms, deps.clock.now_ms())

@@ -1,6 +1,7 @@
 """Entrypoint: the watchdog — a scheduled rule applies deadlines whose timer never started or
-failed, found through the due-time index (``shared.services.deadlines.watchdog``). Counts
-``OverdueDeadlines`` (what it had to apply) and ``WatchdogHeartbeat`` (1 per completed run)."""
+failed, found through the due-time index (``shared.services.deadlines.watchdog``: in parallel,
+within a budget per run). Counts ``OverdueDeadlines`` (the deadlines it applied) and
+``WatchdogHeartbeat`` (1 per completed run)."""
 
 from __future__ import annotations
 

@@ -175,6 +175,11 @@ class FakeDynamoClient:
         """``Partition.*_window`` count the units consumed in ``[window_from, window_s)``."""
         self.units: dict[str, float] = {"rcu": 0.0, "wcu": 0.0}
         """Units the requests consumed: ``rcu`` and ``wcu`` (summed per request)."""
+        self.on_throttled: Any = None
+        """Called with the operation's name per throttled request (each attempt counts in
+        DynamoDB's ``ThrottledRequests``, a retried one too); None: not reported."""
+        self.forced_throttles = 0
+        """The next this many requests are throttled whatever the load (noise, faults)."""
 
     # ------------------------------------------------------------------ setup (no time, no units)
     def seed_item(self, item: AV) -> None:
@@ -223,6 +228,9 @@ class FakeDynamoClient:
         parts = [(self._partition(n), r, w) for n, (r, w) in merged.items()]
         request_rcu = sum(r for _, r, _ in charges)
         request_wcu = sum(w for _, _, w in charges)
+        if self.forced_throttles > 0:
+            self.forced_throttles -= 1
+            raise _ThrottledError(parts[0][0].name if parts else "table:")
         if self.limits.throttle:
             for p, r, w in parts:
                 self._refill(p)
@@ -340,6 +348,7 @@ class FakeDynamoClient:
             try:
                 resp = do(attempts)
             except _ThrottledError:
+                self._throttled(op)
                 self.sim.defer(lat / 2)
                 if attempts + 1 < BOTOCORE_MAX_ATTEMPTS:
                     self._count("retried:Throttled")
@@ -355,6 +364,10 @@ class FakeDynamoClient:
             self._count(f"ok:{op}")
             self.sim.defer(lat / 2)
             return resp
+
+    def _throttled(self, op: str) -> None:
+        if self.on_throttled is not None:
+            self.on_throttled(op)
 
     def _check_table(self, name: Any) -> None:
         if name != self.table:
@@ -713,6 +726,7 @@ class FakeDynamoClient:
         try:
             self._consume(charges)
         except _ThrottledError as t:
+            self._throttled(op_name)
             reasons = [
                 {"Code": "ThrottlingError", "Message": "Throughput exceeds the current capacity"}
                 if f"table:{k[0]}" == t.partition or not t.partition.startswith("table:")

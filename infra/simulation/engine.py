@@ -92,13 +92,18 @@ class Sim:
         return self.current.ctx if self.current is not None else {}
 
     def sleep(self, seconds: float) -> None:
-        """Wait ``seconds`` of simulated time (only inside a task): other events run meanwhile."""
+        """Wait ``seconds`` of simulated time (only inside a task): other events run meanwhile.
+        Raises ``TimeoutError`` when the task's ``deadline`` (its context's, simulated seconds)
+        passed meanwhile: the invocation's timeout, at its next wait."""
         me = self.current
         if me is None or threading.current_thread() is not me.thread:
             raise RuntimeError("Sim.sleep outside a task")
         heapq.heappush(self._heap, (self.now + max(0.0, seconds), next(self._seq), _RESUME, me))
         self._back.release()
         me.go.acquire()
+        deadline = me.ctx.get("deadline")
+        if deadline is not None and self.now > deadline:
+            raise TimeoutError("Task timed out")  # Lambda stops the invocation at its timeout
 
     def defer(self, seconds: float) -> None:
         """Owe ``seconds`` of waiting, paid at the task's next ``sleep`` (or never, if it ends

@@ -6,6 +6,7 @@ returning players' ratings are set in the table directly (a fixture, no units)."
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -15,10 +16,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.simulation.aws import INVOKE_S, NET_S, SimClock, SimNotifier
+from infra.emulator.metrics import MetricFilter
+from infra.simulation.aws import INVOKE_S, NET_S, FailingStore, SimClock, SimNotifier
+from infra.simulation.cloud import CONNECT, WATCHDOG, CloudSide, Fault, route_function
 from infra.simulation.dynamo import FakeDynamoClient, Latency, Limits
 from infra.simulation.engine import Sim
 from infra.simulation.player import DRAIN_S, SimPlayer
+from shared.services.errors import TryAgainError
 
 NEW_PLAYER_SHARE = 0.7
 """Share of arrivals that are new players (rating 1000, ruling 1)."""
@@ -44,6 +48,26 @@ class Options:
     """Exactly this many arrivals, evenly spread over the window (None: Poisson at ``rate``)."""
     limits: Limits = field(default_factory=Limits)
     latency: Latency = field(default_factory=Latency)
+    horizon_s: float | None = None
+    """Run until this simulated time (None: the arrival window, the drain, then an hour)."""
+    watchdog: bool = False
+    """Run the watchdog once a minute (the EventBridge schedule); every tournament must then
+    be played (``play``), or the unplayed ones' deadlines look overdue."""
+    faults: tuple[Fault, ...] = ()
+    """Faults and noise injected (``infra.simulation.cloud.Fault``)."""
+    reserved: dict[str, int] = field(default_factory=dict)
+    """Function handler -> reserved concurrency (invocations beyond it are throttled)."""
+    filters: tuple[MetricFilter, ...] = ()
+    """The access log's metric filters (from the synthesized template)."""
+    timeouts: dict[str, int] = field(default_factory=dict)
+    """Function handler -> timeout (s): an invocation still running then raises at its next
+    wait (``Sim.sleep``) and counts in ``Errors``."""
+    watchdog_width: int = 1
+    """The watchdog's parallel recoveries (``Deps.fan_out``: 1 runs them in turn)."""
+    watchdog_budget_ms: int | None = None
+    """``Deps.watchdog_budget_ms`` (None: the default)."""
+    kill_at_s: float | None = None
+    """Every running round loop is terminated at this simulated time (``SimClock.kill_all``)."""
 
 
 @functools.cache
@@ -72,20 +96,42 @@ class Run:
         )
         self.store = DynamoStore(self.client, "wordle-tournament", self.sim.now_ms, self.sim.sleep)
         self.metrics: Counter[str] = Counter()
+        self.cloud = CloudSide(
+            lambda: self.sim.now,
+            self.sim.now_ms,
+            opts.faults,
+            opts.reserved,
+            opts.filters,
+            opts.timeouts,
+            lambda: self.sim.ctx,
+        )
+        self.client.on_throttled = self.cloud.table_throttled
+        from shared.runtime.bootstrap import powertools_metric
+
+        def count(name: str, value: float) -> None:
+            self.metrics.update({name: int(value)})
+            powertools_metric(name, value)
+
         ids = itertools.count(1)
         secrets_rng = random.Random(self.rng.random())
         rng = random.Random(self.rng.random())
+        self.clock = SimClock(self)
         self.deps = build(
             Settings(),
             store=self.store,
             notifier=SimNotifier(self),
-            clock=SimClock(self),
+            clock=self.clock,
             lexicon=_lexicon(),
             rng=lambda: random.Random(rng.random()),
             ids=lambda: f"i{next(ids):07d}",
             secrets=lambda: f"{secrets_rng.getrandbits(256):064x}"[:43],
             sleep=self.sim.sleep,
-            metrics=lambda name, value: self.metrics.update({name: int(value)}),
+            metrics=count,
+        )
+        self.deps = dataclasses.replace(
+            self.deps,
+            fan_out=self.fan_out,
+            watchdog_budget_ms=opts.watchdog_budget_ms or self.deps.watchdog_budget_ms,
         )
         self.handlers = {name: route(acts) for name, acts in MESSAGE_FUNCTIONS.items()}
         self.players: list[SimPlayer] = []
@@ -108,6 +154,7 @@ class Run:
         """Connection id -> ``LastActiveAt`` (UTC ms), as API Gateway keeps it."""
         self.executions = 0
         self.closed: list[str] = []
+        self.running_at_kill: set[str] = set()
 
     def lat(self, median: float, sigma: float = 0.3) -> float:
         return median * math.exp(sigma * self.rng.gauss(0, 1))
@@ -134,7 +181,8 @@ class Run:
             self.last_active[p.cid] = self.sim.now_ms()
             self.sim.defer(self.lat(INVOKE_S))
             event = ws_event("$connect", p.cid, None, self.sim.now_ms(), source_ip=p.source_ip)
-            connect.handle(event, self.deps)
+            ok, _ = self.cloud.invoke(CONNECT, lambda: connect.handle(event, self.deps))
+            self.cloud.message("$connect", ok)
 
         self.sim.spawn_at(self.sim.now + self.lat(NET_S), task, route="$connect")
 
@@ -158,7 +206,15 @@ class Run:
             codes: Counter[str] = self.sim.ctx["codes"]
             self.sim.defer(self.lat(INVOKE_S))
             event = ws_event(action, p.cid, body, self.start_ms_of(received))
-            self.handlers[name](event, self.deps)
+            deps = self.deps
+            if self.cloud.fault("bug", route_function(name)) is not None:
+                deps = dataclasses.replace(deps, store=FailingStore(RuntimeError))
+            elif self.cloud.fault("busy", route_function(name)) is not None:
+                deps = dataclasses.replace(deps, store=FailingStore(TryAgainError))
+            ok, _ = self.cloud.invoke(
+                route_function(name), lambda: self.handlers[name](event, deps)
+            )
+            self.cloud.message(action, ok)
             if name == "join":
                 self.join_codes.update(codes)
 
@@ -202,15 +258,70 @@ class Run:
         # arrival to its join (connect, session, join: ~0.25 s), when joins arrive at the rate
         self.client.window_from = JOIN_DELAY_S
         self.client.window_s = opts.window_s + JOIN_DELAY_S
+        horizon = opts.horizon_s or opts.window_s + DRAIN_S + 3600
+        self.sim.call_at(60.0, lambda: self._minute(horizon))
+        if opts.kill_at_s is not None:
+            self.sim.call_at(opts.kill_at_s, self._kill_all)
         cpu0 = time.process_time()
-        self.sim.run(until=opts.window_s + DRAIN_S)
+        self.sim.run(until=min(horizon, opts.window_s + DRAIN_S))
         cpu_joins = time.process_time() - cpu0
         cpu1 = time.process_time()
-        self.sim.run(until=opts.window_s + DRAIN_S + 3600)
+        self.sim.run(until=horizon)
         cpu_play = time.process_time() - cpu1
         figures = Figures.of(self, cpu_joins, cpu_play)
         self.sim.close()
         return figures
+
+    def _minute(self, horizon: float) -> None:
+        """Once a minute: the watchdog's schedule, the cloud's per-minute samples and faults."""
+        cloud = self.cloud
+        cloud.minute()
+        forced = cloud.fault("table_throttles")
+        if forced is not None:
+            self.client.forced_throttles += forced.count
+        if self.opts.watchdog and cloud.fault("watchdog_stop") is None:
+            self.sim.spawn_at(self.sim.now, self.run_watchdog, route="watchdog")
+        if self.sim.now + 60 <= horizon:
+            self.sim.call_at(self.sim.now + 60.0, lambda: self._minute(horizon))
+
+    def _kill_all(self) -> None:
+        """Every running round loop dies; which tournaments were then running is kept."""
+        self.clock.kill_all()
+        self.running_at_kill = set(self.started) - self.ended
+
+    def fan_out(self, jobs: Any) -> list[int]:
+        """``Deps.fan_out`` in simulated time: ``opts.watchdog_width`` tasks take the jobs in
+        turn (each in its own task, as threads would); the caller waits for the last one."""
+        results = [0] * len(jobs)
+        queue = list(enumerate(jobs))
+        errors: list[BaseException] = []
+        done = [0]
+        deadline = self.sim.ctx.get("deadline")
+
+        def worker() -> None:
+            while queue:
+                i, job = queue.pop(0)
+                try:
+                    results[i] = job()
+                except Exception as err:  # raised once every job ran
+                    errors.append(err)
+                done[0] += 1
+
+        for _ in range(min(max(1, self.opts.watchdog_width), len(jobs))):
+            self.sim.spawn_at(self.sim.now, worker, route="watchdog", deadline=deadline)
+        while done[0] < len(jobs):
+            self.sim.sleep(0.02)
+        if errors:
+            raise errors[0]
+        return results
+
+    def run_watchdog(self) -> None:
+        """One scheduled watchdog invocation (``functions.watchdog``)."""
+        from functions import watchdog
+
+        self.invocations["watchdog"] += 1
+        self.sim.defer(self.lat(INVOKE_S))
+        self.cloud.invoke(WATCHDOG, lambda: watchdog.handle({}, self.deps))
 
 
 def _pct(data: list[float], q: float) -> float:

@@ -28,6 +28,10 @@ class World(Protocol):
     last_active: dict[str, int]
     executions: int
     closed: list[str]
+    cloud: Any
+    """The run's AWS metrics and injected faults (``infra.simulation.cloud.CloudSide``)."""
+    client: Any
+    """The fake DynamoDB client (``infra.simulation.dynamo.FakeDynamoClient``)."""
 
     def lat(self, median: float, sigma: float = 0.3) -> float:
         """A lognormal latency, seconds."""

@@ -6,6 +6,7 @@ build its client. Shared by ``ApiGatewayNotifier`` and ``StepFunctionsClock``.""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +26,17 @@ class LazyClient:
 
     @property
     def client(self) -> Any:
-        """The boto3 client, built by the factory on first use."""
+        """The boto3 client, built by the factory on first use (once, under a lock: the
+        watchdog's recoveries run in threads, and a boto3 session must not build clients in
+        two threads at once — boto3, "Multithreading or multiprocessing with sessions":
+        https://boto3.amazonaws.com/v1/documentation/api/latest/guide/session.html)."""
         if self._client is None:
-            assert self._factory is not None
-            self._client = self._factory()
+            with _BUILD:
+                if self._client is None:
+                    assert self._factory is not None
+                    self._client = self._factory()
         return self._client
+
+
+_BUILD = threading.Lock()
+"""Held while a lazy client is built."""

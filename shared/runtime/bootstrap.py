@@ -7,7 +7,7 @@ built (``functions._entry``); everyone else passes theirs explicitly.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from shared.runtime.rate_limit import RateLimiter
@@ -103,6 +103,34 @@ def powertools_metric(name: str, value: float) -> None:
     metrics.add_metric(name=name, unit="Count", value=value)
 
 
+WATCHDOG_WIDTH = 32
+"""Threads the watchdog recovers overdue entries with (``thread_fan_out``): each recovery
+mostly waits on DynamoDB, API Gateway and Step Functions, so 32 threads in one 512 MB function
+recover about 32 times as many entries a run (``infra/simulation/RESULTS.md``, "clock
+outage")."""
+
+
+def thread_fan_out(
+    width: int = WATCHDOG_WIDTH,
+) -> Callable[[Sequence[Callable[[], int]]], list[int]]:
+    """``Deps.fan_out`` on Lambda: the jobs on up to ``width`` threads (boto3 clients are
+    thread-safe; https://boto3.amazonaws.com/v1/documentation/api/latest/guide/clients.html,
+    "Multithreading or multiprocessing with clients"); results in order, the first error
+    raised once every job has run."""
+
+    def fan_out(jobs: Sequence[Callable[[], int]]) -> list[int]:
+        if len(jobs) <= 1:
+            return [job() for job in jobs]
+        from concurrent.futures import ThreadPoolExecutor, wait
+
+        with ThreadPoolExecutor(max_workers=min(width, len(jobs))) as pool:
+            futures = [pool.submit(job) for job in jobs]
+            wait(futures)
+        return [f.result() for f in futures]
+
+    return fan_out
+
+
 def build(
     settings: Settings,
     *,
@@ -118,6 +146,7 @@ def build(
     limiter: Limiter | None = None,
     switch: GameSwitch | None = None,
     session: Any = None,
+    fan_out: Callable[[Sequence[Callable[[], int]]], list[int]] | None = None,
 ) -> Deps:
     """The dependencies for ``settings``: the given ports, else the adapters — DynamoStore,
     ApiGatewayNotifier, StepFunctionsClock (boto3 imported lazily so that a cold start pays for
@@ -190,4 +219,5 @@ def build(
         max_message_bytes=settings.max_message_bytes,
         watchdog_grace_ms=round(settings.watchdog_grace_seconds * 1000),
         fair_play=fair_play(settings),
+        fan_out=thread_fan_out() if fan_out is None else fan_out,
     )

@@ -14,6 +14,7 @@ wake read or wrote: no extra read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -169,31 +170,70 @@ def _forget_deadline(deps: Deps, player_id: str, seq: int) -> Change[None]:
     return change.Change(None, [p])
 
 
-def watchdog(deps: Deps, grace_ms: int) -> int:
+def watchdog(deps: Deps, grace_ms: int, budget_ms: int | None = None) -> int:
     """Apply every deadline overdue by more than ``grace_ms`` whose timer never fired
-    (found through the due-time index, never a scan). Returns how many items were handled.
+    (found through the due-time index, never a scan). Returns how many deadlines it applied:
+    an index entry where nothing was due (stale: the loop applied it meanwhile, the entry
+    lags its item, or another entry's deadline applied it) is not counted.
 
-    A tournament's overdue deadline means its round's clock is not running (its start failed,
-    or the loop died): after applying, the round's clock is scheduled again (an intro timer
-    of the current round due at its next due time: a new round loop — a duplicate of a loop
-    that was merely late is harmless, the clock function applying only what is due; Express
-    does not deduplicate by name, on AWS as in the local interpreter). While the game is
-    paused (``Deps.switch``, read only when something is overdue) it does nothing: resuming
+    The entries are recovered in parallel (``Deps.fan_out``); an entry not started within
+    ``budget_ms`` (default ``Deps.watchdog_budget_ms``) of the run's start is left for the next
+    run, so a run ends (and counts its heartbeat) before the function's time-out however many
+    loops died at once (``infra/simulation/RESULTS.md``, "clock outage").
+
+    A tournament's deadline applied overdue means its round's clock is not running (its start
+    failed, or the loop died): the round's clock is scheduled again (``recover``: an intro
+    timer of the current round due at its next due time: a new round loop — a duplicate of a
+    loop that was merely late is harmless, the clock function applying only what is due;
+    Express does not deduplicate by name, on AWS as in the local interpreter). While the game
+    is paused (``Deps.switch``, read only when something is overdue) it does nothing: resuming
     restarts the clock."""
-    now = deps.clock.now_ms()
-    count = 0
-    overdue = deps.store.overdue(now - grace_ms)
-    if overdue and deps.switch is not None and deps.switch.paused_since_ms() is not None:
+    start = deps.clock.now_ms()
+    budget = deps.watchdog_budget_ms if budget_ms is None else budget_ms
+
+    def job(kind: str, ref: str) -> Callable[[], int]:
+        def run() -> int:
+            if deps.clock.now_ms() - start > budget:
+                return 0  # found again by the next run
+            return recover(deps, kind, ref)
+
+        return run
+
+    entries = deps.store.overdue(start - grace_ms)
+    if entries and deps.switch is not None and deps.switch.paused_since_ms() is not None:
         return 0  # read only when something is overdue: the usual run stays one query
-    for kind, ref in overdue:
-        count += 1
-        if kind == "tournament":
-            _, t = _apply(deps, ref)
-            due = None if t is None else t.next_due(deps.timing.skip_grace_ms)
-            if t is not None and due is not None:
-                deps.clock.schedule(Timer(TimerKind.INTRO, ref, t.round_no, due))
-        else:
-            player = deps.store.get_player(ref)
-            if player is not None and player.reconnect_deadline_ms is not None:
-                reconnect_deadline(deps, ref, player.disconnect_seq)
-    return count
+    return sum(deps.fan_out([job(kind, ref) for kind, ref in entries]))
+
+
+def recover(deps: Deps, kind: str, ref: str) -> int:
+    """One overdue index entry (``Store.overdue``): apply what is due; restart the clock of a
+    tournament where something was applied (an entry where nothing was — stale — starts no
+    duplicate loop). Returns 1 when a deadline was applied.
+
+    A player's reconnect deadline that makes them leave a running tournament may apply that
+    round's due turns too (the tournament's own entry then finds nothing left): its clock is
+    restarted here."""
+    if kind == "tournament":
+        applied, t = _apply(deps, ref)
+        if applied and t is not None:
+            _restart(deps, t)
+        return 1 if applied else 0
+    player = deps.store.get_player(ref)
+    if player is None or player.connected or player.reconnect_deadline_ms is None:
+        return 0
+    playing = player.tournament_id if player.status is model.PlayerStatus.PLAYING else None
+    if reconnect_deadline(deps, ref, player.disconnect_seq) is not None:
+        return 0  # not yet due (an early entry): nothing applied
+    if playing is not None:
+        rec = deps.store.get_tournament(playing)
+        if rec is not None:
+            _restart(deps, rec.tournament)
+    return 1
+
+
+def _restart(deps: Deps, t: Tournament) -> None:
+    """Start a loop for the tournament's current round, due at its next due time (none when
+    the tournament is over)."""
+    due = t.next_due(deps.timing.skip_grace_ms)
+    if not t.over and due is not None:
+        deps.clock.schedule(Timer(TimerKind.INTRO, t.tournament_id, t.round_no, due))

@@ -8,7 +8,7 @@ import random
 import secrets
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -75,6 +75,11 @@ def no_metric(name: str, value: float) -> None:
     """The metrics sink of tests that do not count."""
 
 
+def in_turn(jobs: Sequence[Callable[[], int]]) -> list[int]:
+    """Run ``jobs`` one after the other (``Deps.fan_out`` of tests and local runs)."""
+    return [job() for job in jobs]
+
+
 @dataclass(frozen=True)
 class Deps:
     """Everything a use case may touch (immutable: ``dataclasses.replace`` makes a variant).
@@ -88,6 +93,7 @@ class Deps:
     - ``limiter``: the per-connection message rate limit the entrypoints apply (None: none);
     - ``switch``: the operators' kill switch (None: never paused);
     - ``fair_play``: the identity limits and farm detection (``FairPlay``);
+    - ``watchdog_grace_ms``, ``watchdog_budget_ms``, ``fan_out``: the watchdog's settings;
     - ``max_attempts``, ``backoff_base_s``, ``backoff_cap_s``: the retry policy
       (``shared.services.change.run``).
     """
@@ -108,6 +114,13 @@ class Deps:
     """The largest inbound frame the entrypoints accept (API Gateway's 32 KB frame)."""
     watchdog_grace_ms: int = 5_000
     """How late a deadline may be before the watchdog applies it."""
+    watchdog_budget_ms: int = 40_000
+    """How long into a run the watchdog still starts recovering an overdue entry; the rest
+    waits for the next run (the watchdog function times out at 60 s)."""
+    fan_out: Callable[[Sequence[Callable[[], int]]], list[int]] = in_turn
+    """Runs independent jobs, in parallel where the runtime can (the watchdog's recoveries;
+    ``shared.runtime.bootstrap.thread_fan_out`` on Lambda), and returns their results in order;
+    raises the first job's error once every job has run."""
     token_idle_ms: int = TOKEN_IDLE_MS
     """A session token unused for longer is refused (``shared.services.sessions``)."""
     fair_play: FairPlay = field(default_factory=FairPlay)

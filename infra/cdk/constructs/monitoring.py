@@ -101,8 +101,14 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "AccountConcurrency": 800,
     "PostFailed": 10,
     "DeadlineLatenessP99Ms": 3000,
+    "FunctionThrottles": 5,
+    "TableThrottles": 10,
+    "StartExecutionThrottles": 5,
 }
-"""Thresholds a stage may override (``MonitoringProps.thresholds``)."""
+"""Thresholds a stage may override (``MonitoringProps.thresholds``). Throttles are counted per
+attempt, a retried one too (botocore retries DynamoDB and StartExecution throttles; a Task
+retries its throttled Lambda invocation): the throttle alarms fire on more than the few a
+retry absorbs (``infra/benchmarks/RESULTS.md``, "Alarms against the twin")."""
 
 PAGE = frozenset(
     {
@@ -331,6 +337,7 @@ class Monitoring(Construct):
                 function.metric_throttles(period=PERIOD, statistic="Sum"),
                 f"The {module} function was throttled (its reservation or the account's "
                 "concurrency is exhausted).",
+                threshold=self._thresholds["FunctionThrottles"],
                 runbook="FunctionThrottles",
             )
             reserved = props.reserved.get(module)
@@ -353,17 +360,43 @@ class Monitoring(Construct):
         )
 
     def _build_table_alarms(self) -> None:
-        table = self._props.table
         operations = list(TABLE_OPERATIONS)
         self._alarm(
             "TableThrottles",
-            table.metric_throttled_requests_for_operations(operations=operations, period=PERIOD),
+            self._table_sum("ThrottledRequests", operations),
             "DynamoDB throttled requests to the table.",
+            threshold=self._thresholds["TableThrottles"],
         )
         self._alarm(
             "TableSystemErrors",
-            table.metric_system_errors_for_operations(operations=operations, period=PERIOD),
+            self._table_sum("SystemErrors", operations),
             "DynamoDB answered requests to the table with a 500 (system error).",
+        )
+
+    def _table_sum(self, metric: str, operations: list[dynamodb.Operation]) -> cw.MathExpression:
+        """``metric`` summed over ``operations``, each FILLed with 0: DynamoDB publishes a
+        per-operation count only for operations that had one, and metric math has no value
+        where a series it adds has none (CDK's ``metric_*_for_operations`` add them unfilled:
+        the sum exists only when every operation throttled). AWS, "Using metric math", FILL:
+        https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html"""
+        table = self._props.table
+        # the enum's value is GET_ITEM; DynamoDB's dimension value is GetItem
+        names = {op: "".join(w.capitalize() for w in op.value.split("_")) for op in operations}
+        using = {
+            op.value.lower(): cw.Metric(
+                namespace="AWS/DynamoDB",
+                metric_name=metric,
+                dimensions_map={"TableName": table.table_name, "Operation": names[op]},
+                statistic="Sum",
+                period=PERIOD,
+            )
+            for op in operations
+        }
+        return cw.MathExpression(
+            expression=" + ".join(f"FILL({key}, 0)" for key in using),
+            using_metrics=using,
+            label=f"{metric}, every operation",
+            period=PERIOD,
         )
 
     def _build_state_machine_alarms(self) -> None:
@@ -389,6 +422,7 @@ class Monitoring(Construct):
             self._start_execution_throttles(),
             "Step Functions throttled StartExecution calls (the account's): round loops and "
             "handovers that did not start fall to the watchdog.",
+            threshold=self._thresholds["StartExecutionThrottles"],
         )
         self._alarm(
             "ClockStartFailures",

@@ -307,7 +307,10 @@ def test_the_watchdog_applies_an_overdue_reconnect_deadline_and_counts_what_it_h
     before = {(x.kind, x.ref, x.seq, x.due_ms) for x in deps.clock.pending()}  # type: ignore[attr-defined]
     # the clock never fired: the round's deadlines and the reconnect deadline are overdue
     deps.clock.now = player.reconnect_deadline_ms + deps.watchdog_grace_ms + 1  # type: ignore[attr-defined]
-    assert deadlines.watchdog(deps, deps.watchdog_grace_ms) == 2
+    # one deadline applied: the player's reconnect deadline (they left the tournament, which
+    # applied the round's due turns too); the tournament's entry then found nothing left to
+    # apply — not counted (OverdueDeadlines counts applied deadlines) — and restarts the clock
+    assert deadlines.watchdog(deps, deps.watchdog_grace_ms) == 1
     after = _record(deps, p5).tournament
     assert not after.player(p5).alive
     assert after.player(p5).timed_out
@@ -321,3 +324,30 @@ def test_the_watchdog_applies_an_overdue_reconnect_deadline_and_counts_what_it_h
             after.next_due(deps.timing.skip_grace_ms),
         )
     }
+
+
+def test_the_watchdog_leaves_what_its_budget_cannot_start_for_the_next_run() -> None:
+    """An entry not started within the run's budget is left as it is (the run ends before the
+    function's time-out) and the next run recovers it."""
+    deps = fake_deps()
+    seated = _eight(deps)
+    t = _record(deps, seated[0][1]).tournament
+    deps.clock.now = t.intro_deadline_ms + deps.watchdog_grace_ms + 1  # type: ignore[attr-defined]
+    assert deadlines.watchdog(deps, deps.watchdog_grace_ms, budget_ms=-1) == 0
+    assert _record(deps, seated[0][1]).tournament.phase == t.phase  # untouched
+    assert deadlines.watchdog(deps, deps.watchdog_grace_ms) == 1
+    assert _record(deps, seated[0][1]).tournament.phase.value == "playing"
+
+
+def test_the_watchdog_counts_a_stale_index_entry_as_nothing_applied() -> None:
+    """A due-time entry whose deadline the loop already applied (the index lagging its item)
+    is not an overdue deadline: not counted, and it starts no second loop."""
+    deps = fake_deps()
+    seated = _eight(deps)
+    t = _record(deps, seated[0][1]).tournament
+    deps.clock.now = t.intro_deadline_ms + deps.watchdog_grace_ms + 1  # type: ignore[attr-defined]
+    ref = t.tournament_id
+    assert deadlines.recover(deps, "tournament", ref) == 1  # the intro applied
+    loops = len(deps.clock.pending())  # type: ignore[attr-defined]
+    assert deadlines.recover(deps, "tournament", ref) == 0  # the same entry again: stale
+    assert len(deps.clock.pending()) == loops  # type: ignore[attr-defined]  # no second loop
