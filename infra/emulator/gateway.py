@@ -265,8 +265,12 @@ class LocalGateway(WebSocketApi, ManagementApi):
             loop = asyncio.get_running_loop()
             started = loop.create_future()
 
+            def mark_started() -> None:
+                if not started.done():
+                    started.set_result(None)
+
             def on_start() -> None:
-                loop.call_soon_threadsafe(lambda: started.done() or started.set_result(None))
+                loop.call_soon_threadsafe(mark_started)
 
             invocation.on_start = on_start
             if isinstance(self._executor, WorkerPool):  # players' routes first (pool docs)

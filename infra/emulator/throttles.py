@@ -175,12 +175,15 @@ class Concurrency:
 class ColdStarts:
     """Init delays of new execution environments: ``seconds`` function -> its init time (a
     missing function starts warm). A function keeps as many warm environments as it has run
-    at once; an invocation beyond them pays the delay (and adds one). ``jitter``: each delay is
-    drawn uniformly within +-jitter of it (a fraction). Counts ``cold`` per function."""
+    at once; an invocation beyond them pays the delay (and adds one). ``share``: besides, each
+    invocation finds its environment recycled (Lambda reclaims idle ones and replaces the
+    others every few hours) with this probability, and pays the delay too. ``jitter``: each
+    delay is drawn uniformly within +-jitter of it (a fraction). Counts ``cold`` per function."""
 
     seconds: Mapping[str, float]
     jitter: float = 0.0
     seed: int | None = None
+    share: float = 0.0
     cold: Counter[str] = field(default_factory=Counter)
     _warm: Counter[str] = field(default_factory=Counter)
     _busy: Counter[str] = field(default_factory=Counter)
@@ -194,9 +197,11 @@ class ColdStarts:
         """An invocation of ``function`` begins: the init delay it pays (seconds, 0 if warm)."""
         with self._lock:
             self._busy[function] += 1
-            if self._busy[function] <= self._warm[function]:
+            recycled = self.share > 0 and self._rng.random() < self.share
+            if self._busy[function] <= self._warm[function] and not recycled:
                 return 0.0
-            self._warm[function] += 1
+            if not recycled:
+                self._warm[function] += 1
             base = self.seconds.get(function, 0.0)
             if base <= 0:
                 return 0.0

@@ -194,3 +194,11 @@ def test_an_invocation_past_its_timeout_fails_and_its_later_effects_never_happen
             assert after == []
 
     run(scenario)
+
+
+def test_a_recycled_environment_starts_cold_again() -> None:
+    cold = ColdStarts({"guess": 0.5}, share=1.0)
+    cold.start("guess")
+    cold.end("guess")
+    assert cold.start("guess") == 0.5  # warm environment recycled: cold again
+    assert cold.cold == {"guess": 2}
