@@ -36,7 +36,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from infra.limits import FUNCTION_TIMEOUT_S, STAGE_LIMITS, StageLimits, Throttle
+from infra.limits import (
+    FUNCTION_TIMEOUT_S,
+    STAGE_LIMITS,
+    StageLimits,
+    Throttle,
+    account_concurrency_needed,
+)
 
 ACCOUNT_THROTTLE: Final = Throttle(10_000, 5_000)
 """API Gateway's default account-level throttle per Region, across all APIs (Amazon API
@@ -233,14 +239,17 @@ class TwinLimits:
         scale: float = 1.0,
         stage_rate: float | None = None,
         account: Throttle | None = ACCOUNT_THROTTLE,
-        account_concurrency: int = ACCOUNT_CONCURRENCY,
+        account_concurrency: int | None = None,
         reserved: Mapping[str, int] | None = None,
         cold_starts: ColdStarts | None = None,
     ) -> TwinLimits:
         """The deployed ``stage``'s limits (``infra.limits.STAGE_LIMITS``). ``scale``
         multiplies every throttle's rate and burst (the account's too); ``stage_rate`` instead
         picks the factor that makes the stage default that many messages a second.
-        ``reserved`` replaces the reservations (e.g. scaled down with the throttles)."""
+        ``reserved`` replaces the reservations (e.g. scaled down with the throttles).
+        ``account_concurrency`` defaults to the quota the stage needs (its reservations plus
+        Lambda's unreserved 100, at least AWS's default 1,000: a stage deploys only into an
+        account whose quota holds its reservations)."""
         limits = STAGE_LIMITS[stage]
         if stage_rate is not None:
             scale = stage_rate / limits.stage.rate
@@ -249,6 +258,8 @@ class TwinLimits:
             account = account.scaled(scale) if account is not None else None
         if reserved is not None:
             limits = replace(limits, reserved=dict(reserved))
+        if account_concurrency is None:
+            account_concurrency = max(ACCOUNT_CONCURRENCY, account_concurrency_needed(limits))
         return cls(
             throttles=RouteThrottles(limits, account),
             concurrency=Concurrency(limits.reserved, account_concurrency),
