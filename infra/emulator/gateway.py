@@ -227,6 +227,18 @@ class LocalGateway(WebSocketApi, ManagementApi):
             raise web.HTTPNotFound(text="no web client (infra/emulator/web/index.html)")
         return web.FileResponse(index)
 
+    async def _run(self, route_key: str, handler: Handler, event: dict[str, Any]) -> Any:
+        context = make_context(
+            function_name_for(handler),
+            region=self.region,
+            timeout_seconds=self.handler_timeout_seconds,
+        )
+        if isinstance(self._executor, WorkerPool):  # players' routes first (infra.emulator.pool)
+            future = self._executor.submit_at(route_priority(route_key), handler, event, context)
+            return await asyncio.wrap_future(future)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, handler, event, context)
+
     def function_of(self, route_key: str) -> str:
         """The function module serving ``route_key`` (``functions``; else the key itself)."""
         return self.functions.get(route_key, route_key)
@@ -245,14 +257,14 @@ class LocalGateway(WebSocketApi, ManagementApi):
         never happen: ``infra.emulator.throttles.Invocation``), after its cold start."""
         handler = self.routes[route_key]
         limits = self.limits
+        if limits is None:  # nothing enforced: the handler as it is
+            return await self._run(route_key, handler, event)
         function = self.function_of(route_key)
-        timeout = self.handler_timeout_seconds
-        if limits is not None:
-            timeout = limits.timeout_for(function, timeout)
-        concurrency = limits.concurrency if limits is not None else None
+        timeout = limits.timeout_for(function, self.handler_timeout_seconds)
+        concurrency = limits.concurrency
         if concurrency is not None and not concurrency.acquire(function):
             raise TooManyRequestsError(f"Rate Exceeded: {function} is at its reserved concurrency")
-        cold = limits.cold_starts if limits is not None else None
+        cold = limits.cold_starts
         try:
             invocation = Invocation(
                 handler,
