@@ -271,7 +271,19 @@ def account_quotas(limits: StageLimits) -> dict[str, int]:
 
 def report() -> str:
     """The "Limits the stack sets" tables of ``infra/CAPACITY.md``, computed (Markdown)."""
-    lines: list[str] = []
+    from shared.runtime.bootstrap import worst_call_seconds
+
+    worst = worst_call_seconds()
+    lines: list[str] = [
+        f"Function timeouts (every stage; one AWS call at its worst: {worst:g} s):",
+        "",
+        "| function | timeout s | left after the worst call s | margin required s |",
+        "|---|---|---|---|",
+    ]
+    for module, timeout in sorted(FUNCTION_TIMEOUT_S.items()):
+        left, margin = timeout - worst, call_margin_seconds(timeout)
+        lines.append(f"| `{module}` | {timeout} | {left:g} | {margin:g} |")
+    lines.append("")
     for name, limits in STAGE_LIMITS.items():
         lines += [
             f"{name} (target {limits.target_players:,} concurrent players):",

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Sequence
 
 from infra.emulator.emulator import Emulator
-from infra.emulator.throttles import TwinLimits
+from infra.emulator.throttles import ColdStarts, TwinLimits
 from infra.limits import STAGE_LIMITS
 from shared.domain.languages import LANGUAGE_CODES
 from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
@@ -118,8 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=1.0,
         metavar="F",
-        help="multiply every throttle's rate and burst by F (e.g. 0.02: prod's 1,000 msg/s"
-        " stage default becomes 20/s)",
+        help="multiply every throttle's rate and burst by F (e.g. 0.02: prod's 6,000 msg/s"
+        " default route throttle becomes 120/s)",
+    )
+    parser.add_argument(
+        "--cold-starts",
+        type=_share,
+        default=None,
+        metavar="P",
+        help="inject cold starts (the model of python -m infra.benchmarks.grace, per function):"
+        " new environments start cold, and any invocation with probability P (0..1)",
     )
     parser.add_argument(
         "--log-level",
@@ -168,12 +176,19 @@ def emulator_from_args(args: argparse.Namespace) -> Emulator:
         disconnect_loss=args.disconnect_loss,
         half_open_seconds=args.half_open_seconds,
         gateway_seed=args.gateway_seed,
-        limits=(
-            None
-            if args.limits == "off"
-            else TwinLimits.for_stage(args.limits, scale=args.limits_scale)
-        ),
+        limits=_limits(args),
     )
+
+
+def _limits(args: argparse.Namespace) -> TwinLimits | None:
+    cold = None
+    if args.cold_starts is not None:
+        from infra.benchmarks.grace import cold_start_model
+
+        cold = ColdStarts(cold_start_model(), jitter=0.25, share=args.cold_starts)
+    if args.limits == "off":
+        return None if cold is None else TwinLimits(cold_starts=cold)
+    return TwinLimits.for_stage(args.limits, scale=args.limits_scale, cold_starts=cold)
 
 
 def _limits_line(emu: Emulator) -> str:

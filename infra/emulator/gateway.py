@@ -252,6 +252,22 @@ class LocalGateway(WebSocketApi, ManagementApi):
         if _SESSION_REPLY in data:
             self._seated.add(connection_id)
 
+    async def _run(self, route_key: str, handler: Handler, event: dict[str, Any]) -> Any:
+        context = make_context(
+            function_name_for(handler),
+            region=self.region,
+            timeout_seconds=self.handler_timeout_seconds,
+        )
+        if isinstance(self._executor, WorkerPool):  # players' routes first (pool docs)
+            connection_id = (event.get("requestContext") or {}).get("connectionId")
+            priority = message_priority(route_key, connection_id in self._seated)
+            if route_key == "$disconnect":
+                self._seated.discard(connection_id)
+            future = self._executor.submit_at(priority, handler, event, context)
+            return await asyncio.wrap_future(future)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, handler, event, context)
+
     def function_of(self, route_key: str) -> str:
         """The function module serving ``route_key`` (``functions``; else the key itself)."""
         return self.functions.get(route_key, route_key)
@@ -270,14 +286,14 @@ class LocalGateway(WebSocketApi, ManagementApi):
         never happen: ``infra.emulator.throttles.Invocation``), after its cold start."""
         handler = self.routes[route_key]
         limits = self.limits
+        if limits is None:  # nothing enforced: the handler as it is
+            return await self._run(route_key, handler, event)
         function = self.function_of(route_key)
-        timeout = self.handler_timeout_seconds
-        if limits is not None:
-            timeout = limits.timeout_for(function, timeout)
-        concurrency = limits.concurrency if limits is not None else None
+        timeout = limits.timeout_for(function, self.handler_timeout_seconds)
+        concurrency = limits.concurrency
         if concurrency is not None and not concurrency.acquire(function):
             raise TooManyRequestsError(f"Rate Exceeded: {function} is at its reserved concurrency")
-        cold = limits.cold_starts if limits is not None else None
+        cold = limits.cold_starts
         try:
             invocation = Invocation(
                 handler,
@@ -290,8 +306,12 @@ class LocalGateway(WebSocketApi, ManagementApi):
             loop = asyncio.get_running_loop()
             started = loop.create_future()
 
+            def mark_started() -> None:
+                if not started.done():
+                    started.set_result(None)
+
             def on_start() -> None:
-                loop.call_soon_threadsafe(lambda: started.done() or started.set_result(None))
+                loop.call_soon_threadsafe(mark_started)
 
             invocation.on_start = on_start
             if isinstance(self._executor, WorkerPool):  # players' routes first (pool docs)

@@ -36,7 +36,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from infra.limits import FUNCTION_TIMEOUT_S, STAGE_LIMITS, StageLimits, Throttle
+from infra.limits import (
+    FUNCTION_TIMEOUT_S,
+    STAGE_LIMITS,
+    StageLimits,
+    Throttle,
+    account_concurrency_needed,
+)
 
 ACCOUNT_THROTTLE: Final = Throttle(10_000, 5_000)
 """API Gateway's default account-level throttle per Region, across all APIs (Amazon API
@@ -175,12 +181,15 @@ class Concurrency:
 class ColdStarts:
     """Init delays of new execution environments: ``seconds`` function -> its init time (a
     missing function starts warm). A function keeps as many warm environments as it has run
-    at once; an invocation beyond them pays the delay (and adds one). ``jitter``: each delay is
-    drawn uniformly within +-jitter of it (a fraction). Counts ``cold`` per function."""
+    at once; an invocation beyond them pays the delay (and adds one). ``share``: besides, each
+    invocation finds its environment recycled (Lambda reclaims idle ones and replaces the
+    others every few hours) with this probability, and pays the delay too. ``jitter``: each
+    delay is drawn uniformly within +-jitter of it (a fraction). Counts ``cold`` per function."""
 
     seconds: Mapping[str, float]
     jitter: float = 0.0
     seed: int | None = None
+    share: float = 0.0
     cold: Counter[str] = field(default_factory=Counter)
     _warm: Counter[str] = field(default_factory=Counter)
     _busy: Counter[str] = field(default_factory=Counter)
@@ -194,9 +203,11 @@ class ColdStarts:
         """An invocation of ``function`` begins: the init delay it pays (seconds, 0 if warm)."""
         with self._lock:
             self._busy[function] += 1
-            if self._busy[function] <= self._warm[function]:
+            recycled = self.share > 0 and self._rng.random() < self.share
+            if self._busy[function] <= self._warm[function] and not recycled:
                 return 0.0
-            self._warm[function] += 1
+            if not recycled:
+                self._warm[function] += 1
             base = self.seconds.get(function, 0.0)
             if base <= 0:
                 return 0.0
@@ -228,14 +239,17 @@ class TwinLimits:
         scale: float = 1.0,
         stage_rate: float | None = None,
         account: Throttle | None = ACCOUNT_THROTTLE,
-        account_concurrency: int = ACCOUNT_CONCURRENCY,
+        account_concurrency: int | None = None,
         reserved: Mapping[str, int] | None = None,
         cold_starts: ColdStarts | None = None,
     ) -> TwinLimits:
         """The deployed ``stage``'s limits (``infra.limits.STAGE_LIMITS``). ``scale``
         multiplies every throttle's rate and burst (the account's too); ``stage_rate`` instead
         picks the factor that makes the stage default that many messages a second.
-        ``reserved`` replaces the reservations (e.g. scaled down with the throttles)."""
+        ``reserved`` replaces the reservations (e.g. scaled down with the throttles).
+        ``account_concurrency`` defaults to the quota the stage needs (its reservations plus
+        Lambda's unreserved 100, at least AWS's default 1,000: a stage deploys only into an
+        account whose quota holds its reservations)."""
         limits = STAGE_LIMITS[stage]
         if stage_rate is not None:
             scale = stage_rate / limits.stage.rate
@@ -244,6 +258,8 @@ class TwinLimits:
             account = account.scaled(scale) if account is not None else None
         if reserved is not None:
             limits = replace(limits, reserved=dict(reserved))
+        if account_concurrency is None:
+            account_concurrency = max(ACCOUNT_CONCURRENCY, account_concurrency_needed(limits))
         return cls(
             throttles=RouteThrottles(limits, account),
             concurrency=Concurrency(limits.reserved, account_concurrency),

@@ -41,7 +41,7 @@ class Settings:
     intro_seconds: float = _setting(6.0, "Round intro, rules page: 6 s", ge=0)
     reconnect_seconds: float = _setting(60.0, "Reconnect deadline, ruling 9: 60 s", gt=0)
     skip_grace_seconds: float = _setting(
-        1.0,
+        2.0,
         "How long after a turn deadline the skip is applied, so that a guess API Gateway "
         "received before the deadline lands first (RULINGS.md, Clocks)",
         ge=0,

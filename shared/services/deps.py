@@ -29,7 +29,7 @@ class Timing:
     turn_ms: int = 30_000
     intro_ms: int = 6_000
     reconnect_ms: int = 60_000
-    skip_grace_ms: int = 1_000
+    skip_grace_ms: int = 2_000
     heartbeat_ms: int | None = None
 
 

@@ -23,7 +23,7 @@ def wake(backend, game: Game) -> None:
     fire(backend, TimerKind.INTRO, game.tid, game.t.round_no, backend.clock.now)
 
 
-GRACE = 1_000  # Timing.skip_grace_ms: a skip is due this long after its deadline
+GRACE = 2_000  # Timing.skip_grace_ms: a skip is due this long after its deadline
 
 
 def started(backend) -> Game:

@@ -27,7 +27,7 @@ CAPACITY = Path(__file__).resolve().parents[3] / "infra" / "CAPACITY.md"
 
 
 @pytest.mark.parametrize("stage", sorted(STAGE_LIMITS))
-def test_no_limit_binds_below_the_stages_target(stage) -> None:
+def test_no_limit_binds_below_the_stages_target(stage: str) -> None:
     low = [
         f"{b.name} ({b.limit}, {b.why}) binds at {b.players:,} < {b.needed:,}"
         for b in bindings(STAGE_LIMITS[stage])

@@ -36,7 +36,7 @@ def test_the_worst_case_counts_every_try_and_backoff() -> None:
 
 @pytest.mark.parametrize("service", SERVICES)
 @pytest.mark.parametrize("module", sorted(SPECS))
-def test_one_call_at_its_worst_fits_every_function_with_a_margin(service, module) -> None:
+def test_one_call_at_its_worst_fits_every_function_with_a_margin(service: str, module: str) -> None:
     timeout = SPECS[module].timeout_s
     worst = _worst(service)
     assert worst + call_margin_seconds(timeout) <= timeout, (

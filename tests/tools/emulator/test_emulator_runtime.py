@@ -21,6 +21,7 @@ import websockets
 from infra.emulator import Emulator
 from infra.emulator.cli import build_parser, emulator_from_args
 from infra.emulator.emulator import SWITCH_INTERVAL_SECONDS
+from infra.limits import STAGE_LIMITS
 from shared.adapters.step_functions import wait_timestamp
 from shared.runtime.settings import Settings
 from shared.services.ports import Timer, TimerKind
@@ -285,6 +286,23 @@ def test_cli_options_map_onto_the_emulator() -> None:
     assert (default_emu.disconnect_loss, default_emu.half_open_seconds) == (0.0, 0.0)
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--disconnect-loss", "1.5"])
+
+
+def test_cli_limit_options_map_onto_the_twins_limits() -> None:
+    default = emulator_from_args(build_parser().parse_args([])).limits
+    assert default is not None
+    assert default.throttles is not None
+    assert default.throttles.limits == STAGE_LIMITS["prod"]  # the deployed prod stage
+    assert default.cold_starts is None
+    args = ["--limits", "dev", "--limits-scale", "0.5", "--cold-starts", "0.1"]
+    scaled = emulator_from_args(build_parser().parse_args(args)).limits
+    assert scaled is not None
+    assert scaled.throttles is not None
+    assert scaled.throttles.limits == STAGE_LIMITS["dev"].scaled(0.5)
+    assert scaled.cold_starts is not None
+    assert scaled.cold_starts.share == 0.1
+    assert scaled.cold_starts.seconds["guess"] > 0
+    assert emulator_from_args(build_parser().parse_args(["--limits", "off"])).limits is None
 
 
 @pytest.mark.usefixtures("clean_env")

@@ -194,3 +194,18 @@ def test_an_invocation_past_its_timeout_fails_and_its_later_effects_never_happen
             assert after == []
 
     run(scenario)
+
+
+def test_a_recycled_environment_starts_cold_again() -> None:
+    cold = ColdStarts({"guess": 0.5}, share=1.0)
+    cold.start("guess")
+    cold.end("guess")
+    assert cold.start("guess") == 0.5  # warm environment recycled: cold again
+    assert cold.cold == {"guess": 2}
+
+
+def test_a_stage_runs_in_an_account_whose_quota_holds_its_reservations() -> None:
+    limits = TwinLimits.for_stage("prod")
+    assert limits.concurrency is not None
+    assert limits.concurrency.unreserved == 100  # 3,601 needed: prod's quota raised to hold it
+    assert limits.concurrency.acquire("a route of a test's own")
