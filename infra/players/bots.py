@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import logging
@@ -353,7 +354,10 @@ class Bot:
                 continue
             self._retrying.add(rid)
             task = asyncio.create_task(self._retry(rid, message))
-            task.add_done_callback(lambda _t, rid=rid: self._retrying.discard(rid))
+            task.add_done_callback(functools.partial(self._retried, rid))
+
+    def _retried(self, rid: str, _task: asyncio.Task[None]) -> None:
+        self._retrying.discard(rid)
 
     async def _retry(self, rid: str, message: dict[str, Any], attempts: int = 6) -> None:
         """Send ``message`` again until a server message answers ``rid`` (``attempts`` at

@@ -5,6 +5,7 @@ it knows is the clients' one fold of the events, ``infra.players.state.ClientSta
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
@@ -117,7 +118,9 @@ class SimPlayer:
                 self.view.unanswered.pop(rid, None)  # the turn is over: the skip stands
                 continue
             self._attempts[rid] = attempt + 1
-            self.run.sim.call_at(self.run.sim.now + delay / 1000, lambda r=rid: self._resend(r))
+            self.run.sim.call_at(
+                self.run.sim.now + delay / 1000, functools.partial(self._resend, rid)
+            )
 
     def _resend(self, rid: str) -> None:
         message = self.view.unanswered.get(rid)
