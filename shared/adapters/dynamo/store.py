@@ -264,7 +264,7 @@ class DynamoStore:
 
     def get_connections(self, connection_ids: Iterable[str]) -> dict[str, Connection]:
         """The connection items of ``connection_ids`` that exist (BatchGetItem, strongly
-        consistent); a closed connection is simply absent."""
+        consistent); a closed one is its tombstone (``closed_ms`` set) until TTL removes it."""
         found: dict[str, Connection] = {}
         keys = [schema.connection_key(c) for c in sorted(set(connection_ids))]
         for raw in self._batch_get(keys):
