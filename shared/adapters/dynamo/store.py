@@ -431,21 +431,16 @@ class DynamoStore:
 
         A strongly consistent GetItem, then a put conditional on the version read (``commit``:
         one write unit, as the DeleteItem it replaces; a save based on an earlier read of the
-        open item then conflicts). A conflict (a ``session`` bound it meanwhile) reads again.
+        open item then conflicts). Raises ConflictError when it changed since the read (a
+        ``session`` bound it meanwhile): the caller's ``run`` reads again.
         A put that landed but answered 500 is recognised by ``commit`` (the stored item is the
         one sent), and the read still says which player the connection held.
         """
-        for _ in range(5):
-            seen = self.get_connection(connection_id)
-            if seen is None or seen.closed_ms is not None:
-                return None
-            tomb = dataclasses.replace(seen, closed_ms=closed_ms)
-            try:
-                self.commit([tomb])
-            except ConflictError:
-                continue
-            return seen
-        raise ContentionError("the connection is being changed; please try again")
+        seen = self.get_connection(connection_id)
+        if seen is None or seen.closed_ms is not None:
+            return None
+        self.commit([dataclasses.replace(seen, closed_ms=closed_ms)])
+        return seen
 
     def commit(self, writes: Sequence[Write | TokenCreated]) -> None:
         """Apply ``writes`` atomically (one conditional write, or a transaction).
