@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import logging
@@ -34,7 +35,13 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from infra.players.solver import DuelSolver
-from infra.players.state import Board, ClientState
+from infra.players.state import (
+    Board,
+    ClientState,
+    is_gateway_frame,
+    retry_delay_ms,
+    retry_in_time,
+)
 from shared.domain.languages import LANGUAGE_CODES
 from shared.protocol.framing import unpack
 from shared.protocol.limits import PING_INTERVAL_SECONDS
@@ -184,6 +191,9 @@ class Bot:
         self._leave_deadline: float | None = None
         self.connections = 0
         """WebSocket connections opened so far (resumes after server closes included)."""
+        self.retries = 0
+        """Requests sent again, unchanged, after API Gateway answered with its own frame."""
+        self._retrying: set[str] = set()
         self.server_closes = 0
         """Connections that ended without the bot hanging up (idle/duration limits, drops)."""
         self._sessions = 0
@@ -295,6 +305,7 @@ class Bot:
         message = {k: v for k, v in message.items() if v is not None} | {"request_id": request_id}
         if self._ws is None:
             raise ConnectionClosed(None, None)
+        self.view.sent(message)
         await self._ws.send(json.dumps(message, ensure_ascii=False))
         self._sent_at = time.monotonic()
         return request_id
@@ -309,6 +320,9 @@ class Bot:
     # -- events ------------------------------------------------------------------------------
 
     async def _handle(self, m: dict[str, Any]) -> None:
+        if is_gateway_frame(m):
+            self._on_gateway_frame(m)
+            return
         kind = m.get("type")
         if self.current is not None:
             self.current.events += 1
@@ -324,6 +338,37 @@ class Bot:
                 # A malformed or unexpected event must not kill the bot: report it, play on.
                 log.exception("%s: cannot handle %s event: %.300s", self.name, kind, m)
         self._check_leave_wait()
+
+    def _on_gateway_frame(self, m: dict[str, Any]) -> None:
+        """API Gateway's own frame (throttled, or a failed integration): one of our requests
+        was not processed or has an unknown outcome, and the frame does not say which (ruling
+        18). Each unanswered request is sent again, unchanged (same ``request_id``: applied
+        once), with backoff and jitter; a guess within its turn (``_guess``)."""
+        self.view.apply(m)
+        log.info("%s: API Gateway answered %.200s", self.name, m)
+        for fut in self._pending.values():
+            if not fut.done():
+                fut.set_result(m)  # ``_guess`` retries it inside the turn
+        for rid, message in list(self.view.unanswered.items()):
+            if rid in self._pending or rid in self._retrying:
+                continue
+            self._retrying.add(rid)
+            task = asyncio.create_task(self._retry(rid, message))
+            task.add_done_callback(functools.partial(self._retried, rid))
+
+    def _retried(self, rid: str, _task: asyncio.Task[None]) -> None:
+        self._retrying.discard(rid)
+
+    async def _retry(self, rid: str, message: dict[str, Any], attempts: int = 6) -> None:
+        """Send ``message`` again until a server message answers ``rid`` (``attempts`` at
+        most, exponential backoff with full jitter: ``infra.players.state.retry_delay_ms``)."""
+        for attempt in range(attempts):
+            await asyncio.sleep(retry_delay_ms(attempt, self.rng) / 1000)
+            if rid not in self.view.unanswered or self._ws is None:
+                return
+            self.retries += 1
+            with contextlib.suppress(ConnectionClosed):
+                await self._send(message)
 
     async def _on_session(self, m: dict[str, Any]) -> None:
         self._sessions += 1
@@ -623,20 +668,33 @@ class Bot:
         return self.rng.uniform(*self.config.think_ms)
 
     async def _guess(self, duel_id: str, word: str, deadline_ms: int) -> dict[str, Any] | None:
-        """Send a guess; the error reply if refused, None if played (or no reply in time)."""
+        """Send a guess; the error reply if refused, None if played (or no reply in time). A
+        guess API Gateway answered with its own frame is sent again, same ``request_id``,
+        with backoff and jitter while the retry still lands inside the turn (ruling 18)."""
         request_id = f"g-{next(self._ids)}"
-        fut: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = fut
-        await self._send(
-            {"action": "guess", "duel_id": duel_id, "word": word, "request_id": request_id}
-        )
-        wait = max(0.5, (deadline_ms - self.server_now_ms()) / 1000 + 1)
+        message = {"action": "guess", "duel_id": duel_id, "word": word, "request_id": request_id}
+        attempt = 0
         try:
-            # A played guess answers with a turn event, which cancels this task; a refusal
-            # answers with an error carrying our request_id.
-            return await asyncio.wait_for(fut, wait)
-        except TimeoutError:
-            return None
+            while True:
+                loop = asyncio.get_running_loop()
+                fut: asyncio.Future[dict[str, Any] | None] = loop.create_future()
+                self._pending[request_id] = fut
+                await self._send(message)
+                wait = max(0.5, (deadline_ms - self.server_now_ms()) / 1000 + 1)
+                try:
+                    # A played guess answers with a turn event, which cancels this task; a
+                    # refusal answers with an error carrying our request_id.
+                    reply = await asyncio.wait_for(fut, wait)
+                except TimeoutError:
+                    return None
+                if reply is None or not is_gateway_frame(reply):
+                    return reply
+                delay = retry_delay_ms(attempt, self.rng)
+                attempt += 1
+                if not retry_in_time(self.server_now_ms(), delay, deadline_ms):
+                    return None  # past the turn: the skip stands
+                self.retries += 1
+                await asyncio.sleep(delay / 1000)
         finally:
             self._pending.pop(request_id, None)
 

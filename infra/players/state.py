@@ -8,10 +8,14 @@ no clock, no randomness; stdlib only. What a screen shows: ``Screen``.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "RETRY_BASE_MS",
+    "RETRY_CAP_MS",
+    "RETRY_SAFETY_MS",
     "Board",
     "BoardView",
     "ClientState",
@@ -27,9 +31,41 @@ __all__ = [
     "RowView",
     "Screen",
     "StandingView",
+    "is_gateway_frame",
+    "retry_delay_ms",
+    "retry_in_time",
 ]
 
 Msg = dict[str, Any]
+
+RETRY_BASE_MS = 100
+"""First retry of a request API Gateway answered with its own frame: within 0-100 ms."""
+RETRY_CAP_MS = 2_000
+"""Retries back off exponentially (full jitter) up to this ceiling."""
+RETRY_SAFETY_MS = 300
+"""A guess is retried only while it would still reach the gateway this long before the turn's
+deadline (network and clock skew)."""
+
+
+def is_gateway_frame(m: Msg) -> bool:
+    """A frame API Gateway itself sent (no ``type``: ``{"message": "Too Many Requests" |
+    "Internal server error" | ..., "connectionId", "requestId"}``): the message it answers was
+    not processed, or its outcome is unknown (ruling 18). It names none of our request ids."""
+    return "type" not in m
+
+
+def retry_delay_ms(attempt: int, rng: random.Random) -> float:
+    """How long to wait before retry ``attempt`` (0 = the first) of a request answered by a
+    gateway frame: exponential backoff with full jitter, uniform in ``[0, min(RETRY_CAP_MS,
+    RETRY_BASE_MS * 2**attempt)]``. Retries reuse the request's ``request_id``: the server
+    applies it once and answers a repeat with the first outcome (ruling 18)."""
+    return rng.uniform(0, min(RETRY_CAP_MS, RETRY_BASE_MS * 2**attempt))
+
+
+def retry_in_time(now_ms: float, delay_ms: float, deadline_ms: float | None) -> bool:
+    """Whether a retry sent ``delay_ms`` from ``now_ms`` still lands inside the turn
+    (``RETRY_SAFETY_MS`` before ``deadline_ms``; None: no deadline, always)."""
+    return deadline_ms is None or now_ms + delay_ms < deadline_ms - RETRY_SAFETY_MS
 
 
 # ------------------------------------------------------------------------------ the screen
@@ -277,7 +313,19 @@ class ClientState:
         self.token: str | None = None
         """The session token: the latest ``session`` that carried one (every reply does: tokens
         rotate at each resume, ruling 11)."""
+        self.unanswered: dict[str, Msg] = {}
+        """Requests sent (``sent``) that no server message has answered yet, by
+        ``request_id``: what to send again, unchanged, after a gateway frame."""
+        self.gateway_frames = 0
+        """API Gateway's own frames received (``is_gateway_frame``): throttled or failed."""
         self._reset()
+
+    def sent(self, message: Msg) -> None:
+        """A request went out: remember it until an answer carries its ``request_id`` (a
+        ``ping`` is answered by the gateway and never retried: not kept)."""
+        rid = message.get("request_id")
+        if isinstance(rid, str) and rid and message.get("action") != "ping":
+            self.unanswered[rid] = message
 
     def _reset(self) -> None:
         self.me: PlayerView | None = None
@@ -316,9 +364,15 @@ class ClientState:
     def apply(self, m: Msg) -> list[Msg]:
         """Fold one server message in; the events it carried, in order (a ``batch``'s events,
         else the message itself). Unknown types are ignored, as a client of an older version
-        ignores newer ones."""
+        ignores newer ones; a frame without ``type`` is API Gateway's (``is_gateway_frame``):
+        counted, folded into nothing, its request left ``unanswered`` for a retry."""
+        if is_gateway_frame(m):
+            self.gateway_frames += 1  # not processed, or unknown: the sender retries
+            return []
+        self.unanswered.pop(str(m.get("request_id") or ""), None)
         events = list(m.get("events") or []) if m.get("type") == "batch" else [m]
         for event in events:
+            self.unanswered.pop(str(event.get("request_id") or ""), None)
             handler = getattr(self, "_on_" + str(event.get("type")), None)
             if handler is not None:
                 handler(event)

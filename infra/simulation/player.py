@@ -5,12 +5,13 @@ it knows is the clients' one fold of the events, ``infra.players.state.ClientSta
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
 from typing import Any
 
-from infra.players.state import ClientState
+from infra.players.state import ClientState, is_gateway_frame, retry_delay_ms, retry_in_time
 from infra.simulation.aws import NET_S
 from infra.simulation.world import World
 
@@ -52,6 +53,9 @@ class SimPlayer:
         self.turn_seq = 0
         self.rng = random.Random(run.rng.random())
         self.ids = itertools.count(1)
+        self.retries = 0
+        """Requests sent again after API Gateway answered with its own frame (ruling 18)."""
+        self._attempts: dict[str, int] = {}
 
     @property
     def player_id(self) -> str | None:
@@ -59,10 +63,11 @@ class SimPlayer:
 
     # ------------------------------------------------------------ sending
     def send(self, action: str, **fields: Any) -> None:
-        body = json.dumps(
-            {"action": action, "request_id": f"{action[:2]}-{next(self.ids)}", **fields}
-        )
-        self.run.send(self, action, body)
+        self._send({"action": action, "request_id": f"{action[:2]}-{next(self.ids)}", **fields})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self.view.sent(message)
+        self.run.send(self, str(message["action"]), json.dumps(message))
 
     def arrive(self) -> None:
         self.run.connect(self)
@@ -86,11 +91,42 @@ class SimPlayer:
 
     # ------------------------------------------------------------ receiving
     def receive(self, m: dict[str, Any]) -> None:
+        if is_gateway_frame(m):
+            self.view.apply(m)
+            self._retry_unanswered()
+            return
         self.view.apply(m)  # what the player knows first, then what it does about it
         kind = m.get("type")
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             handler(m)
+
+    def _retry_unanswered(self) -> None:
+        """API Gateway answered one of our requests with its own frame (throttled, or failed)
+        without saying which: each unanswered one is sent again, unchanged (same
+        ``request_id``: applied once, ruling 18), after an exponential backoff with full
+        jitter (``infra.players.state.retry_delay_ms``); a guess only inside its turn."""
+        now_ms = self.run.sim.now_ms()
+        for rid, message in list(self.view.unanswered.items()):
+            attempt = self._attempts.get(rid, 0)
+            delay = retry_delay_ms(attempt, self.rng)
+            turn = self.view.my_turn
+            deadline = turn[1] if message.get("action") == "guess" and turn else None
+            if message.get("action") == "guess" and (
+                turn is None or not retry_in_time(now_ms, delay, deadline)
+            ):
+                self.view.unanswered.pop(rid, None)  # the turn is over: the skip stands
+                continue
+            self._attempts[rid] = attempt + 1
+            self.run.sim.call_at(
+                self.run.sim.now + delay / 1000, functools.partial(self._resend, rid)
+            )
+
+    def _resend(self, rid: str) -> None:
+        message = self.view.unanswered.get(rid)
+        if message is not None:
+            self.retries += 1
+            self._send(message)
 
     def _on_session(self, m: dict[str, Any]) -> None:
         player_id = self.player_id

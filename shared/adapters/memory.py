@@ -185,10 +185,10 @@ class InMemoryStore:
         return int(conn.strikes)
 
     def close_connection(self, connection_id: str, closed_ms: int) -> Connection | None:
-        old = self.items.get(("connection", connection_id))
+        old: Connection | None = self.items.get(("connection", connection_id))
         if old is None or old.closed_ms is not None:
             return None
-        held = copy.deepcopy(old)
+        held: Connection = copy.deepcopy(old)
         old.closed_ms = closed_ms
         old.version += 1
         return held

@@ -17,6 +17,7 @@ from shared.domain.errors import (
 )
 from shared.domain.matchmaking import LobbyStatus
 from shared.domain.tournament import Dealer
+from shared.services import repeats
 from shared.services.change import Change, run
 from shared.services.deps import Deps
 from shared.services.errors import NoSessionError
@@ -24,6 +25,7 @@ from shared.services.model import (
     LobbyOpener,
     LobbyRecord,
     OpenerUnchanged,
+    Player,
     PlayerStatus,
     TournamentRecord,
     Write,
@@ -89,6 +91,10 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         attempt = next(tries)
         player = deps.store.get_player(player_id)
         assert player is not None
+        first = repeats.repeated(player, req, "join")
+        if first is not None:
+            again.append((player, first))
+            return Change(None)  # ruling 18: answered again (below), nothing written
         if player.status is PlayerStatus.QUEUED:
             raise AlreadyQueuedError("you are already waiting in a lobby")
         if player.status is PlayerStatus.PLAYING:
@@ -128,6 +134,7 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         else:
             rec = found
         rec.lobby = mm.with_seat(rec.lobby, entrant)  # admission checked (ruling 8)
+        repeats.remember(player, req, "join", repeats.LOBBY + rec.lobby.lobby_id)
         watched = player.tournament_id
         player.tournament_id = None  # stops spectating an earlier tournament
         box = Outbox(reply_to=req)
@@ -137,8 +144,13 @@ def join(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
             party_plays(deps, lobby.party_id, writes, box)
         return Change(watched, [*writes, *opener], box)
 
+    again: list[tuple[Player, str]] = []
     done = run(deps, seat)
     gone = done.gone
+    if again:
+        player, ref = again[-1]
+        drop(deps, gone + repeats.answer_again(deps, req, player, "join", ref))
+        return
     if done.value:
         # a spectator of an earlier tournament stops receiving its messages
         gone += _stop_watching(deps, player_id, done.value)
@@ -274,6 +286,10 @@ def leave(deps: Deps, req: Request, player_id: str) -> None:
     AlreadyPlayingError when the tournament started before the leave arrived."""
     player = deps.store.get_player(player_id)
     assert player is not None
+    first = repeats.repeated(player, req, "leave")
+    if first is not None:
+        drop(deps, repeats.answer_again(deps, req, player, "leave", first))
+        return
     if player.status is PlayerStatus.PLAYING or (
         player.status is PlayerStatus.IDLE and player.tournament_id is not None
     ):

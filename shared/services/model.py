@@ -58,6 +58,10 @@ class Player:
     """Until when (UTC ms) the token of the previous generation still resumes (a lost reply);
     None: it does not (a new player, or every older token revoked by
     ``sign_out_everywhere``)."""
+    recent_requests: tuple[tuple[str, str, str], ...] = ()
+    """The last applied ``join`` / ``leave`` / ``party_start`` requests: (request_id, action,
+    what the outcome was about), oldest first, at most ``repeats.RECENT_REQUESTS`` (ruling 18;
+    ``shared.services.repeats``)."""
 
 
 @dataclass

@@ -19,6 +19,7 @@ from shared.domain.errors import (
     PartyMemberPlayingError,
     UnknownInviteError,
 )
+from shared.services import repeats
 from shared.services.change import Change, run
 from shared.services.deps import Deps
 from shared.services.membership import broadcast as _broadcast
@@ -198,6 +199,10 @@ def start(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
     def step() -> Change[None]:
         p = deps.store.get_player(player_id)
         assert p is not None
+        first = repeats.repeated(p, req, "party_start")
+        if first is not None:
+            again.append((p, first))
+            return Change(None)  # ruling 18: answered again (below), nothing written
         if p.party_id is None:
             raise NotInPartyError("you are not in a party")
         rec = deps.store.get_party(p.party_id)
@@ -234,6 +239,8 @@ def start(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         )
         for m in seated:
             m.tournament_id = None
+            if m.player_id == player_id:
+                repeats.remember(m, req, "party_start", repeats.LOBBY + lobby.lobby.lobby_id)
         rec.language = language_code
         rec.lobby_id = lobby.lobby.lobby_id
         box = Outbox(reply_to=req)
@@ -241,4 +248,9 @@ def start(deps: Deps, req: Request, player_id: str, language_code: str) -> None:
         _broadcast(deps, rec, box, seated)
         return Change(None, writes, box)
 
-    drop(deps, run(deps, step).gone)
+    again: list[tuple[Player, str]] = []
+    gone = run(deps, step).gone
+    if again:
+        player, ref = again[-1]
+        gone += repeats.answer_again(deps, req, player, "party_start", ref)
+    drop(deps, gone)

@@ -127,7 +127,8 @@ class Store(Protocol):
     def get_connections(self, connection_ids: Iterable[str]) -> dict[str, Connection]: ...
     def close_connection(self, connection_id: str, closed_ms: int) -> Connection | None:
         """Keep the connection as a tombstone closed at ``closed_ms`` (UTC ms); what it held
-        while open, or None when unknown or already closed (nothing written)."""
+        while open, or None when unknown or already closed (nothing written). ConflictError
+        when it changed since it was read (run it in a ``run`` step: it reads again)."""
         ...
 
     def add_strike(self, connection_id: str) -> int | None:

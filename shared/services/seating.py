@@ -18,6 +18,7 @@ from dataclasses import replace
 from shared.domain import matchmaking as mm
 from shared.domain.matchmaking import LobbyStatus
 from shared.protocol import outbound as out
+from shared.services import repeats
 from shared.services.change import Change, Done, run
 from shared.services.deps import Deps
 from shared.services.model import LobbyRecord, Player, PlayerStatus, Write
@@ -169,6 +170,7 @@ def free_seat(
         ):
             return Change(False)
         rec = deps.store.get_lobby(player.lobby_id)
+        repeats.remember(player, reply_to, "leave", repeats.LOBBY + player.lobby_id)
         player.status = PlayerStatus.IDLE
         player.lobby_id = None
         if only_if_disconnect_seq is not None:

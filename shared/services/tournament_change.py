@@ -25,6 +25,7 @@ from shared.domain import events as ev
 from shared.domain import fair_play
 from shared.domain.errors import DomainError, NotInTournamentError
 from shared.domain.tournament import Dealer, Entrant, Tournament
+from shared.services import repeats
 from shared.services.change import Change, run
 from shared.services.deps import Deps
 from shared.services.errors import NotFoundError
@@ -288,6 +289,8 @@ def leave_tournament(
         if p.status is PlayerStatus.PLAYING:
             p.status = PlayerStatus.IDLE
         p.reconnect_deadline_ms = None
+        if reason == "left":
+            repeats.remember(p, reply_to, "leave", repeats.TOURNAMENT + tid)
         return Decision(
             t2,
             [*events, *more],

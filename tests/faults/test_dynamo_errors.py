@@ -635,8 +635,9 @@ def test_a_landed_write_whose_every_retry_fails_is_settled_by_reading_it_back(
 def test_a_landed_guess_that_cannot_be_verified_is_never_applied_twice(monkeypatch, faults):
     """The write landed, every resend failed and so did the read back: the outcome stays
     unknown, the use case re-reads and re-decides on the state its own write made. The guess
-    is in the table exactly once (its version condition); what is lost is its pushes (the
-    documented residual: the mover hears a refusal of the repeated decision)."""
+    is in the table exactly once (its version condition), and the re-decision finds the row its
+    ``request_id`` played (ruling 18): the mover hears that row's ``turn``, not a refusal; what
+    is lost is the opponent's push."""
     with _backend(monkeypatch) as run:
         scenario = prepare(run, faults, "guess")
         mover = scenario.actor
@@ -647,8 +648,8 @@ def test_a_landed_guess_that_cannot_be_verified_is_never_applied_twice(monkeypat
         faults.fail("GetItem", error, status=500, times=BOTOCORE_ATTEMPTS, after=resent)
         scenario.action()
         assert len(mover.current_duel().rows) == rows + 1
-        assert mover.messages[-1]["type"] == "error"
-        assert mover.messages[-1]["code"] != "internal_error"
+        last = mover.messages[-1]
+        assert (last["type"], last["request_id"], last["turn"]) == ("turn", "r1", rows + 1)
 
 
 def test_a_disconnect_whose_close_landed_but_answered_500_still_disconnects(monkeypatch, faults):

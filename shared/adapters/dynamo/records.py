@@ -53,6 +53,8 @@ def player_to_item(p: Player) -> dict[str, Any]:
         # adds a write. A player saved before ``token_used_ms`` was kept gets one when it next
         # resumes, with its new token's.
         item[schema.TTL_ATTRIBUTE] = schema.idle_player_ttl(p.token_used_ms)
+    if p.recent_requests:
+        item["recent"] = [list(r) for r in p.recent_requests]
     if p.reconnect_deadline_ms is not None:
         item["reconnect_deadline_ms"] = p.reconnect_deadline_ms
         if not p.connected:
@@ -83,6 +85,7 @@ def player_from_item(item: dict[str, Any]) -> Player:
         token_grace_until_ms=(
             int(item["token_grace_until_ms"]) if "token_grace_until_ms" in item else None
         ),
+        recent_requests=tuple((str(r[0]), str(r[1]), str(r[2])) for r in item.get("recent") or ()),
     )
 
 

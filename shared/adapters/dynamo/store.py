@@ -264,7 +264,7 @@ class DynamoStore:
 
     def get_connections(self, connection_ids: Iterable[str]) -> dict[str, Connection]:
         """The connection items of ``connection_ids`` that exist (BatchGetItem, strongly
-        consistent); a closed connection is simply absent."""
+        consistent); a closed one is its tombstone (``closed_ms`` set) until TTL removes it."""
         found: dict[str, Connection] = {}
         keys = [schema.connection_key(c) for c in sorted(set(connection_ids))]
         for raw in self._batch_get(keys):
@@ -458,21 +458,16 @@ class DynamoStore:
 
         A strongly consistent GetItem, then a put conditional on the version read (``commit``:
         one write unit, as the DeleteItem it replaces; a save based on an earlier read of the
-        open item then conflicts). A conflict (a ``session`` bound it meanwhile) reads again.
+        open item then conflicts). Raises ConflictError when it changed since the read (a
+        ``session`` bound it meanwhile): the caller's ``run`` reads again.
         A put that landed but answered 500 is recognised by ``commit`` (the stored item is the
         one sent), and the read still says which player the connection held.
         """
-        for _ in range(5):
-            seen = self.get_connection(connection_id)
-            if seen is None or seen.closed_ms is not None:
-                return None
-            tomb = dataclasses.replace(seen, closed_ms=closed_ms)
-            try:
-                self.commit([tomb])
-            except ConflictError:
-                continue
-            return seen
-        raise ContentionError("the connection is being changed; please try again")
+        seen = self.get_connection(connection_id)
+        if seen is None or seen.closed_ms is not None:
+            return None
+        self.commit([dataclasses.replace(seen, closed_ms=closed_ms)])
+        return seen
 
     def commit(self, writes: Sequence[Write | TokenCreated]) -> None:
         """Apply ``writes`` atomically (one conditional write, or a transaction).

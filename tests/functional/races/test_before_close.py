@@ -296,3 +296,22 @@ def test_party_reset_invite_received_before_the_close_replaces_the_invite(backen
     fresh = party_item(backend, party_id)["invite"]
     assert fresh != invite
     assert member.last("party")["invite"] == fresh
+
+
+def test_a_leave_paused_before_its_commit_while_disconnect_runs_still_applies(backend):
+    """The leave has read and decided; ``$disconnect`` marks the player away in the
+    tournament (a conflicting write); the leave re-reads and still eliminates them."""
+    game = _started(backend)
+    duel, mover, opponent = _mover(game)
+    received = backend.clock.now
+    race = Interleaver(backend)
+
+    race.run(lambda: mover.send("leave", received_ms=received), mover.disconnect)
+
+    assert game.t.player(mover.id).left
+    d = game.t.duel(duel.duel_id)
+    assert (d.winner, d.reason.value) == (opponent.id, "left")
+    assert race.commits == [True, False, True]  # disconnect's notice, the leave conflicts, wins
+    me = player_item(backend, mover)
+    assert (me["status"], me["connected"]) == ("idle", False)
+    assert "reconnect_deadline_ms" not in me  # left: no window to come back to

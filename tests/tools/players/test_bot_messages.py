@@ -417,3 +417,76 @@ def test_a_session_answered_internal_error_is_sent_again_a_few_times():
         assert len(ws.actions("session")) == SESSION_RETRIES + 1  # counting again
 
     run(scenario)
+
+
+THROTTLED = {"message": "Too Many Requests", "connectionId": "c1=", "requestId": "r-1"}
+"""API Gateway's own frame for a throttled message: no ``type``, none of our request ids."""
+
+
+async def until(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
+    for _ in range(int(seconds / 0.01)):
+        if predicate():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("never happened")
+
+
+def test_a_throttled_guess_is_sent_again_with_the_same_request_id():
+    async def scenario() -> None:
+        bot, ws = make_bot(strength=1.0)
+        await bot._handle(SESSION)
+        await bot._handle(duel_start(ME))
+        await settle()
+        (first,) = ws.actions("guess")
+
+        await bot._handle(THROTTLED)
+        await until(lambda: len(ws.actions("guess")) == 2)
+
+        assert ws.actions("guess") == [first, first]  # the same request, unchanged
+        assert bot.view.gateway_frames == 1
+
+    run(scenario)
+
+
+def test_a_throttled_join_is_sent_again_until_answered():
+    async def scenario() -> None:
+        bot, ws = make_bot()
+        await bot._handle(SESSION)
+        (join,) = ws.actions("join")
+
+        await bot._handle(THROTTLED)
+        await until(lambda: len(ws.actions("join")) == 2)
+        assert ws.actions("join") == [join, join]
+        await bot._handle(
+            {
+                "type": "lobby",
+                "request_id": join["request_id"],
+                "lobby_id": "l-1",
+                "language": "en",
+                "status": "waiting",
+                "players": [{"id": ME, "nickname": "Me", "rating": 1000}],
+                "seats": 8,
+                "party_id": None,
+            }
+        )
+        assert join["request_id"] not in bot.view.unanswered
+
+    run(scenario)
+
+
+def test_a_guess_is_not_retried_past_its_turn():
+    async def scenario() -> None:
+        bot, ws = make_bot(strength=1.0)
+        await bot._handle(SESSION)
+        start = duel_start(ME)
+        start["deadline_ms"] = int(time.time() * 1000) + 200  # under the retry safety margin
+        await bot._handle(start)
+        await settle()
+        assert len(ws.actions("guess")) == 1
+
+        await bot._handle(THROTTLED)
+        await asyncio.sleep(0.3)
+
+        assert len(ws.actions("guess")) == 1  # the skip stands (the join is retried)
+
+    run(scenario)

@@ -4,12 +4,19 @@ message sequences, folded, give what each player knows."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.players.state import ClientState
+from infra.players.state import (
+    RETRY_CAP_MS,
+    ClientState,
+    is_gateway_frame,
+    retry_delay_ms,
+    retry_in_time,
+)
 
 KIT = Path(__file__).resolve().parents[3] / "shared" / "protocol" / "conformance"
 
@@ -169,3 +176,25 @@ def test_unknown_types_and_missing_fields_are_tolerated():
     assert s.place is None
     assert s.phase == "ended"
     assert s.token == "t"
+
+
+def test_a_gateway_frame_leaves_the_request_unanswered_for_a_retry():
+
+    state = ClientState()
+    join = {"action": "join", "language": "en", "request_id": "jo-1"}
+    state.sent(join)
+    state.sent({"action": "ping", "request_id": "pi-1"})  # the gateway answers: never retried
+    frame = {"message": "Too Many Requests", "connectionId": "c=", "requestId": "x"}
+
+    assert is_gateway_frame(frame)
+    assert state.apply(frame) == []
+    assert (state.gateway_frames, state.unanswered) == (1, {"jo-1": join})
+    state.apply({"type": "error", "request_id": "jo-1", "code": "already_queued", "message": ""})
+    assert state.unanswered == {}
+
+    rng = random.Random(3)
+    delays = [retry_delay_ms(n, rng) for n in range(12)]
+    assert all(0 <= d <= min(RETRY_CAP_MS, 100 * 2**n) for n, d in enumerate(delays))
+    assert retry_in_time(1_000, 100, 2_000)
+    assert not retry_in_time(1_000, 800, 2_000)  # within the safety margin of the deadline
+    assert retry_in_time(1_000, 10_000, None)
