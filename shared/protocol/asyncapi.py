@@ -49,6 +49,7 @@ from shared.protocol.limits import (
     TOKEN_GRACE_SECONDS,
 )
 from shared.protocol.outbound import EVENT_BY_TYPE
+from shared.protocol.replies import REPLIES, REPLY_WHEN
 from shared.protocol.version import PROTOCOL_VERSION
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "main",
     "render",
     "render_readme",
+    "reply_table",
 ]
 
 ASYNCAPI_PATH: Final = Path(__file__).with_name("asyncapi.json")
@@ -72,14 +74,11 @@ CONFORMANCE_COMMAND: Final = "python -m tests.contract.record"
 CHANNEL: Final = "game"
 _REF_TEMPLATE: Final = "#/components/schemas/{model}"
 
-# Request → reply pairs the services guarantee (any request may also get an ``error``).
-_REPLIES: Final[dict[str, str]] = {
-    "session": "session",
-    "sign_out_everywhere": "session",
-    "nickname": "player",
-    "party_remove": "party",
-    "party_reset_invite": "party",
-    "ping": "pong",
+_CORRELATION: Final = {
+    "description": "The request_id of the client message; its answer (one event of the "
+    "operation's reply, or an error) carries the same value. Inside a batch the answer is the "
+    "event carrying it (the batch's own request_id is always null).",
+    "location": "$message.payload#/request_id",
 }
 
 
@@ -213,6 +212,14 @@ def error_table() -> str:
     return "\n".join(lines)
 
 
+def reply_table() -> str:
+    """The Markdown table of each action's answer (``shared.protocol.replies.REPLY_WHEN``)."""
+    lines = ["| action | answered by |", "| --- | --- |"]
+    for action in MODEL_BY_ACTION:
+        lines.append(f"| `{action}` | {_cell(REPLY_WHEN[action])} Or `error`. |")
+    return "\n".join(lines)
+
+
 def _unwrap(markdown: str) -> str:
     """Source-wrapped Markdown with one line per paragraph and per list item (headings and
     tables kept), so the text reads the same wherever it is rendered or re-wrapped."""
@@ -254,6 +261,18 @@ error"}}` or `"Forbidden"`) is not a protocol message: ignore it.
 the duel's end, standings, eliminations, the next round) arrive as one message, `batch`, whose
 `events` you handle in order exactly as if each had come alone (redraw once, after the last).
 A single event comes alone, unwrapped; a batch never nests.
+
+## Every request answered
+
+Every client message gets exactly one answer carrying its `request_id`: the reply event below,
+or an `error` (nothing changed). It is the first event of the change sent to your connection:
+alone, or inside a `batch` as the one event there carrying the `request_id` (the batch's own
+`request_id` is always null). Wait for it by `request_id` (the AsyncAPI document declares it as
+each operation's `reply`, with a `correlationId` on `$message.payload#/request_id`); other
+events may arrive before it. A `request_id` that is not a string of at most {MAX_REQUEST_ID}
+characters is not echoed: the `error` (`wrong_type`, `field_too_long`) carries `null`.
+
+{reply_table()}
 
 ## Sessions and resuming
 
@@ -422,6 +441,7 @@ def _message(
         "contentType": "application/json",
         "payload": {"$ref": _REF_TEMPLATE.format(model=model.__name__)},
         "examples": [{"name": name, "payload": example}],
+        "correlationId": {"$ref": "#/components/correlationIds/requestId"},
     }
 
 
@@ -449,15 +469,16 @@ def build_asyncapi() -> dict[str, Any]:
             "summary": _summary(in_model, action),
             "messages": [_channel_message_ref(in_model.__name__)],
         }
-        reply_type = _REPLIES.get(action)
-        if reply_type is not None:
-            operation["reply"] = {
-                "channel": channel_ref,
-                "messages": [
-                    _channel_message_ref(EVENT_BY_TYPE[reply_type].__name__),
-                    _channel_message_ref(error_key),
-                ],
-            }
+        replies = [EVENT_BY_TYPE[t].__name__ for t in REPLIES[action]]
+        operation["reply"] = {
+            "channel": channel_ref,
+            "messages": [
+                _channel_message_ref(key)
+                for key in [*replies, error_key, EVENT_BY_TYPE["batch"].__name__]
+            ],
+            "x-answer": f"Exactly one: {REPLY_WHEN[action]} Or an `error`. The answer comes "
+            "alone or as the event carrying this request_id inside a `batch`.",
+        }
         operations[f"receive{_camel(action)}"] = operation
     for type_, out_model in EVENT_BY_TYPE.items():
         operations[f"send{_camel(type_)}"] = {
@@ -507,7 +528,11 @@ def build_asyncapi() -> dict[str, Any]:
             }
         },
         "operations": operations,
-        "components": {"schemas": _schemas(), "messages": messages},
+        "components": {
+            "schemas": _schemas(),
+            "messages": messages,
+            "correlationIds": {"requestId": _CORRELATION},
+        },
     }
 
 

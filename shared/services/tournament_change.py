@@ -23,7 +23,7 @@ from typing import Literal
 
 from shared.domain import events as ev
 from shared.domain import fair_play
-from shared.domain.errors import DomainError, NotInTournamentError
+from shared.domain.errors import DomainError, NotInTournamentError, NotQueuedError
 from shared.domain.tournament import Dealer, Entrant, Tournament
 from shared.services.change import Change, run
 from shared.services.deps import Deps
@@ -267,13 +267,26 @@ def leave_tournament(
     with the deadline's ``seq``) eliminates at once and loses the current duel. The player is
     released (idle) in the same commit — which is conditional on the player's version too, so a
     resume racing the deadline makes one of the two lose and re-decide. None when the player
-    has no tournament."""
+    has no tournament.
+
+    With ``reply_to`` (the player's own ``leave``) every outcome can be answered: a tournament
+    over, or one the player is out of and no longer watches, gives ``Committed.refusal``
+    ``not_queued`` and changes nothing; a player already out who still watches (ruling 7)
+    stops watching: a change without events, which the caller answers."""
     tid = player.tournament_id
     if tid is None:
         return None
 
     def decide(rec: TournamentRecord, now: int, dealer: Dealer) -> Decision:
         p = deps.store.get_player(player.player_id)
+        if reply_to is not None and (
+            p is None
+            or p.tournament_id != tid
+            or rec.tournament.over
+            or not (rec.tournament.player(p.player_id).alive or rec.connections.get(p.player_id))
+        ):
+            refusal = NotQueuedError("you are not in a lobby, a tournament or watching one")
+            return Decision(rec.tournament, refusal=refusal)
         if p is None or p.tournament_id != tid:
             return Decision(rec.tournament)
         if only_if_disconnect_seq is not None and (

@@ -226,3 +226,21 @@ def test_committed_file_is_valid_json_with_a_trailing_newline() -> None:
     text = ASYNCAPI_PATH.read_text(encoding="utf-8")
     assert text.endswith("}\n")
     assert json.loads(text)["asyncapi"] == "3.0.0"
+
+
+def test_every_action_declares_its_reply_with_a_correlation_id(doc: dict[str, Any]) -> None:
+    """Issue 37: a generator can produce "send X, await its reply or error" for every action,
+    matched on ``request_id`` (also inside a batch)."""
+    from shared.protocol.inbound import MODEL_BY_ACTION
+    from shared.protocol.replies import REPLIES
+
+    assert set(REPLIES) == set(MODEL_BY_ACTION)
+    location = doc["components"]["correlationIds"]["requestId"]["location"]
+    assert location == "$message.payload#/request_id"
+    for action in MODEL_BY_ACTION:
+        op = doc["operations"][f"receive{''.join(w.capitalize() for w in action.split('_'))}"]
+        names = {ref["$ref"].rsplit("/", 1)[1] for ref in op["reply"]["messages"]}
+        wanted = {EVENT_BY_TYPE[t].__name__ for t in (*REPLIES[action], "error", "batch")}
+        assert names == wanted, action
+    for name, message in doc["components"]["messages"].items():
+        assert message["correlationId"] == {"$ref": "#/components/correlationIds/requestId"}, name
