@@ -37,9 +37,10 @@ REPLY_WHEN: Final[dict[str, str]] = {
     "join": "`lobby` with the seat taken (status `waiting`, or `started` when this seat was the "
     "8th: `round` follows in the same batch).",
     "leave": "`lobby` status `left` from a lobby; `eliminated` (reason `left`) from a running "
-    "tournament; from a player already out who still watches it (ruling 7), their own "
-    "`eliminated` again (round and reason as first sent), after which no more of the "
-    "tournament's messages come.",
+    "tournament; from a player already out of a running tournament (a spectator, ruling 7, "
+    "or one who left it), their own `eliminated` again (round and reason as first sent), "
+    "after which none of its messages come, `tournament_end` included. After the tournament "
+    "ended: `error` `not_queued`.",
     "guess": "`turn` with the scored row (then `duel_end`, `standings`, ... in the same batch "
     "when it ends the duel).",
     "nickname": "`player`: you as others now see you.",

@@ -283,7 +283,7 @@ def leave(deps: Deps, req: Request, player_id: str) -> None:
         if committed.refusal is not None:
             raise committed.refusal
         gone = committed.gone + parties_back(deps, committed)
-        if committed.changed and not committed.events:
+        if not committed.events:  # already out: they stop watching
             gone += _stopped_watching(deps, req, committed.record, player_id)
         if player.status is PlayerStatus.IDLE:
             run(deps, lambda: _unwatch(deps, player_id))
@@ -305,9 +305,10 @@ def leave(deps: Deps, req: Request, player_id: str) -> None:
 
 
 def _stopped_watching(deps: Deps, req: Request, rec: TournamentRecord, player_id: str) -> Gone:
-    """The answer to a spectator's ``leave`` (a player out of a running tournament who still
-    watched it, ruling 7): their own ``eliminated`` again (round and reason as first sent),
-    after which no more of the tournament's messages come."""
+    """The answer to the ``leave`` of a player already out of a running tournament (a
+    spectator, ruling 7, or a leaver still due its end, ruling 15): their own ``eliminated``
+    again (round and reason as first sent), after which none of the tournament's messages
+    come, ``tournament_end`` included."""
     me = rec.tournament.player(player_id)
     reason: Literal["lives", "left", "timeout"] = (
         "timeout" if me.timed_out else "left" if me.left else "lives"

@@ -110,7 +110,7 @@ def change_tournament(
         writes: list[Write] = [rec, *decision.writes]
         writes += [w for w in rating if not (isinstance(w, Player) and w.player_id in loaded)]
         box = Outbox(reply_to=reply_to)
-        present(rec, list(events), box, deps.lexicon, personal)
+        present(rec, list(events), box, deps.lexicon, personal, now_ms=now)
         committed = Committed(rec, events, True, personal, decision.refusal)
         return Change(committed, writes, box)
 
@@ -270,22 +270,17 @@ def leave_tournament(
     has no tournament.
 
     With ``reply_to`` (the player's own ``leave``) every outcome can be answered: a tournament
-    over, or one the player is out of and no longer watches, gives ``Committed.refusal``
-    ``not_queued`` and changes nothing; a player already out who still watches (ruling 7)
-    stops watching: a change without events, which the caller answers."""
+    over, or one the player is not in, gives ``Committed.refusal`` ``not_queued`` and changes
+    nothing; for a player already out (a spectator, ruling 7, or a leaver still due the end,
+    ruling 15) the change has no events, and the caller answers it."""
     tid = player.tournament_id
     if tid is None:
         return None
 
     def decide(rec: TournamentRecord, now: int, dealer: Dealer) -> Decision:
         p = deps.store.get_player(player.player_id)
-        if reply_to is not None and (
-            p is None
-            or p.tournament_id != tid
-            or rec.tournament.over
-            or not (rec.tournament.player(p.player_id).alive or rec.connections.get(p.player_id))
-        ):
-            refusal = NotQueuedError("you are not in a lobby, a tournament or watching one")
+        if reply_to is not None and (p is None or p.tournament_id != tid or rec.tournament.over):
+            refusal = NotQueuedError("you are not in a lobby or a running tournament")
             return Decision(rec.tournament, refusal=refusal)
         if p is None or p.tournament_id != tid:
             return Decision(rec.tournament)
