@@ -382,6 +382,13 @@ characters is not echoed: the `error` (`wrong_type`, `field_too_long`) carries `
   drop the screen state you had. Messages sent while you were away are not replayed. A
   tournament that ended meanwhile is shown once (`tournament_end` in the snapshot); the next
   resume finds the player idle.
+- **Resync without reconnecting:** when a client suspects it missed messages (a `turn` whose
+  row number skips one of its duel's, a `round` number that jumps, a `duel_end` for a duel it
+  never saw start, or no message for longer than the turn clock while a duel runs), it sends
+  `session` with the stored token on the same connection. The reply is a resume's (`resumed:
+  true`, a new `token` to store, the `snapshot`): redraw from it exactly as after a reconnect.
+  Messages carry no sequence number in this version: these signs, and the snapshot, are the
+  gap detection.
 - **Spectating:** when your own duel ends while others still run, its `duel_end` brings their
   boards whole (`spectating`); their next rows come as `turn` messages (skip a row number you
   already have). `standings` follow every duel end.

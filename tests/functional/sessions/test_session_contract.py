@@ -93,3 +93,21 @@ def test_try_again_carries_retry_after_ms(backend):
         TRY_AGAIN_AFTER_MS,
     )
     assert all(m["retry_after_ms"] is None for m in p.all("error") if m["code"] != "try_again")
+
+
+def test_a_session_with_the_token_on_the_same_connection_resyncs(backend):
+    """The guide's resync: ``session`` with the token on the open connection answers what a
+    resume on a new connection would (the snapshot), without reconnecting."""
+    players = backend.fill_lobby("en")
+    backend.end_intro()
+    p = players[0]
+    p.clear()
+    p.send("session", token=p.token, request_id="resync")
+    reply = p.last("session")
+    assert (reply["request_id"], reply["resumed"]) == ("resync", True)
+    p.token = reply["token"]
+    here = reply["snapshot"]
+    p.resume()  # the same player on a new connection, for comparison
+    elsewhere = p.last("session")["snapshot"]
+    assert here == elsewhere
+    assert here["duel"]["duel_id"] == p.current_duel().duel_id
