@@ -30,7 +30,7 @@ from functions.routes import MESSAGE_FUNCTIONS, MOCK_ROUTES
 from shared.domain.errors import DomainError
 from shared.lazy import lazy_module
 from shared.protocol import inbound as msg
-from shared.protocol.errors import ErrorCode, ProtocolError
+from shared.protocol.errors import DETAILED_CODES, ErrorCode, ProtocolError
 from shared.runtime.observability import logger
 from shared.services.deps import Deps
 
@@ -65,7 +65,7 @@ def _player(deps: Deps, req: Request) -> str:
 
 
 def _session(deps: Deps, req: Request, message: msg.SessionAction) -> None:
-    sessions.session(deps, req, message.token)
+    sessions.session(deps, req, message.token, message.protocol)
 
 
 def _sign_out_everywhere(deps: Deps, req: Request, message: msg.SignOutEverywhereAction) -> None:
@@ -174,7 +174,9 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
             if err.code == ErrorCode.TRY_AGAIN:
                 deps.metrics("TryAgain", 1)
             logger.info("refused", extra={"code": err.code})
-            _reply_error(deps, connection_id, err.code, err.message, request_id)
+            # the guide's text (``describe``) unless the code's message is detailed
+            detail = err.message if err.code in DETAILED_CODES else None
+            _reply_error(deps, connection_id, err.code, detail, request_id)
         except Exception:
             deps.metrics("InternalError", 1)
             logger.exception("unhandled error")
@@ -196,7 +198,10 @@ def _refuse_flood(deps: Deps, connection_id: str, event: Event) -> None:
         deps.notifier.close(connection_id)
         deps.limiter.forget(connection_id)
         return
-    _reply_error(deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage(event))
+    after = deps.limiter.retry_after_ms(connection_id, deps.clock.now_ms())
+    _reply_error(
+        deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage(event), retry_after_ms=after
+    )
 
 
 def _encodable(text: str) -> bool:
@@ -226,13 +231,20 @@ def _check_encodable(message: Any) -> None:
 
 
 def _reply_error(
-    deps: Deps, connection_id: str, code: str, message: str | None, request_id: str | None
+    deps: Deps,
+    connection_id: str,
+    code: str,
+    message: str | None,
+    request_id: str | None,
+    *,
+    retry_after_ms: int | None = None,
 ) -> None:
-    """Send ``error`` to the caller (its ``request_id`` echoed when it can be)."""
+    """Send ``error`` to the caller (its ``request_id`` echoed when it can be; a retry code's
+    ``retry_after_ms``, ms, defaulting to ``shared.protocol.limits.TRY_AGAIN_AFTER_MS``)."""
     if request_id is not None and not _encodable(request_id):
         request_id = None
     try:
-        event = outbound.error_event(code, message, request_id)
+        event = outbound.error_event(code, message, request_id, retry_after_ms=retry_after_ms)
     except ValueError:
         event = outbound.error_event(ErrorCode.INTERNAL_ERROR, None, request_id)
     box = outbox.Outbox()

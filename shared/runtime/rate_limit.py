@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 
@@ -44,6 +45,13 @@ class RateLimiter:
             while len(self._buckets) > self._max:
                 self._buckets.popitem(last=False)
             return allowed
+
+    def retry_after_ms(self, connection_id: str, now_ms: int) -> int:
+        """Milliseconds from ``now_ms`` until ``connection_id`` has a token again (0: now)."""
+        with self._lock:
+            tokens, at, _ = self._buckets.get(connection_id, (float(self.burst), now_ms, 0))
+        tokens = min(float(self.burst), tokens + max(0, now_ms - at) * self.per_second / 1000)
+        return max(0, math.ceil((1.0 - tokens) * 1000 / self.per_second))
 
     def exhausted(self, connection_id: str) -> bool:
         """True once ``connection_id`` has ``close_after`` strikes (see the class docstring)."""

@@ -190,4 +190,9 @@ class Limiter(Protocol):
         """True when the connection keeps sending into an empty bucket: close it."""
         ...
 
+    def retry_after_ms(self, connection_id: str, now_ms: int) -> int:
+        """Milliseconds until the connection may send again (``rate_limited``'s
+        ``retry_after_ms``)."""
+        ...
+
     def forget(self, connection_id: str) -> None: ...
