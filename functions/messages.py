@@ -32,7 +32,7 @@ from functions.routes import MESSAGE_FUNCTIONS, MOCK_ROUTES
 from shared.domain.errors import DomainError, PausedError
 from shared.lazy import lazy_module
 from shared.protocol import inbound as msg
-from shared.protocol.errors import ErrorCode, ProtocolError
+from shared.protocol.errors import DETAILED_CODES, ErrorCode, ProtocolError
 from shared.runtime.observability import logger
 from shared.services.deps import Deps
 from shared.services.errors import NoSessionError
@@ -80,7 +80,7 @@ def _held(deps: Deps, player_id: str, req: Request) -> None:
 
 
 def _session(deps: Deps, req: Request, message: msg.SessionAction) -> None:
-    sessions.session(deps, req, message.token)
+    sessions.session(deps, req, message.token, message.protocol)
 
 
 def _open_player(deps: Deps, req: Request) -> str:
@@ -201,7 +201,7 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
         received = _received_ms(event)
         arrived = deps.clock.now_ms() if received is None else received
         if deps.limiter is not None and not deps.limiter.allow(connection_id, arrived):
-            _refuse_flood(deps, connection_id, event)
+            _refuse_flood(deps, connection_id, event, arrived)
             return OK
         request_id: str | None = None
         try:
@@ -231,7 +231,9 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
             if err.code == ErrorCode.NO_SESSION and deps.limiter is not None:
                 deps.limiter.miss(connection_id, arrived)
             logger.info("refused", extra={"code": err.code})
-            _reply_error(deps, connection_id, err.code, err.message, request_id)
+            # the guide's text (``describe``) unless the code's message is detailed
+            detail = err.message if err.code in DETAILED_CODES else None
+            _reply_error(deps, connection_id, err.code, detail, request_id)
         except Exception:
             deps.metrics("InternalError", 1)
             logger.exception("unhandled error")
@@ -241,12 +243,16 @@ def route(actions: tuple[str, ...]) -> Callable[[Event, Deps], dict[str, Any]]:
     return handle
 
 
-def _refuse_flood(deps: Deps, connection_id: str, event: Event) -> None:
-    """A message the connection's bucket refused: answer ``rate_limited``, unless it earned
-    the strike that closes the connection (``_strike``; no reply: it is going away)."""
+def _refuse_flood(deps: Deps, connection_id: str, event: Event, arrived: int) -> None:
+    """A message the connection's bucket refused (it arrived at ``arrived``, UTC ms): answer
+    ``rate_limited`` with ``retry_after_ms``, unless it earned the strike that closes the
+    connection (``_strike``; no reply: it is going away)."""
     deps.metrics("RateLimited", 1)
     if not _strike(deps, connection_id):
-        _reply_error(deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage(event))
+        after = deps.limiter.retry_after_ms(connection_id, arrived) if deps.limiter else None
+        _reply_error(
+            deps, connection_id, ErrorCode.RATE_LIMITED, None, _salvage(event), retry_after_ms=after
+        )
 
 
 def _strike(deps: Deps, connection_id: str) -> bool:
@@ -300,13 +306,20 @@ def _check_encodable(message: Any) -> None:
 
 
 def _reply_error(
-    deps: Deps, connection_id: str, code: str, message: str | None, request_id: str | None
+    deps: Deps,
+    connection_id: str,
+    code: str,
+    message: str | None,
+    request_id: str | None,
+    *,
+    retry_after_ms: int | None = None,
 ) -> None:
-    """Send ``error`` to the caller (its ``request_id`` echoed when it can be)."""
+    """Send ``error`` to the caller (its ``request_id`` echoed when it can be; a retry code's
+    ``retry_after_ms``, ms, defaulting to ``shared.protocol.limits.TRY_AGAIN_AFTER_MS``)."""
     if request_id is not None and not _encodable(request_id):
         request_id = None
     try:
-        event = outbound.error_event(code, message, request_id)
+        event = outbound.error_event(code, message, request_id, retry_after_ms=retry_after_ms)
     except ValueError:
         event = outbound.error_event(ErrorCode.INTERNAL_ERROR, None, request_id)
     box = outbox.Outbox()

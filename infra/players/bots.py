@@ -43,6 +43,7 @@ from infra.players.state import (
     retry_in_time,
 )
 from shared.domain.languages import LANGUAGE_CODES
+from shared.domain.matchmaking import LOBBY_SEATS
 from shared.protocol.framing import unpack
 from shared.protocol.limits import PING_INTERVAL_SECONDS
 
@@ -796,9 +797,10 @@ class BotPools:
     A pool (:func:`run_bot_pool`) runs for each of ``languages`` from the start (English by
     default), and one more is started the first time anybody sends ``join`` or ``party_start``
     in another game language (:meth:`observe`, which the emulator registers as a gateway message
-    observer), so any of the game languages can be played locally against bots. The bots' own
-    joins name languages that already have a pool. :meth:`run` runs until cancelled, then stops
-    every pool.
+    observer), so any of the game languages can be played locally against bots. A
+    ``party_start`` also brings bots for one tournament to fill the party's own lobby
+    (:meth:`fill_party_lobby`). The bots' own joins name languages that already have a pool.
+    :meth:`run` runs until cancelled, then stops every pool and those bots.
     """
 
     def __init__(
@@ -819,6 +821,9 @@ class BotPools:
         self.config = config
         self._rng = random.Random(seed)
         self._pools: dict[str, asyncio.Task[None]] = {}
+        self._extra: set[asyncio.Task[Any]] = set()
+        """The bots brought for parties' lobbies (``fill_party_lobby``), while they play."""
+        self._fillers = 0
 
     @property
     def languages(self) -> list[str]:
@@ -844,9 +849,34 @@ class BotPools:
         )
         return True
 
+    def fill_party_lobby(self, language: str) -> bool:
+        """Start ``LOBBY_SEATS - 1`` bots that play one tournament in ``language``: a party's
+        ``party_start`` opens a lobby of its own when the pool's waiting lobby has too few free
+        seats for the whole party, and the pool's bots already sit in theirs. The extra bots take
+        the free seats of both (a joiner sits in a waiting lobby that has room), so the party's
+        lobby fills like any other. Whether they were started."""
+        if language not in LANGUAGE_CODES:
+            return False
+        self._fillers += 1
+        task = asyncio.get_running_loop().create_task(
+            play_tournament(
+                self.url,
+                LOBBY_SEATS - 1,
+                language,
+                config=self.config,
+                seed=self._rng.randrange(2**32),
+                name_prefix=f"party-bot{self._fillers}-",
+            ),
+            name=f"party-bots-{language}-{self._fillers}",
+        )
+        self._extra.add(task)
+        task.add_done_callback(self._extra.discard)
+        return True
+
     def observe(self, route: str, body: str | None) -> None:
         """A client message reached the gateway: a ``join`` or ``party_start`` in a language
-        without bots starts a pool for it."""
+        without bots starts a pool for it; a ``party_start`` also brings bots for the party's
+        lobby (``fill_party_lobby``)."""
         if route not in ("join", "party_start") or not body:
             return
         try:
@@ -854,10 +884,14 @@ class BotPools:
         except ValueError:
             return
         language = message.get("language") if isinstance(message, dict) else None
-        if isinstance(language, str) and self.ensure(language):
+        if not isinstance(language, str):
+            return
+        if self.ensure(language):
             log.info(
                 "bot pool: a player joined in %s; %d bots keep its lobbies filled", language, self.n
             )
+        if route == "party_start" and self.fill_party_lobby(language):
+            log.info("bot pool: a party started in %s; bots fill its lobby", language)
 
     async def run(self) -> None:
         for language in self.initial:
@@ -865,7 +899,7 @@ class BotPools:
         try:
             await asyncio.Event().wait()
         finally:
-            pools = list(self._pools.values())
+            pools = [*self._pools.values(), *self._extra]
             for task in pools:
                 task.cancel()
             await asyncio.gather(*pools, return_exceptions=True)

@@ -393,7 +393,18 @@ class Tournament:
             raise TournamentOverError("the tournament is over")
         if not self.player(player_id).alive:
             raise AlreadyEliminatedError("you are out of this tournament")
-        duel = self.duel(duel_id)
+        try:
+            duel = self.duel(duel_id)
+        except NotInDuelError:
+            # a duel of this tournament's earlier round (one's own, kept on screen after the
+            # round moved on): it is over, whoever played it
+            earlier = DuelId.parse(duel_id)
+            if (
+                earlier.tournament_id == self.tournament_id
+                and 1 <= earlier.round_no < self.round_no
+            ):
+                raise DuelOverError("that duel ended in an earlier round") from None
+            raise
         if self.phase is Phase.INTRO and player_id in duel.players:
             raise DuelNotStartedError("the round intro is still running")
         return duel

@@ -2,9 +2,11 @@
 
 Deliberately light to import (no pydantic here): import what you need from the submodules.
 
-- ``shared.protocol.version``: ``PROTOCOL_VERSION``.
+- ``shared.protocol.version``: ``PROTOCOL_VERSION`` (the major), ``PROTOCOL`` (``MAJOR.MINOR``),
+  ``supported``; every change is listed in ``CHANGELOG.md``.
 - ``shared.protocol.errors``: ``ErrorCode`` (every wire error code), ``describe``,
-  ``ProtocolError`` (stdlib only).
+  ``RECOVERY`` (retry, resume, start over or none per code), ``ProtocolError`` (stdlib only).
+- ``shared.protocol.replies``: ``REPLIES``, the events answering each action (stdlib only).
 - ``shared.protocol.inbound``: client → server messages, discriminated by ``action``;
   ``parse_inbound``, ``ACTIONS`` (one API Gateway route per action).
 - ``shared.protocol.outbound``: server → client events, discriminated by ``type``;

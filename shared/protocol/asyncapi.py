@@ -33,7 +33,14 @@ from typing import Any, Final, Literal
 from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
-from shared.protocol.errors import PARSE_CODES, ErrorCode, describe
+from shared.protocol.errors import (
+    DETAILED_CODES,
+    PARSE_CODES,
+    RECOVERY,
+    ErrorCode,
+    Recovery,
+    describe,
+)
 from shared.protocol.examples import INBOUND_EXAMPLES, OUTBOUND_EXAMPLES
 from shared.protocol.inbound import MAX_REQUEST_ID, MODEL_BY_ACTION
 from shared.protocol.limits import (
@@ -46,10 +53,13 @@ from shared.protocol.limits import (
     RATE_LIMIT_BURST,
     RATE_LIMIT_PER_SECOND,
     RECONNECT_SECONDS,
+    SKIP_GRACE_MS,
     TOKEN_GRACE_SECONDS,
+    WATCHDOG_GRACE_MS,
 )
 from shared.protocol.outbound import EVENT_BY_TYPE
-from shared.protocol.version import PROTOCOL_VERSION
+from shared.protocol.replies import REPLIES, REPLY_WHEN
+from shared.protocol.version import PROTOCOL, PROTOCOL_MIN
 
 __all__ = [
     "ASYNCAPI_PATH",
@@ -61,6 +71,7 @@ __all__ = [
     "main",
     "render",
     "render_readme",
+    "reply_table",
 ]
 
 ASYNCAPI_PATH: Final = Path(__file__).with_name("asyncapi.json")
@@ -69,17 +80,19 @@ REGENERATE_COMMAND: Final = "python -m shared.protocol.asyncapi"
 CONFORMANCE_COMMAND: Final = "python -m tests.contract.record"
 """Re-records the conformance kit (``shared/protocol/conformance/``); named in the guide."""
 
+LOCAL_HOST: Final = "127.0.0.1:8000"
+"""The local runtime's default address (``python -m infra.emulator``: ``--host``, ``--port``)."""
+LOCAL_PATH: Final = "/ws"
+"""The local runtime's WebSocket path (``infra.emulator.gateway.LocalGateway.ws_url``)."""
+
 CHANNEL: Final = "game"
 _REF_TEMPLATE: Final = "#/components/schemas/{model}"
 
-# Request → reply pairs the services guarantee (any request may also get an ``error``).
-_REPLIES: Final[dict[str, str]] = {
-    "session": "session",
-    "sign_out_everywhere": "session",
-    "nickname": "player",
-    "party_remove": "party",
-    "party_reset_invite": "party",
-    "ping": "pong",
+_CORRELATION: Final = {
+    "description": "The request_id of the client message; its answer (one event of the "
+    "operation's reply, or an error) carries the same value. Inside a batch the answer is the "
+    "event carrying it (the batch's own request_id is always null).",
+    "location": "$message.payload#/request_id",
 }
 
 
@@ -116,7 +129,8 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     "`deadline_ms`, or after the turn was skipped. The skip follows shortly after the deadline "
     "as a `turn` with a skipped row.",
     ErrorCode.NOT_IN_DUEL: "`guess` for a duel of the current round that is not the player's.",
-    ErrorCode.DUEL_OVER: "`guess` in a duel that has ended.",
+    ErrorCode.DUEL_OVER: "`guess` in a duel that has ended, also one of an earlier round of the "
+    "tournament (e.g. your own, still on screen after the round moved on).",
     ErrorCode.DUEL_NOT_STARTED: "`guess` during the round intro, before `intro_deadline_ms`.",
     ErrorCode.NOT_IN_TOURNAMENT: "`guess` for a tournament the player is not in.",
     ErrorCode.ELIMINATED: "`guess` by a player who is out of the tournament.",
@@ -129,8 +143,8 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.ALREADY_PLAYING: "`join` while in a running tournament; `party_join` while in a "
     "lobby or tournament; `leave` sent to a lobby that started meanwhile (send `leave` again to "
     "leave the tournament).",
-    ErrorCode.NOT_QUEUED: "`leave` while neither waiting in a lobby, playing nor watching a "
-    "tournament.",
+    ErrorCode.NOT_QUEUED: "`leave` while neither waiting in a lobby nor in a running "
+    "tournament (also after the tournament ended).",
     ErrorCode.PARTY_FULL: "`party_join` when the party has no room left.",
     ErrorCode.NOT_PARTY_LEADER: "`party_start`, `party_remove` or `party_reset_invite` by a "
     "member who is not the leader.",
@@ -180,6 +194,9 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.SESSION_BOUND: "`session` on a connection that already belongs to a player, "
     "without a token or with another player's: nothing changed. A connection belongs to one "
     "player for its whole life; open a new connection for another player.",
+    ErrorCode.UNSUPPORTED_PROTOCOL: "`session` whose `protocol` has another major version "
+    "than the server's (the message names the supported range): nothing happened. The app "
+    "must be updated.",
     ErrorCode.TOO_MANY_NEW_PLAYERS: "`session` without a token from a network (an address, an "
     "IPv6 /64) that created too many new players in the current window (the message says how "
     "many per how long, and when to try again); nothing was created. Resume an existing player "
@@ -210,12 +227,62 @@ def error_table() -> str:
     """The Markdown table of every error code, in ``ErrorCode`` order: code, when it is sent
     (``_ERROR_WHEN``) and the default English message (``describe``). Raises KeyError for a
     code without a when-text."""
-    lines = ["| code | sent when | default `message` |", "| --- | --- | --- |"]
+    lines = [
+        "| code | sent when | recovery | `message` |",
+        "| --- | --- | --- | --- |",
+    ]
     for code in ErrorCode:
         kind = " (parse)" if code in PARSE_CODES else ""
+        kind += " (detailed)" if code in DETAILED_CODES else ""
         lines.append(
-            f"| `{code.value}`{kind} | {_cell(_ERROR_WHEN[code])} | {_cell(describe(code))} |"
+            f"| `{code.value}`{kind} | {_cell(_ERROR_WHEN[code])} | `{RECOVERY[code].value}` "
+            f"| {_cell(describe(code))} |"
         )
+    return "\n".join(lines)
+
+
+NORMALISATION: Final[tuple[tuple[str, str, str, str], ...]] = (
+    ("en, id, it, pt", "lower case, accents stripped", "Café", "cafe"),
+    ("de", "lower case, accents stripped but ä ö ü kept; ß and ẞ become ß", "GRÜẞE", "grüße"),
+    ("es", "lower case, accents stripped but ñ kept", "Canción", "cancion"),
+    ("fr", "lower case, accents stripped, œ → oe, æ → ae", "Cœur", "coeur"),
+    ("nl", "lower case, accents stripped, ĳ → ij", "ĲS", "ijs"),
+    ("pl", "lower case only (ą ć ę ł ń ó ś ź ż are letters of their own)", "ŻÓŁW", "żółw"),
+    ("ru", "lower case, ё → е", "Ёлка", "елка"),
+    ("uk", "lower case, the apostrophe dropped (it is no tile)", "пам'ять", "память"),
+    ("kk", "lower case, Latin look-alikes → Kazakh Cyrillic", "Aлма", "алма"),
+    (
+        "uz",
+        "lower case, accents stripped, any apostrophe → ʻ after o or g, else ʼ",
+        "O'zbek",
+        "oʻzbek",
+    ),
+)
+"""Each game language's folding (``shared.domain.languages``), with an example: languages,
+rule, typed, play form. A unit test normalises every example with the domain's code."""
+
+
+def normalisation_table() -> str:
+    """The Markdown table of ``NORMALISATION``."""
+    lines = ["| language | play form | typed | sent back |", "| --- | --- | --- | --- |"]
+    lines += [f"| {c} | {_cell(r)} | `{t}` | `{w}` |" for c, r, t, w in NORMALISATION]
+    return "\n".join(lines)
+
+
+def recovery_list() -> str:
+    """The Markdown list of the recoveries (``shared.protocol.errors.Recovery``)."""
+    return "\n".join(f"- `{r.value}`: {' '.join((r.__doc__ or '').split())}" for r in Recovery)
+
+
+def _duration_ms(ms: int) -> str:
+    return _duration(ms // 1000) if ms % 1000 == 0 else f"{ms / 1000:g} s"
+
+
+def reply_table() -> str:
+    """The Markdown table of each action's answer (``shared.protocol.replies.REPLY_WHEN``)."""
+    lines = ["| action | answered by |", "| --- | --- |"]
+    for action in MODEL_BY_ACTION:
+        lines.append(f"| `{action}` | {_cell(REPLY_WHEN[action])} Or `error`. |")
     return "\n".join(lines)
 
 
@@ -251,15 +318,50 @@ One WebSocket per player carries JSON text frames. Client messages are objects w
 (API Gateway routes on `$request.body.action`); server messages are objects with a `type`.
 Every client message may carry a `request_id` (at most {MAX_REQUEST_ID} characters), echoed in
 the reply and in `error` events. The first message on a connection must be `session` (only
-`ping` works without one). Unknown fields in server messages may be added in later versions of
-the same protocol: ignore them. Unknown fields in client messages are refused
-(`unknown_field`). A frame without a `type` (API Gateway's own `{{"message": "Internal server
-error"}}` or `"Forbidden"`) is not a protocol message: ignore it.
+`ping` works without one). A frame without a `type` is API Gateway's own (`{{"message": "Too
+Many Requests" | "Internal server error" | "Forbidden", "connectionId": ..., "requestId":
+...}}`): one of your requests was not processed, or its outcome is unknown, and the frame does
+not say which. Do not ignore it: see "Retries" below.
+
+## Versions
+
+The protocol version is `MAJOR.MINOR` (this document: {PROTOCOL}). Declare the version your
+client speaks in `session` (`protocol`, e.g. `"{PROTOCOL}"`; omitted means `{PROTOCOL_MIN}`).
+The `session` reply says what the server speaks (`protocol_version`) and the oldest version it
+accepts (`protocol_min`); a client of another major is refused `unsupported_protocol` (update
+the app). A minor version only adds: optional fields, message types, error codes, enum values.
+Every change is listed in `shared/protocol/CHANGELOG.md`. Rules, so that an older client keeps
+working against a newer server of the same major:
+
+- **Unknown `type`:** ignore the message (also inside a `batch`), do not fail.
+- **Unknown field** in a server message: ignore it.
+- **Unknown enum value** (a new `code`, `status`, `reason`, `mark`, ...): treat it as the
+  documented fallback (an unknown error `code`: show `message` and follow `retry_after_ms` if
+  set, else recovery `none`; any other enum: redraw from a resync). Model enums so that
+  decoding does not fail: in Swift an `enum` with a `case unknown(String)` and a custom
+  `init(from:)` (or a `RawRepresentable` struct), in Kotlin a sealed class with an `Unknown(raw:
+  String)` member or kotlinx.serialization `@JsonNames` plus `coerceInputValues` and a
+  default; never a plain `Codable` enum or `enumValueOf`, which throw on a new value.
+- **Client messages** are strict: an unknown field is refused `unknown_field` (so a typo never
+  passes silently); `ping` alone is not checked (API Gateway answers it; unknown fields are
+  ignored). The server never removes or renames a field within a major.
 
 **Batches:** the events one change produces for a connection (a round-closing guess: the row,
 the duel's end, standings, eliminations, the next round) arrive as one message, `batch`, whose
 `events` you handle in order exactly as if each had come alone (redraw once, after the last).
 A single event comes alone, unwrapped; a batch never nests.
+
+## Every request answered
+
+Every client message gets exactly one answer carrying its `request_id`: the reply event below,
+or an `error` (nothing changed). It is the first event of the change sent to your connection:
+alone, or inside a `batch` as the one event there carrying the `request_id` (the batch's own
+`request_id` is always null). Wait for it by `request_id` (the AsyncAPI document declares it as
+each operation's `reply`, with a `correlationId` on `$message.payload#/request_id`); other
+events may arrive before it. A `request_id` that is not a string of at most {MAX_REQUEST_ID}
+characters is not echoed: the `error` (`wrong_type`, `field_too_long`) carries `null`.
+
+{reply_table()}
 
 ## Sessions and resuming
 
@@ -267,6 +369,16 @@ A single event comes alone, unwrapped; a batch never nests.
   secret `token`: store it (it is the player's identity; never put it in a URL). A network
   may create only so many new players an hour (`too_many_new_players`): resume with the
   stored token rather than starting over.
+- **Where to keep the token:** in the platform's secure storage: the iOS Keychain
+  (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`), on Android EncryptedSharedPreferences or
+  a file encrypted with an Android Keystore key; in a browser, `localStorage` of the game's
+  origin. Never in logs, URLs, analytics or backups that leave the device.
+- **A slow `session` reply:** never send a second tokenless `session` on the same connection
+  (it is refused `session_bound`; the first one is still being answered). Wait for the reply
+  by its `request_id`; if none comes within {_duration(PING_INTERVAL_SECONDS)}, close the
+  connection, open a new one and send `session` again: with the stored token if you have one,
+  else without (the first attempt may have created a player whose token you never got; that
+  player is simply abandoned). Store a new token before you use anything else of the reply.
 - **Resume:** whenever the connection is lost, open a new WebSocket and send `session` with the
   token. The reply carries a new `token`: store it in place of the old one (tokens rotate at
   every resume; the old one still resumes for {_duration(TOKEN_GRACE_SECONDS)}, so a reply lost
@@ -278,6 +390,13 @@ A single event comes alone, unwrapped; a batch never nests.
   drop the screen state you had. Messages sent while you were away are not replayed. A
   tournament that ended meanwhile is shown once (`tournament_end` in the snapshot); the next
   resume finds the player idle.
+- **Resync without reconnecting:** when a client suspects it missed messages (a `turn` whose
+  row number skips one of its duel's, a `round` number that jumps, a `duel_end` for a duel it
+  never saw start, or no message for longer than the turn clock while a duel runs), it sends
+  `session` with the stored token on the same connection. The reply is a resume's (`resumed:
+  true`, a new `token` to store, the `snapshot`): redraw from it exactly as after a reconnect.
+  Messages carry no sequence number in this version: these signs, and the snapshot, are the
+  gap detection.
 - **Spectating:** when your own duel ends while others still run, its `duel_end` brings their
   boards whole (`spectating`); their next rows come as `turn` messages (skip a row number you
   already have). `standings` follow every duel end.
@@ -313,6 +432,9 @@ A single event comes alone, unwrapped; a batch never nests.
 
 ## Liveness
 
+The `session` reply carries the intervals below as numbers (milliseconds): `ping_interval_ms`,
+`heartbeat_timeout_ms`, `reconnect_window_ms`; use those rather than the figures printed here.
+
 - Send a message at least every {_duration(PING_INTERVAL_SECONDS)}; any message counts, and
   `ping` does when you have nothing else to send. API Gateway answers `ping` itself: `pong`
   with `server_time_ms` (when the gateway received the ping) and the ping's `request_id` if it
@@ -325,14 +447,40 @@ A single event comes alone, unwrapped; a batch never nests.
 
 ## Time and deadlines
 
-- Every `*_ms` field is an absolute UTC time in milliseconds. Show countdowns from the
-  deadlines themselves (`intro_deadline_ms`, `deadline_ms`, `reconnect_deadline_ms`),
-  corrected by the offset between your clock and `pong.server_time_ms`.
+- A field ending in `deadline_ms` or `time_ms` is an absolute UTC time in milliseconds; other
+  `*_ms` fields (`remaining_ms`, `retry_after_ms`, `ping_interval_ms`, ...) are durations in
+  milliseconds.
+- **Countdowns:** `duel_start` and `turn` carry `remaining_ms` beside `deadline_ms`: the time
+  left when the server sent the message. A client whose clock may be wrong counts down
+  `remaining_ms` from the moment the message arrived (it errs by the delivery time only, well
+  under a second); a client with a clock offset (below) counts down to `deadline_ms + offset`.
+- **Clock sync:** send `ping` and note your clock at send (`t0`) and when the `pong` arrives
+  (`t1`); `pong.server_time_ms` (`ts`) is when API Gateway received the ping. The offset is
+  `ts - (t0 + t1) / 2` (server minus local), the round trip `t1 - t0`. Do it 3 to 5 times on
+  connect (a ping each, not counted against the rate limit) and keep the offset of the sample
+  with the smallest round trip; repeat with the regular pings and keep the best of the last few.
+  A deadline in your clock is `deadline_ms - offset`.
 - A guess counts if API Gateway received it before the turn's `deadline_ms`. One received at
-  or after the deadline gets an `error` `turn_over`; shortly after the deadline the server skips
-  the turn (a `turn` whose row is `skipped`) and the next deadline runs.
+  or after the deadline gets an `error` `turn_over`. The server skips the turn (a `turn` whose
+  row is `skipped`) after a grace of {_duration_ms(SKIP_GRACE_MS)}, on the next whole second:
+  the skip is sent at most {_duration_ms(SKIP_GRACE_MS + 1000)} after `deadline_ms` (plus
+  delivery), and should the clock function be late, the watchdog applies it within
+  {_duration_ms(WATCHDOG_GRACE_MS)} more. Until the skip arrives the turn shows `0`.
 - Duels start at the round's `intro_deadline_ms` (`duel_start`); a guess before gets
   `duel_not_started`.
+
+## Words and tiles
+
+- A word is made of *tiles*: one letter each, except the multi-letter tiles of a language
+  (`multi_letter_tiles` of the `LanguageInfo` in every `lobby` and in a resume's snapshot:
+  Uzbek oʻ gʻ sh ch). `length` (in `duel_start` and a board) counts tiles, not characters: the
+  Uzbek `shahar` is 5 tiles long. A row's `tiles` and `marks` have one entry per tile.
+- Send a guess as typed: the server turns it into its *play form* (Unicode NFC, surrounding
+  spaces removed, lower case, then the language's folding below), checks it, and sends rows
+  and the secret in play form (`display`, when set, is the secret as it should be shown).
+  Draw and compare words in play form; a keyboard offers only the language's tiles.
+
+{normalisation_table()}
 
 ## Limits
 
@@ -345,12 +493,44 @@ A single event comes alone, unwrapped; a batch never nests.
   most {_kb(MAX_MESSAGE_BYTES)}; the server reads client messages of up to
   {_kb(MAX_FRAME_BYTES)} (`message_too_large` beyond).
 
+## Retries
+
+- **Send every request with a `request_id`** and keep it until a server message carries it back
+  (the reply, or an `error`). A repeat of a request with the same `request_id` from the same
+  player is applied once and answered with the first outcome (ruling 18), so a request whose
+  outcome you do not know is safe to send again, unchanged.
+- **After a frame without a `type`** (throttled: `"Too Many Requests"`; a failed integration:
+  `"Internal server error"`), send each request still unanswered again, with the same
+  `request_id`, after an exponential backoff with full jitter: wait a random time in
+  [0, min(2 s, 100 ms × 2^n)] before retry n (n = 0, 1, ...). After `rate_limited` or
+  `try_again`, wait its `retry_after_ms` first. Retry a guess only while it still reaches the
+  server well before the turn's `deadline_ms` (300 ms); past it, the skip stands. Give up on
+  other requests after about 6 tries and tell the player.
+- **After a reconnect**, send the unanswered requests again on the new connection once `session`
+  (resumed) came back: a guess whose reply was lost with the connection is answered with the
+  same `turn` if it had been played.
+- **What is remembered, and how long:** a guess's `request_id` is kept in the row it played, for
+  as long as the duel's board is shown (the current round): a repeat gets that row's `turn`
+  event again (to you only; not the rest of a batch it came with), at no extra cost to the
+  server (the row is written anyway; about 10 bytes per row). `join`, `leave` and `party_start`
+  are remembered on your player, the last 8 of them (about 60 bytes each, saved with the action
+  itself: no extra write): a repeat gets the lobby as it is now (`lobby`; status `left` for a
+  leave of a lobby) or, for leaving a tournament, your `eliminated` again. A refused request
+  changed nothing, so its repeat is judged again. Other actions are judged again on a repeat:
+  they change nothing when already applied (`already_in_party`, `not_in_party`, ...).
+
 ## Errors
 
 A refused or failed request is answered with an `error` event to the sender only: `code` (stable:
 branch on it), `message` (English, for people, may change) and the request's `request_id`.
 Nothing changed. The one unasked `error` is `session_replaced`, pushed to a connection that a
 newer one replaced. Codes marked (parse) concern the message's form and can answer any action.
+The `message` is the table's text, word for word, except for codes marked (detailed), whose
+message says more (the field at fault, when the party can start, the limit, the versions).
+
+Each code's **recovery** (also `x-retry` on the `ErrorCode` schema of the AsyncAPI document):
+
+{recovery_list()}
 
 {error_table()}
 
@@ -411,6 +591,10 @@ def _schemas() -> dict[str, Any]:
     _, top = TypeAdapter.json_schemas(models, ref_template=_REF_TEMPLATE)
     defs: dict[str, Any] = top.get("$defs", {})
     inbound = {m.__name__ for m in MODEL_BY_ACTION.values()}
+    defs["ErrorCode"]["x-retry"] = {code.value: RECOVERY[code].value for code in ErrorCode}
+    # ping is answered by API Gateway unchecked: unknown fields are ignored, as the guide says
+    defs["PingAction"].pop("additionalProperties", None)
+    _tighten_batch(defs["BatchEvent"])
     for name, schema in defs.items():
         if name not in inbound:
             # Server messages may gain fields within a protocol version: clients must tolerate
@@ -466,6 +650,20 @@ def _discriminators_as_names(node: Any) -> None:
             _discriminators_as_names(value)
 
 
+def _tighten_batch(schema: dict[str, Any]) -> None:
+    """What ``BatchEvent.__post_init__`` checks, in the published schema: a batch's own
+    ``request_id`` is always null and its events are never a batch."""
+    schema["properties"]["request_id"] = {
+        "type": "null",
+        "description": "Always null: the event answering a request carries its request_id.",
+        "title": "Request Id",
+    }
+    items = schema["properties"]["events"]["items"]
+    batch_ref = _REF_TEMPLATE.format(model="BatchEvent")
+    items["oneOf"] = [ref for ref in items["oneOf"] if ref.get("$ref") != batch_ref]
+    items["discriminator"]["mapping"].pop("batch")
+
+
 def _message(
     model: type, name: str, example: dict[str, Any], kind: Literal["action", "type"]
 ) -> dict[str, Any]:
@@ -477,6 +675,7 @@ def _message(
         "contentType": "application/json",
         "payload": {"$ref": _REF_TEMPLATE.format(model=model.__name__)},
         "examples": [{"name": name, "payload": example}],
+        "correlationId": {"$ref": "#/components/correlationIds/requestId"},
     }
 
 
@@ -504,15 +703,16 @@ def build_asyncapi() -> dict[str, Any]:
             "summary": _summary(in_model, action),
             "messages": [_channel_message_ref(in_model.__name__)],
         }
-        reply_type = _REPLIES.get(action)
-        if reply_type is not None:
-            operation["reply"] = {
-                "channel": channel_ref,
-                "messages": [
-                    _channel_message_ref(EVENT_BY_TYPE[reply_type].__name__),
-                    _channel_message_ref(error_key),
-                ],
-            }
+        replies = [EVENT_BY_TYPE[t].__name__ for t in REPLIES[action]]
+        operation["reply"] = {
+            "channel": channel_ref,
+            "messages": [
+                _channel_message_ref(key)
+                for key in [*replies, error_key, EVENT_BY_TYPE["batch"].__name__]
+            ],
+            "x-answer": f"Exactly one: {REPLY_WHEN[action]} Or an `error`. The answer comes "
+            "alone or as the event carrying this request_id inside a `batch`.",
+        }
         operations[f"receive{_camel(action)}"] = operation
     for type_, out_model in EVENT_BY_TYPE.items():
         operations[f"send{_camel(type_)}"] = {
@@ -540,7 +740,7 @@ def build_asyncapi() -> dict[str, Any]:
         "asyncapi": "3.0.0",
         "info": {
             "title": "Wordle Tournament WebSocket API",
-            "version": str(PROTOCOL_VERSION),
+            "version": PROTOCOL,
             "description": client_guide(),
         },
         "defaultContentType": "application/json",
@@ -558,9 +758,10 @@ def build_asyncapi() -> dict[str, Any]:
             },
             "local": {
                 "host": "{host}",
+                "pathname": LOCAL_PATH,
                 "protocol": "ws",
-                "description": "The local runtime (infra/emulator), same messages.",
-                "variables": {"host": {"default": "localhost:8080"}},
+                "description": "The local runtime (python -m infra.emulator), same messages.",
+                "variables": {"host": {"default": LOCAL_HOST}},
             },
         },
         "channels": {
@@ -572,7 +773,11 @@ def build_asyncapi() -> dict[str, Any]:
             }
         },
         "operations": operations,
-        "components": {"schemas": _schemas(), "messages": messages},
+        "components": {
+            "schemas": _schemas(),
+            "messages": messages,
+            "correlationIds": {"requestId": _CORRELATION},
+        },
     }
 
 

@@ -74,6 +74,7 @@ class ErrorCode(StrEnum):
     NO_SESSION = "no_session"
     INVALID_TOKEN = "invalid_token"
     SESSION_BOUND = "session_bound"
+    UNSUPPORTED_PROTOCOL = "unsupported_protocol"
     TOO_MANY_NEW_PLAYERS = "too_many_new_players"
     SESSION_REPLACED = "session_replaced"
     RATE_LIMITED = "rate_limited"
@@ -147,6 +148,9 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.SESSION_BOUND: (
         "This connection already belongs to a player; open a new connection for another one."
     ),
+    ErrorCode.UNSUPPORTED_PROTOCOL: (
+        "This server does not speak that protocol version; update the app."
+    ),
     ErrorCode.TOO_MANY_NEW_PLAYERS: (
         "Too many new players came from your network lately; resume your player with its "
         "token, or try again later."
@@ -157,6 +161,54 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.INTERNAL_ERROR: "Something went wrong on the server.",
     ErrorCode.NOT_FOUND: "That does not exist (any more).",
 }
+
+
+class Recovery(StrEnum):
+    """What a client does after an ``error`` with a given code (``RECOVERY``)."""
+
+    RETRY = "retry"
+    """Send the same message again, with the same ``request_id``, after ``retry_after_ms`` (the
+    server applies a repeated ``request_id`` once, ruling 18)."""
+    RESUME = "resume"
+    """Send ``session`` with the stored token (on a new connection if this one closed), then
+    redraw from the snapshot; resend the request only if the snapshot shows it is still wanted."""
+    START_OVER = "start_over"
+    """The stored token is useless: drop it and send ``session`` without a token (a new player)."""
+    NONE = "none"
+    """Do not resend it as it was: the request was refused by a rule or is malformed. Show the
+    message or change the request (another word, another nickname, ...)."""
+
+
+RECOVERY: Final[dict[ErrorCode, Recovery]] = {
+    **dict.fromkeys(ErrorCode, Recovery.NONE),
+    ErrorCode.RATE_LIMITED: Recovery.RETRY,
+    ErrorCode.TRY_AGAIN: Recovery.RETRY,
+    ErrorCode.PAUSED: Recovery.RETRY,
+    ErrorCode.NO_SESSION: Recovery.RESUME,
+    ErrorCode.INTERNAL_ERROR: Recovery.RESUME,
+    ErrorCode.TOO_MANY_NEW_PLAYERS: Recovery.RESUME,
+    ErrorCode.INVALID_TOKEN: Recovery.START_OVER,
+}
+"""Each code's recovery: retry, resume, start over, or none (published as ``x-retry`` in the
+AsyncAPI document and as a column of the guide's error table). ``session_replaced`` is
+``none``: the player plays on another connection; do not reconnect automatically."""
+
+DETAILED_CODES: Final[frozenset[ErrorCode]] = frozenset(
+    {
+        *PARSE_CODES,
+        ErrorCode.PARTY_MEMBER_OFFLINE,
+        ErrorCode.TOO_MANY_NEW_PLAYERS,
+        ErrorCode.UNSUPPORTED_PROTOCOL,
+    }
+)
+"""The codes whose ``message`` says more than ``describe`` (the field at fault, when the party
+can start, how many new players per how long, the supported versions); every other code's
+``message`` is exactly ``describe(code)``, the guide's table."""
+
+RETRY_AFTER_CODES: Final[frozenset[ErrorCode]] = frozenset(
+    code for code, how in RECOVERY.items() if how is Recovery.RETRY
+)
+"""The codes whose ``error`` carries ``retry_after_ms`` (an int, ms); null on every other."""
 
 
 def describe(code: ErrorCode | str) -> str:

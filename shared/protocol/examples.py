@@ -40,6 +40,16 @@ _ROW: Final = {
 }
 _SKIP: Final = {"player": "p-bob", "word": None, "tiles": None, "marks": None, "skipped": True}
 
+_LANGUAGE: Final = {
+    "code": "en",
+    "name": "English",
+    "native_name": "English",
+    "alphabet": list("abcdefghijklmnopqrstuvwxyz"),
+    "keyboard": [list("qwertyuiop"), list("asdfghjkl"), list("zxcvbnm")],
+    "direction": "ltr",
+    "multi_letter_tiles": [],
+}
+
 _LOBBY: Final = {
     "type": "lobby",
     "request_id": "r-2",
@@ -52,6 +62,7 @@ _LOBBY: Final = {
     "tournament_id": None,
     "alphabet": list("abcdefghijklmnopqrstuvwxyz"),
     "keyboard": [list("qwertyuiop"), list("asdfghjkl"), list("zxcvbnm")],
+    "language_info": _LANGUAGE,
 }
 
 _ROUND: Final = {
@@ -97,18 +108,14 @@ _BOARD: Final = {
     "display": None,
 }
 
-_LANGUAGE: Final = {
-    "code": "en",
-    "name": "English",
-    "native_name": "English",
-    "alphabet": list("abcdefghijklmnopqrstuvwxyz"),
-    "keyboard": [list("qwertyuiop"), list("asdfghjkl"), list("zxcvbnm")],
-    "direction": "ltr",
-    "multi_letter_tiles": [],
-}
 
 INBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
-    "session": {"action": "session", "request_id": "r-1", "token": "c2VjcmV0LXRva2Vu"},
+    "session": {
+        "action": "session",
+        "request_id": "r-1",
+        "token": "c2VjcmV0LXRva2Vu",
+        "protocol": "1.1",
+    },
     "join": {"action": "join", "request_id": "r-2", "language": "en"},
     "leave": {"action": "leave", "request_id": "r-3"},
     "guess": {"action": "guess", "request_id": "r-4", "duel_id": "d-1", "word": "crane"},
@@ -132,6 +139,11 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "token": "bmV4dC1zZWNyZXQtdG9rZW4",
         "resumed": True,
         "protocol": 1,
+        "protocol_version": "1.1",
+        "protocol_min": "1.0",
+        "ping_interval_ms": 20_000,
+        "heartbeat_timeout_ms": 60_000,
+        "reconnect_window_ms": 60_000,
         "snapshot": {
             "language": _LANGUAGE,
             "lobby": None,
@@ -162,6 +174,7 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "turn": 1,
         "next_player": "p-ana",
         "deadline_ms": _T0 + 36_000,
+        "remaining_ms": 30_000,
     },
     "turn": {
         "type": "turn",
@@ -172,6 +185,7 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "row": _ROW,
         "next_player": "p-bob",
         "deadline_ms": _T0 + 51_000,
+        "remaining_ms": 30_000,
     },
     "duel_end": {
         "type": "duel_end",
@@ -226,6 +240,7 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "request_id": "r-4",
         "code": "not_your_turn",
         "message": "It is your opponent's turn.",
+        "retry_after_ms": None,
     },
 }
 """One example per outbound event type, keyed by type (every key present, as dumped)."""

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias, cast, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared.protocol.errors import ErrorCode, ProtocolError
+from shared.protocol.version import VERSION_PATTERN
 
 __all__ = [
     "ACTIONS",
@@ -71,6 +72,13 @@ class SessionAction(_Inbound):
         default=None,
         max_length=128,
         description="Secret token from the latest session reply (each reply carries a new one).",
+    )
+    protocol: str | None = Field(
+        default=None,
+        max_length=7,
+        pattern=VERSION_PATTERN,
+        description="The protocol version the client speaks, MAJOR.MINOR (e.g. '1.1'); "
+        "omitted: 1.0. Another major than the server's is refused unsupported_protocol.",
     )
 
 
@@ -157,7 +165,9 @@ class PartyResetInviteAction(_Inbound):
 
 
 class PingAction(_Inbound):
-    """Keep-alive and clock sync; answered by ``pong`` with the server time."""
+    """Keep-alive and clock sync; answered by ``pong`` with the server time. API Gateway
+    answers it without checking it: unknown fields are ignored (the published schema allows
+    them; this model, which no function runs on a ping, stays strict like every action)."""
 
     action: Literal["ping"] = Field(description="Route: ping.")
 

@@ -47,3 +47,22 @@ RATE_LIMIT_BURST: Final[int] = 20
 TOKEN_GRACE_SECONDS: Final[int] = 120
 """Default time the token a resume replaced still resumes, in seconds (ruling 11; the
 ``token_grace_seconds`` setting)."""
+
+TRY_AGAIN_AFTER_MS: Final[int] = 250
+"""``retry_after_ms`` of a ``try_again`` error: the server's own retries (up to 10, backoff
+capped at 0.2 s) already ran out, so the client waits this long, plus a random jitter of up to
+as much again, before sending the same message (same ``request_id``)."""
+
+PAUSED_RETRY_AFTER_MS: Final[int] = 5000
+"""``retry_after_ms`` of a ``paused`` error: the operators paused the game (an incident, a
+risky change; ``infra/operations/pause.py``), which lasts minutes, so the client sends the same
+message again at this pace (same ``request_id``)."""
+
+SKIP_GRACE_MS: Final[int] = 1_000
+"""Default time after a turn's deadline before its skip is applied, in ms (the
+``skip_grace_seconds`` setting; RULINGS.md, Clocks); the clock wakes on the next whole second
+(Step Functions' Wait)."""
+
+WATCHDOG_GRACE_MS: Final[int] = 5_000
+"""Default lateness of a deadline after which the watchdog applies it, in ms (the
+``watchdog_grace_seconds`` setting)."""

@@ -23,12 +23,19 @@ document), which is how clients, bots and every test read what the server sends.
 from collections.abc import Callable
 from typing import Annotated, Final, Literal, TypeAlias, get_args
 
-from shared.protocol.errors import ErrorCode, describe
+from shared.protocol.errors import RETRY_AFTER_CODES, ErrorCode, describe
 from shared.protocol.framing import Event as _Event
 from shared.protocol.framing import TaggedByType
 from shared.protocol.framing import message_class as _message
 from shared.protocol.framing import message_field as _f
-from shared.protocol.version import PROTOCOL_VERSION
+from shared.protocol.limits import (
+    HEARTBEAT_TIMEOUT_SECONDS,
+    PAUSED_RETRY_AFTER_MS,
+    PING_INTERVAL_SECONDS,
+    RECONNECT_SECONDS,
+    TRY_AGAIN_AFTER_MS,
+)
+from shared.protocol.version import PROTOCOL, PROTOCOL_MIN, PROTOCOL_VERSION
 
 __all__ = [
     "EVENT_BY_TYPE",
@@ -72,6 +79,15 @@ PartyStatus: TypeAlias = Literal["open", "queued", "playing", "left"]
 _PLAYER_ID = "Player id."
 _TOURNAMENT_ID = "Tournament id."
 _DUEL_ID = "Duel id."
+_LENGTH = (
+    "Tiles in the secret word (4, 5 or 6), not characters: a multi-letter tile (Uzbek oʻ gʻ sh "
+    "ch, LanguageInfo.multi_letter_tiles) is one cell and counts once."
+)
+_ORDER = (
+    "Order: players without a fixed place first, most lives first (so players still in come "
+    "before those out in the current round); then players with a place, best place first; "
+    "ties by nickname (code point order)."
+)
 
 
 # --- building blocks ------------------------------------------------------------------------
@@ -174,7 +190,7 @@ class DuelBoard:
 
     duel_id: str = _f(description=_DUEL_ID)
     players: list[str] = _f(min_length=2, max_length=2, description="The two duelists' player ids.")
-    length: int = _f(ge=4, le=6, description="Letters in the secret word (4, 5 or 6).")
+    length: int = _f(ge=4, le=6, description=_LENGTH)
     rows: list[Row] = _f(max_length=12, description="Rows so far, oldest first.")
     next_player: str | None = _f(
         default=None, description="Player id to move; null when the duel is over or not started."
@@ -220,6 +236,10 @@ class LobbyEvent(_Event):
     tournament_id: str | None = _f(default=None, description="Set once status is started.")
     alphabet: list[str] = _f(description="The language's letters (tiles), in order.")
     keyboard: list[list[str]] = _f(description="On-screen keyboard rows for the language.")
+    language_info: LanguageInfo = _f(
+        description="The game language as a client draws it, as in a resume's snapshot: "
+        "tiles, keyboard, multi-letter tiles and writing direction."
+    )
 
 
 @_message
@@ -232,7 +252,10 @@ class RoundEvent(_Event):
     pairs: list[Pair] = _f(description="The round's duels (ruling 4).")
     bye: str | None = _f(default=None, description="Player id with the bye, when the count is odd.")
     intro_deadline_ms: int = _f(description="When the duels start (absolute UTC ms).")
-    standings: list[Standing] = _f(description="Standings at the start of the round.")
+    standings: list[Standing] = _f(
+        description="In a round message, the standings when the round was paired; in a "
+        "snapshot's round, the current standings (the same as the snapshot's standings). " + _ORDER
+    )
 
 
 @_message
@@ -242,7 +265,7 @@ class StandingsEvent(_Event):
     type: Literal["standings"] = _f(default="standings", description="Discriminator.")
     tournament_id: str = _f(description=_TOURNAMENT_ID)
     round: int = _f(ge=0, description="Current round number (0 before the first pairing).")
-    players: list[Standing] = _f(description="Every player of the tournament.")
+    players: list[Standing] = _f(description="Every player of the tournament. " + _ORDER)
 
 
 @_message
@@ -282,11 +305,17 @@ class DuelStartEvent(_Event):
     opponent: str | None = _f(
         default=None, description="For a duelist, the other duelist's id; null for spectators."
     )
-    length: int = _f(ge=4, le=6, description="Letters in the secret word (4, 5 or 6).")
+    length: int = _f(ge=4, le=6, description=_LENGTH)
     first: str = _f(description="Player id moving first (drawn at random, ruling 5).")
     turn: int = _f(default=1, ge=1, le=12, description="Row number about to be played (1).")
     next_player: str = _f(description="Player id to move.")
     deadline_ms: int = _f(description="First turn's deadline (absolute UTC ms).")
+    remaining_ms: int = _f(
+        default=0,
+        ge=0,
+        description="Time left until deadline_ms when the server sent this (ms, a duration): "
+        "count down from arrival when the device clock is not to be trusted.",
+    )
 
 
 @_message
@@ -301,6 +330,12 @@ class TurnEvent(_Event):
     next_player: str | None = _f(default=None, description="Player id to move; null if it ended.")
     deadline_ms: int | None = _f(
         default=None, description="Next turn's deadline (absolute UTC ms); null if the duel ended."
+    )
+    remaining_ms: int | None = _f(
+        default=None,
+        ge=0,
+        description="Time left until deadline_ms when the server sent this (ms, a duration); "
+        "null if the duel ended.",
     )
 
 
@@ -374,7 +409,7 @@ class TournamentEndEvent(_Event):
 
     type: Literal["tournament_end"] = _f(default="tournament_end", description="Discriminator.")
     tournament_id: str = _f(description=_TOURNAMENT_ID)
-    places: list[Standing] = _f(description="Final standings, best place first.")
+    places: list[Standing] = _f(description="Final standings, best place first. " + _ORDER)
     winners: list[str] = _f(description="Player ids on place 1 (more than one if shared).")
 
 
@@ -416,7 +451,8 @@ class Snapshot:
     lobby: LobbyEvent | None = _f(default=None, description="The lobby the player waits in.")
     round: RoundEvent | None = _f(
         default=None,
-        description="The current round of the tournament (pairs, bye, intro deadline).",
+        description="The current round of the tournament (pairs, bye, intro deadline); its "
+        "standings are the current ones, not those when the round was paired.",
     )
     duel: DuelBoard | None = _f(
         default=None,
@@ -468,8 +504,35 @@ class SessionEvent(_Event):
         "for a short grace (a reply lost on the way), an older one never.",
     )
     resumed: bool = _f(description="True when an existing player was resumed by token.")
-    protocol: int = _f(default=PROTOCOL_VERSION, description="Server protocol version.")
+    protocol: int = _f(default=PROTOCOL_VERSION, description="Server protocol major version.")
+    protocol_version: str = _f(
+        default=PROTOCOL,
+        description="The protocol version in use, MAJOR.MINOR: what the server speaks (every "
+        "client of the same major reads it, ignoring what it does not know).",
+    )
+    protocol_min: str = _f(
+        default=PROTOCOL_MIN,
+        description="The oldest version the server accepts in session.protocol, MAJOR.MINOR "
+        "(the supported range is protocol_min to protocol_version).",
+    )
     snapshot: Snapshot | None = _f(default=None, description="Current state when resuming.")
+    ping_interval_ms: int = _f(
+        default=PING_INTERVAL_SECONDS * 1000,
+        ge=1,
+        description="Send a message (ping) at least this often (ms, a duration; ruling 14).",
+    )
+    heartbeat_timeout_ms: int = _f(
+        default=HEARTBEAT_TIMEOUT_SECONDS * 1000,
+        ge=1,
+        description="A player in a lobby or tournament silent this long is treated as "
+        "disconnected and the connection closed (ms, a duration; ruling 14).",
+    )
+    reconnect_window_ms: int = _f(
+        default=RECONNECT_SECONDS * 1000,
+        ge=1,
+        description="Time to resume after a disconnect before the lobby seat is lost or the "
+        "player is out of the tournament (ms, a duration; ruling 9).",
+    )
 
 
 @_message
@@ -487,6 +550,13 @@ class ErrorEvent(_Event):
     type: Literal["error"] = _f(default="error", description="Discriminator.")
     code: ErrorCode = _f(description="Stable error code; branch on this, not on message.")
     message: str = _f(description="English, for people (may change).")
+    retry_after_ms: int | None = _f(
+        default=None,
+        ge=0,
+        description="For rate_limited and try_again (recovery retry): wait this many "
+        "milliseconds (a duration), then send the same message with the same request_id. "
+        "Null for every other code.",
+    )
 
 
 @_message
@@ -563,14 +633,28 @@ def parse_outbound(raw: str | bytes) -> OutboundEvent:
 
 
 def error_event(
-    code: ErrorCode | str, message: str | None = None, request_id: str | None = None
+    code: ErrorCode | str,
+    message: str | None = None,
+    request_id: str | None = None,
+    *,
+    retry_after_ms: int | None = None,
 ) -> ErrorEvent:
     """An ``error`` event; ``message`` defaults to ``describe(code)``.
 
     ``code`` may be a ``DomainError.code`` string; it must be an ``ErrorCode`` value
-    (``ValueError`` otherwise: add the code to ``ErrorCode``).
+    (``ValueError`` otherwise: add the code to ``ErrorCode``). ``retry_after_ms`` (ms, a
+    duration) is kept only for ``RETRY_AFTER_CODES``, where it defaults to
+    ``TRY_AGAIN_AFTER_MS`` (``PAUSED_RETRY_AFTER_MS`` for ``paused``); every other code carries
+    null.
     """
     error_code = ErrorCode(code)
+    after = None
+    if error_code in RETRY_AFTER_CODES:
+        default = PAUSED_RETRY_AFTER_MS if error_code is ErrorCode.PAUSED else TRY_AGAIN_AFTER_MS
+        after = default if retry_after_ms is None else retry_after_ms
     return ErrorEvent(
-        code=error_code, message=message or describe(error_code), request_id=request_id
+        code=error_code,
+        message=message or describe(error_code),
+        request_id=request_id,
+        retry_after_ms=after,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 
@@ -55,6 +56,19 @@ class RateLimiter:
         while len(self._buckets) > self._max:
             self._buckets.popitem(last=False)
         return bucket
+
+    def retry_after_ms(self, connection_id: str, received_ms: int) -> int:
+        """Milliseconds from ``received_ms`` (UTC ms) until ``connection_id``'s bucket holds a
+        token again (0: now; an unknown connection has a full bucket)."""
+        with self._lock:
+            bucket = self._buckets.get(connection_id)
+            if bucket is None:
+                return 0
+            tokens = min(
+                float(self.burst),
+                bucket[0] + max(0.0, received_ms - bucket[1]) * self.per_second / 1000,
+            )
+        return max(0, math.ceil((1.0 - tokens) * 1000 / self.per_second))
 
     def allow(self, connection_id: str, received_ms: int) -> bool:
         """Take one token for a message of ``connection_id`` that arrived at ``received_ms``

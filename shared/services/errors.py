@@ -40,6 +40,13 @@ class SessionBoundError(ServiceError):
     code = "session_bound"
 
 
+class UnsupportedProtocolError(ServiceError):
+    """The client declared a protocol version of another major than the server's
+    (``shared.protocol.version``); nothing happened."""
+
+    code = "unsupported_protocol"
+
+
 class NotFoundError(ServiceError):
     """No such lobby, tournament, duel or party."""
 

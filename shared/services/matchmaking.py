@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from typing import Literal
 
 from shared.domain import matchmaking as mm
 from shared.domain.errors import (
@@ -17,6 +18,7 @@ from shared.domain.errors import (
 )
 from shared.domain.matchmaking import LobbyStatus
 from shared.domain.tournament import Dealer
+from shared.protocol import outbound as out
 from shared.services import repeats
 from shared.services.change import Change, run
 from shared.services.deps import Deps
@@ -294,7 +296,13 @@ def leave(deps: Deps, req: Request, player_id: str) -> None:
         player.status is PlayerStatus.IDLE and player.tournament_id is not None
     ):
         committed = leave_tournament(deps, player, reply_to=req)
-        gone = () if committed is None else committed.gone + parties_back(deps, committed)
+        if committed is None:
+            raise NotQueuedError("you are not in a lobby or tournament")
+        if committed.refusal is not None:
+            raise committed.refusal
+        gone = committed.gone + parties_back(deps, committed)
+        if not committed.events:  # already out: they stop watching
+            gone += _stopped_watching(deps, req, committed.record, player_id)
         if player.status is PlayerStatus.IDLE:
             run(deps, lambda: _unwatch(deps, player_id))
         drop(deps, gone)
@@ -312,6 +320,28 @@ def leave(deps: Deps, req: Request, player_id: str) -> None:
                 "the tournament started before your leave arrived; send leave again to leave it"
             )
         raise NotQueuedError("you are not in a lobby or tournament")
+
+
+def _stopped_watching(deps: Deps, req: Request, rec: TournamentRecord, player_id: str) -> Gone:
+    """The answer to the ``leave`` of a player already out of a running tournament (a
+    spectator, ruling 7, or a leaver still due its end, ruling 15): their own ``eliminated``
+    again (round and reason as first sent), after which none of the tournament's messages
+    come, ``tournament_end`` included."""
+    me = rec.tournament.player(player_id)
+    reason: Literal["lives", "left", "timeout"] = (
+        "timeout" if me.timed_out else "left" if me.left else "lives"
+    )
+    box = Outbox(reply_to=req)
+    box.add(
+        [req.connection_id],
+        out.EliminatedEvent(
+            tournament_id=rec.tournament.tournament_id,
+            round=me.out_round or rec.tournament.round_no,
+            player_id=player_id,
+            reason=reason,
+        ),
+    )
+    return box.flush(deps.clock, deps.notifier)
 
 
 def _unwatch(deps: Deps, player_id: str) -> Change[None]:

@@ -219,4 +219,9 @@ class Limiter(Protocol):
         """True once per strike due: record it with ``Store.add_strike``."""
         ...
 
+    def retry_after_ms(self, connection_id: str, now_ms: int) -> int:
+        """Milliseconds until the connection may send again (``rate_limited``'s
+        ``retry_after_ms``)."""
+        ...
+
     def forget(self, connection_id: str) -> None: ...

@@ -95,8 +95,22 @@ def board(t: Tournament, d: Duel, lexicon: Lexicon) -> out.DuelBoard:
     )
 
 
+def language_info(language: Language) -> out.LanguageInfo:
+    """The client's view of a game language (tiles, keyboard, direction)."""
+    return out.LanguageInfo(
+        code=language.code,
+        name=language.name,
+        native_name=language.native_name,
+        alphabet=list(language.alphabet),
+        keyboard=[list(row) for row in language.keyboard],
+        direction="rtl" if language.direction == "rtl" else "ltr",
+        multi_letter_tiles=[tile for tile in language.alphabet if len(tile) > 1],
+    )
+
+
 def lobby_event(lobby: Lobby, language: Language) -> out.LobbyEvent:
-    """The ``lobby`` message: seats, status and the language's tiles and keyboard."""
+    """The ``lobby`` message: seats, status and the language as a client draws it (tiles,
+    keyboard, multi-letter tiles, direction)."""
     return out.LobbyEvent(
         lobby_id=lobby.lobby_id,
         language=lobby.language,
@@ -110,6 +124,7 @@ def lobby_event(lobby: Lobby, language: Language) -> out.LobbyEvent:
         tournament_id=lobby.tournament_id,
         alphabet=list(language.alphabet),
         keyboard=[list(row) for row in language.keyboard],
+        language_info=language_info(language),
     )
 
 
@@ -172,8 +187,11 @@ def present(
     box: Outbox,
     lexicon: Lexicon,
     personal: Mapping[str, str | None] | None = None,
+    *,
+    now_ms: int,
 ) -> None:
-    """Queue the messages and timers for ``events`` (already committed in ``rec``).
+    """Queue the messages and timers for ``events`` (already committed in ``rec``) as of
+    ``now_ms`` (UTC ms: the turn clocks' ``remaining_ms`` count from it).
 
     The only timer a round needs is its intro's: it starts the round's clock loop, which then
     applies every turn deadline of the round (RULINGS.md, Clocks); turns schedule nothing.
@@ -196,13 +214,13 @@ def present(
             box.timers.append(Timer(TimerKind.INTRO, tid, e.round_no, e.intro_deadline_ms))
         elif isinstance(e, ev.DuelStarted):
             for pid in e.players:
-                box.add([conns.get(pid)], _duel_start(t, e, opponent=_other(e.players, pid)))
+                box.add([conns.get(pid)], _duel_start(t, e, _other(e.players, pid), now_ms))
             watchers = [
                 conns.get(p.player_id)
                 for p in t.players
                 if p.player_id not in e.players and t.is_spectator(p.player_id)
             ]
-            box.add(watchers, _duel_start(t, e, opponent=None))
+            box.add(watchers, _duel_start(t, e, None, now_ms))
         elif isinstance(e, ev.TurnPlayed):
             box.add(
                 _watchers_of(rec, e.duel_id),
@@ -213,6 +231,7 @@ def present(
                     row=row_view(e.row),
                     next_player=e.next_player,
                     deadline_ms=e.deadline_ms,
+                    remaining_ms=None if e.deadline_ms is None else max(0, e.deadline_ms - now_ms),
                 ),
             )
         elif isinstance(e, ev.DuelEnded):
@@ -312,7 +331,9 @@ def _other(players: tuple[str, str], pid: str) -> str:
     return players[1] if players[0] == pid else players[0]
 
 
-def _duel_start(t: Tournament, e: ev.DuelStarted, opponent: str | None) -> out.DuelStartEvent:
+def _duel_start(
+    t: Tournament, e: ev.DuelStarted, opponent: str | None, now_ms: int
+) -> out.DuelStartEvent:
     return out.DuelStartEvent(
         tournament_id=t.tournament_id,
         round=round_of_duel(e.duel_id),
@@ -324,4 +345,5 @@ def _duel_start(t: Tournament, e: ev.DuelStarted, opponent: str | None) -> out.D
         turn=1,
         next_player=e.first,
         deadline_ms=e.deadline_ms,
+        remaining_ms=max(0, e.deadline_ms - now_ms),
     )

@@ -83,7 +83,7 @@ def seat_players(
         p.tournament_id = tid
         p.lobby_id = None
     box.add(rec.connections.values(), lobby_event(rec.lobby, language))
-    present(tournament, events, box, deps.lexicon)
+    present(tournament, events, box, deps.lexicon, now_ms=deps.clock.now_ms())
     return [rec, *players.values(), tournament]
 
 

@@ -32,13 +32,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shared.domain import fair_play
 from shared.domain.rating import INITIAL_RATING
 from shared.lazy import lazy_module
 from shared.protocol import outbound as out
 from shared.protocol.errors import ErrorCode
+from shared.protocol.limits import HEARTBEAT_TIMEOUT_SECONDS
+from shared.protocol.version import PROTOCOL, PROTOCOL_MIN, supported
 from shared.services.change import Change, push, run
 from shared.services.connections import connect as connect  # ``$connect``, re-exported
 from shared.services.deps import Deps
@@ -47,6 +49,7 @@ from shared.services.errors import (
     NoSessionError,
     SessionBoundError,
     TooManyNewPlayersError,
+    UnsupportedProtocolError,
 )
 from shared.services.model import (
     Connection,
@@ -74,12 +77,23 @@ else:
 logger = logging.getLogger(__name__)
 
 
+def _session_event(deps: Deps, **fields: Any) -> out.SessionEvent:
+    """The ``session`` reply with the intervals a client keeps (ms): the heartbeat timeout and
+    the reconnect window from the settings (``deps.timing``; with the heartbeat check off,
+    the protocol's default), the ping interval from ``shared.protocol.limits``."""
+    return out.SessionEvent(
+        **fields,
+        heartbeat_timeout_ms=deps.timing.heartbeat_ms or HEARTBEAT_TIMEOUT_SECONDS * 1000,
+        reconnect_window_ms=deps.timing.reconnect_ms,
+    )
+
+
 def hash_token(token: str) -> str:
     """SHA-256 hex of a session token: what is stored (ruling 11)."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def session(deps: Deps, req: Request, token: str | None) -> None:
+def session(deps: Deps, req: Request, token: str | None, protocol: str | None = None) -> None:
     """``session {token?}``: create a player, or resume one by token; the reply is
     ``session`` with a token: the new player's, or the resumed player's next one (with the
     resume snapshot).
@@ -87,8 +101,15 @@ def session(deps: Deps, req: Request, token: str | None) -> None:
     Raises SessionBoundError when the connection already belongs to a player and this is a
     new player or another one; InvalidTokenError for an unknown token, one unused for longer
     than ``Deps.token_idle_ms`` (30 days; each resume issues a new one), or one of an older
-    generation; TooManyNewPlayersError (ruling 17). Nothing changes on a refusal.
+    generation; TooManyNewPlayersError (ruling 17); UnsupportedProtocolError when the client
+    declares a ``protocol`` of another major (``shared.protocol.version.supported``). Nothing
+    changes on a refusal.
     """
+    if protocol is not None and not supported(protocol):
+        raise UnsupportedProtocolError(
+            f"This server speaks protocol {PROTOCOL_MIN} to {PROTOCOL}, not {protocol}; "
+            "update the app."
+        )
     if token is None:
         _create(deps, req)
     else:
@@ -164,7 +185,7 @@ def _create(deps: Deps, req: Request) -> None:
         box = Outbox(reply_to=req)
         box.add(
             [req.connection_id],
-            out.SessionEvent(player=player_view(player), token=token, resumed=False),
+            _session_event(deps, player=player_view(player), token=token, resumed=False),
         )
         return Change(None, outbox=box)
 
@@ -242,7 +263,8 @@ def _resume(deps: Deps, req: Request, token: str) -> None:
     reply = Outbox(reply_to=req)
     reply.add(
         [connection_id],
-        out.SessionEvent(
+        _session_event(
+            deps,
             player=player_view(player),
             token=fresh,
             resumed=True,
@@ -303,7 +325,8 @@ def sign_out_everywhere(deps: Deps, req: Request, player_id: str) -> None:
     reply = Outbox(reply_to=req)
     reply.add(
         [req.connection_id],
-        out.SessionEvent(
+        _session_event(
+            deps,
             player=player_view(player),
             token=fresh,
             resumed=True,

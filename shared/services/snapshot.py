@@ -7,7 +7,7 @@ writes. What it holds: ``shared/domain/RULINGS.md``, Design notes, "Message func
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shared.domain.tournament import PlayerState, Tournament
 from shared.protocol import outbound as out
@@ -15,15 +15,13 @@ from shared.services.deps import Deps
 from shared.services.model import LobbyRecord, Player, PlayerStatus, TournamentRecord
 from shared.services.presenter import (
     board,
+    language_info,
     lobby_event,
     party_event,
     round_event,
     standings,
     standings_event,
 )
-
-if TYPE_CHECKING:
-    from shared.domain.languages import Language  # the lexicon's: run by its first lookup
 
 __all__ = [
     "finished_tournament",
@@ -74,19 +72,6 @@ def finished_tournament(deps: Deps, player: Player) -> TournamentRecord | None:
         return None
     rec = deps.store.get_tournament(player.tournament_id)
     return rec if rec is not None and rec.tournament.over else None
-
-
-def language_info(language: Language) -> out.LanguageInfo:
-    """The client's view of a game language (tiles, keyboard, direction)."""
-    return out.LanguageInfo(
-        code=language.code,
-        name=language.name,
-        native_name=language.native_name,
-        alphabet=list(language.alphabet),
-        keyboard=[list(row) for row in language.keyboard],
-        direction="rtl" if language.direction == "rtl" else "ltr",
-        multi_letter_tiles=[tile for tile in language.alphabet if len(tile) > 1],
-    )
 
 
 def rating_event(t: Tournament, p: PlayerState) -> out.RatingEvent | None:

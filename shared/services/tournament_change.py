@@ -23,7 +23,7 @@ from typing import Literal
 
 from shared.domain import events as ev
 from shared.domain import fair_play
-from shared.domain.errors import DomainError, NotInTournamentError
+from shared.domain.errors import DomainError, NotInTournamentError, NotQueuedError
 from shared.domain.tournament import Dealer, Entrant, Tournament
 from shared.services import repeats
 from shared.services.change import Change, run
@@ -111,7 +111,7 @@ def change_tournament(
         writes: list[Write] = [rec, *decision.writes]
         writes += [w for w in rating if not (isinstance(w, Player) and w.player_id in loaded)]
         box = Outbox(reply_to=reply_to)
-        present(rec, list(events), box, deps.lexicon, personal)
+        present(rec, list(events), box, deps.lexicon, personal, now_ms=now)
         committed = Committed(rec, events, True, personal, decision.refusal)
         return Change(committed, writes, box)
 
@@ -268,13 +268,21 @@ def leave_tournament(
     with the deadline's ``seq``) eliminates at once and loses the current duel. The player is
     released (idle) in the same commit — which is conditional on the player's version too, so a
     resume racing the deadline makes one of the two lose and re-decide. None when the player
-    has no tournament."""
+    has no tournament.
+
+    With ``reply_to`` (the player's own ``leave``) every outcome can be answered: a tournament
+    over, or one the player is not in, gives ``Committed.refusal`` ``not_queued`` and changes
+    nothing; for a player already out (a spectator, ruling 7, or a leaver still due the end,
+    ruling 15) the change has no events, and the caller answers it."""
     tid = player.tournament_id
     if tid is None:
         return None
 
     def decide(rec: TournamentRecord, now: int, dealer: Dealer) -> Decision:
         p = deps.store.get_player(player.player_id)
+        if reply_to is not None and (p is None or p.tournament_id != tid or rec.tournament.over):
+            refusal = NotQueuedError("you are not in a lobby or a running tournament")
+            return Decision(rec.tournament, refusal=refusal)
         if p is None or p.tournament_id != tid:
             return Decision(rec.tournament)
         if only_if_disconnect_seq is not None and (

@@ -227,7 +227,8 @@ def join(backend: Backend) -> None:
     """Eight players open a session each (the first with a `request_id`, echoed in the reply)
     and one pings; all join an English lobby, which starts when the 8th seat fills: every
     player gets `lobby` updates, `round` 1 (pairs, intro deadline, standings) and, when the
-    intro ends, a `duel_start` for their own duel and for every other duel."""
+    intro ends, a `duel_start` for their own duel only (a player who spectates, ruling 7: out,
+    holding the bye or done with the round's duel, gets one for every duel of the round)."""
     players = [_connect(backend, "p0", request_id="s-1")]
     players[0].send("ping", request_id="ping-1")
     players += [_connect(backend, f"p{i}") for i in range(1, 8)]

@@ -242,3 +242,20 @@ def test_refusals_answer_the_requester_with_stable_codes(
         ("e-5", "wrong_length"),
         ("e-6", "not_in_word_list"),
     ]
+
+
+def test_at_the_start_each_duelist_gets_only_their_own_duel_start(
+    scenarios: dict[str, dict[str, Any]],
+) -> None:
+    """Issue 37 drift: the kit's README once said every player gets every duel's
+    ``duel_start``; duelists get their own, spectators (ruling 7) all of the round's."""
+    for connection in scenarios["join"]["connections"]:
+        starts = [
+            m
+            for m in _messages({"connections": [connection]}, "server")
+            if m["type"] == "duel_start"
+        ]
+        assert len(starts) == 1, connection["connection"]
+        assert starts[0]["opponent"] is not None
+    readme = (KIT_DIR / "README.md").read_text(encoding="utf-8")
+    assert "for their own duel only" in readme

@@ -10,7 +10,12 @@ export interface SessionEvent {
   'token': string | null;
   'resumed': boolean;
   'protocol': number;
+  'protocol_version': string;
+  'protocol_min': string;
   'snapshot': Snapshot | null;
+  'ping_interval_ms': number;
+  'heartbeat_timeout_ms': number;
+  'reconnect_window_ms': number;
   'additionalProperties'?: Record<string, any>;
 }
 
@@ -61,6 +66,7 @@ export interface LobbyEvent {
   'tournament_id': string | null;
   'alphabet': string[];
   'keyboard': string[][];
+  'language_info': LanguageInfo;
   'additionalProperties'?: Record<string, any>;
 }
 
@@ -196,10 +202,20 @@ export interface ErrorEvent {
   'type': "error";
   'code': ErrorCode;
   'message': string;
+  'retry_after_ms': number | null;
   'additionalProperties'?: Record<string, any>;
 }
 
-export type ErrorCode = "rule_violation" | "unknown_language" | "wrong_length" | "invalid_letters" | "not_in_word_list" | "not_your_turn" | "turn_over" | "not_in_duel" | "duel_over" | "duel_not_started" | "not_in_tournament" | "eliminated" | "tournament_over" | "lobby_full" | "rating_window" | "already_queued" | "already_playing" | "not_queued" | "party_full" | "not_party_leader" | "not_in_party" | "already_in_party" | "party_member_playing" | "party_member_offline" | "unknown_invite" | "invalid_nickname" | "nickname_lookalike" | "message_too_large" | "invalid_json" | "not_an_object" | "unknown_action" | "missing_field" | "unknown_field" | "wrong_type" | "field_too_long" | "invalid_value" | "no_session" | "invalid_token" | "session_bound" | "too_many_new_players" | "session_replaced" | "rate_limited" | "try_again" | "internal_error" | "not_found";
+export type ErrorCode = "rule_violation" | "unknown_language" | "wrong_length" | "invalid_letters" | "not_in_word_list" | "not_your_turn" | "turn_over" | "not_in_duel" | "duel_over" | "duel_not_started" | "not_in_tournament" | "eliminated" | "tournament_over" | "lobby_full" | "rating_window" | "already_queued" | "already_playing" | "not_queued" | "party_full" | "not_party_leader" | "not_in_party" | "already_in_party" | "party_member_playing" | "party_member_offline" | "unknown_invite" | "invalid_nickname" | "nickname_lookalike" | "paused" | "message_too_large" | "invalid_json" | "not_an_object" | "unknown_action" | "missing_field" | "unknown_field" | "wrong_type" | "field_too_long" | "invalid_value" | "no_session" | "invalid_token" | "session_bound" | "unsupported_protocol" | "too_many_new_players" | "session_replaced" | "rate_limited" | "try_again" | "internal_error" | "not_found";
+
+export interface BatchEvent {
+  'request_id': any;
+  'type': "batch";
+  'events': (SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelStartEvent | TurnEvent | DuelEndEvent | StandingsEvent | EliminatedEvent | RatingEvent | TournamentEndEvent | PartyEvent | PlayerStatusEvent | PongEvent | ErrorEvent)[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type SessionEventType = "session";
 
 export interface PlayerEvent {
   'request_id': string | null;
@@ -207,6 +223,8 @@ export interface PlayerEvent {
   'player': PlayerView;
   'additionalProperties'?: Record<string, any>;
 }
+
+export type PlayerEventType = "player";
 
 export interface DuelStartEvent {
   'request_id': string | null;
@@ -221,8 +239,11 @@ export interface DuelStartEvent {
   'turn': number;
   'next_player': string;
   'deadline_ms': number;
+  'remaining_ms': number;
   'additionalProperties'?: Record<string, any>;
 }
+
+export type DuelStartEventType = "duel_start";
 
 export interface TurnEvent {
   'request_id': string | null;
@@ -233,8 +254,11 @@ export interface TurnEvent {
   'row': Row;
   'next_player': string | null;
   'deadline_ms': number | null;
+  'remaining_ms': number | null;
   'additionalProperties'?: Record<string, any>;
 }
+
+export type TurnEventType = "turn";
 
 export interface DuelEndEvent {
   'request_id': string | null;
@@ -250,6 +274,8 @@ export interface DuelEndEvent {
   'additionalProperties'?: Record<string, any>;
 }
 
+export type DuelEndEventType = "duel_end";
+
 export type DuelEndResult = "win" | "draw";
 
 export type DuelEndReason = "solved" | "turns_used" | "left" | "timeout";
@@ -261,17 +287,15 @@ export interface PongEvent {
   'additionalProperties'?: Record<string, any>;
 }
 
-export interface BatchEvent {
-  'request_id': string | null;
-  'type': "batch";
-  'events': (SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelStartEvent | TurnEvent | DuelEndEvent | StandingsEvent | EliminatedEvent | RatingEvent | TournamentEndEvent | PartyEvent | PlayerStatusEvent | PongEvent | ErrorEvent | BatchEvent)[];
-  'additionalProperties'?: Record<string, any>;
-}
+export type PongEventType = "pong";
+
+export type ErrorEventType = "error";
 
 export interface SessionAction {
   'request_id'?: string | null;
   'action': "session";
   'token'?: string | null;
+  'protocol'?: string | null;
 }
 
 export interface JoinAction {
@@ -334,23 +358,10 @@ export interface PartyResetInviteAction {
 export interface PingAction {
   'request_id'?: string | null;
   'action': "ping";
+  'additionalProperties'?: Record<string, any>;
 }
 
 export interface SignOutEverywhereAction {
   'request_id'?: string | null;
   'action': "sign_out_everywhere";
 }
-
-export type SessionEventType = "session";
-
-export type PlayerEventType = "player";
-
-export type DuelStartEventType = "duel_start";
-
-export type TurnEventType = "turn";
-
-export type DuelEndEventType = "duel_end";
-
-export type PongEventType = "pong";
-
-export type ErrorEventType = "error";

@@ -21,7 +21,8 @@ import type {
 
 export * from "./protocol.js";
 
-export declare const PROTOCOL_VERSION: number;
+/** The protocol version the library speaks and declares in `session` ("MAJOR.MINOR"). */
+export declare const PROTOCOL_VERSION: string;
 
 /** A server event as listeners get it (batches unfolded). A later server may send a type this
  * version does not know: check `type` and ignore the rest. */
@@ -138,4 +139,6 @@ export declare class WordleClient {
   send(message: ClientMessage, options?: RequestOptions): string | null;
   nextRequestId(action?: string): string;
   ping(): void;
+  /** `session` with the stored token on this connection: the reply's snapshot redraws. */
+  resync(): Promise<boolean>;
 }

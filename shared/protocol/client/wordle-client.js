@@ -4,7 +4,8 @@
 // no fs, no DOM, no Node built-ins. Types: wordle-client.d.ts (protocol.d.ts is generated from
 // the contract by Modelina).
 
-export const PROTOCOL_VERSION = 1;
+/** The protocol version this library speaks, declared in every `session` (MAJOR.MINOR). */
+export const PROTOCOL_VERSION = "1.1";
 
 /** Defaults, from the guide: a message every 20 s, 60 s silence is a dead connection. */
 export const DEFAULTS = Object.freeze({
@@ -22,7 +23,9 @@ export const DEFAULTS = Object.freeze({
 /** Error codes a request is sent again for (same request_id): nothing was saved. */
 const RETRY_CODES = new Set(["rate_limited", "try_again"]);
 /** Error codes about the session itself, handled by the connection (not a request's outcome). */
-const SESSION_CODES = new Set(["invalid_token", "session_bound", "session_replaced"]);
+const SESSION_CODES = new Set([
+  "invalid_token", "session_bound", "session_replaced", "unsupported_protocol", "no_session",
+]);
 
 /** A request refused or failed: `code` is the protocol's error code, or one of the library's own:
  * `timeout` (no answer in time), `connection_lost`, `not_connected`, `closed`. */
@@ -200,6 +203,15 @@ export class WordleClient {
     return `${action}-${this._prefix}-${++this._ids}`;
   }
 
+  /** Resync without reconnecting (guide: "Resync without reconnecting"): `session` with the
+   * stored token on this connection; the reply is a resume's, with the snapshot to redraw from.
+   * Do it when a gap shows. Returns false when there is no session or no token. */
+  async resync() {
+    if (this.state !== "session") return false;
+    const token = await this.storage.get();
+    return !!token && this._write(this._sessionMessage(token));
+  }
+
   /** Send a ping (clock sample and keep-alive); the pong is handled here. */
   ping() {
     const request_id = this.nextRequestId("ping");
@@ -240,8 +252,14 @@ export class WordleClient {
     this._startTick();
     const token = await this.storage.get();
     if (ws !== this.socket) return;
-    this._write(token ? { action: "session", token } : { action: "session" });
+    this._write(this._sessionMessage(token));
     this.ping();
+  }
+
+  _sessionMessage(token) {
+    const message = { action: "session", protocol: PROTOCOL_VERSION };
+    if (token) message.token = token;
+    return message;
   }
 
   _lost(reason, now) {
@@ -381,9 +399,29 @@ export class WordleClient {
       this._setState("closed", { reason: "replaced" });
       return true;
     }
+    if (event.code === "unsupported_protocol") {
+      // this library's major version is not served: reconnecting would not help (update the app)
+      this._clearReconnect();
+      this._stopTick();
+      const ws = this.socket;
+      this.socket = null;
+      if (ws) { this._detach(ws); try { ws.close(1000); } catch { /* already closing */ } }
+      this._rejectAll("closed");
+      this._emit("event", event);
+      this._setState("closed", { reason: "unsupported_protocol" });
+      return true;
+    }
+    if (event.code === "no_session" && this.state === "session") {
+      // the server lost this connection's session (it moved or closed): the request fails,
+      // and the session is resumed on the same connection
+      if (event.request_id) this._settle(event.request_id, new ProtocolError(event.code, event.message, event));
+      this._emit("event", event);
+      this.resync();
+      return true;
+    }
     if (event.code === "invalid_token" && this.state !== "session") {
       // the stored token resumes nothing any more: a new player
-      Promise.resolve(this.storage.clear()).then(() => this._write({ action: "session" }));
+      Promise.resolve(this.storage.clear()).then(() => this._write(this._sessionMessage(null)));
       this._emit("event", event);
       return true;
     }

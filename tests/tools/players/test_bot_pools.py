@@ -57,3 +57,35 @@ def test_bots_language_option() -> None:
         build_parser().parse_args(["--bots-language", "xx"])
     with pytest.raises(ValueError, match="not game languages"):
         BotPools("ws://x/ws", 1, languages=("xx",))
+
+
+def test_a_party_start_brings_bots_for_the_partys_lobby(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: a party opens a lobby of its own (ruling 8) while the pool's bots wait in
+    theirs, so without more bots a party's lobby never filled on the local runtime. A
+    ``party_start`` brings 7 bots for one tournament; a solo ``join`` brings none."""
+    monkeypatch.setattr(bots_module, "run_bot_pool", _idle_pool)
+    fillers: list[tuple[int, str]] = []
+
+    async def fake_tournament(url: str, players: int, language: str, **kw: Any) -> list[Any]:
+        fillers.append((players, language))
+        return []
+
+    monkeypatch.setattr(bots_module, "play_tournament", fake_tournament)
+
+    async def scenario() -> None:
+        pools = BotPools("ws://x/ws", 7)
+        runner = asyncio.create_task(pools.run())
+        await asyncio.sleep(0)
+        pools.observe("join", json.dumps({"action": "join", "language": "en"}))
+        pools.observe("party_start", json.dumps({"action": "party_start", "language": "nl"}))
+        pools.observe("party_start", json.dumps({"action": "party_start", "language": "xx"}))
+        await asyncio.sleep(0.01)
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+
+    asyncio.run(scenario())
+    assert fillers == [(7, "nl")]
+
+
+async def _idle_pool(url: str, n: int, **kw: Any) -> None:
+    await asyncio.Event().wait()

@@ -71,6 +71,7 @@ test("a first connection sends a tokenless session and a ping, and stores the re
   await h.session();
   assert.deepEqual(h.socket().sent.map((m) => m.action), ["session", "ping"]);
   assert.equal(h.socket().sent[0].token, undefined);
+  assert.equal(h.socket().sent[0].protocol, "1.1", "the version it speaks");
   assert.equal(h.storage.get(), "tok-2");
   assert.equal(h.client.state, "session");
   assert.deepEqual(h.seen.states, ["connecting", "open", "session"]);
@@ -231,7 +232,7 @@ test("invalid_token starts over: the token is forgotten and a tokenless session 
   h.socket().receive({ type: "error", request_id: null, code: "invalid_token", message: "no" });
   await h.flush();
   assert.equal(h.storage.get(), null);
-  assert.deepEqual(h.socket().sent.at(-1), { action: "session" });
+  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.1" });
 });
 
 test("requests before the session reply are refused locally", async () => {
@@ -251,4 +252,38 @@ test("a lost connection rejects pending requests", async () => {
 test("backoff has full jitter under its cap", () => {
   assert.equal(backoffMs(10, 250, 4000, () => 0.999), 3996);
   assert.equal(backoffMs(0, 250, 4000, () => 0), 0);
+});
+
+test("resync sends session with the token on the same connection; its reply redraws", async () => {
+  const h = harness();
+  await h.session();
+  assert.equal(await h.client.resync(), true);
+  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.1", token: "tok-2" });
+  h.socket().receive({ type: "session", request_id: null, player: { id: "p1" }, token: "tok-3", resumed: true, snapshot: {} });
+  assert.equal(h.storage.get(), "tok-3");
+  assert.equal(h.sockets.length, 1, "no reconnect");
+  assert.equal(h.client.state, "session");
+});
+
+test("no_session fails the request and resyncs on the same connection", async () => {
+  const h = harness();
+  await h.session();
+  const reply = h.client.request({ action: "join", language: "en" });
+  const { request_id } = h.socket().sent.at(-1);
+  h.socket().receive({ type: "error", request_id, code: "no_session", message: "send session" });
+  await assert.rejects(reply, (err) => err.code === "no_session");
+  await h.flush();
+  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.1", token: "tok-2" });
+});
+
+test("unsupported_protocol closes for good: reconnecting would not help", async () => {
+  const h = harness();
+  h.client.connect();
+  h.socket().open();
+  await h.flush();
+  h.socket().receive({ type: "error", request_id: null, code: "unsupported_protocol", message: "update" });
+  assert.equal(h.client.state, "closed");
+  assert.ok(h.seen.states.includes("closed:unsupported_protocol"));
+  await h.advance(60000);
+  assert.equal(h.sockets.length, 1);
 });

@@ -21,7 +21,7 @@ from shared.protocol.asyncapi import (
     render,
     render_readme,
 )
-from shared.protocol.errors import ErrorCode, describe
+from shared.protocol.errors import RECOVERY, ErrorCode, Recovery, describe
 from shared.protocol.inbound import ACTIONS, MODEL_BY_ACTION
 from shared.protocol.outbound import EVENT_BY_TYPE, TYPES
 
@@ -124,7 +124,8 @@ def test_error_table_lists_every_code_in_order_with_its_description() -> None:
         cells = [cell.strip() for cell in row.strip("|").split(" | ")]
         assert cells[0].split()[0] == f"`{code.value}`"
         assert cells[1], f"no 'sent when' text for {code.value}"
-        assert cells[2] == describe(code).replace("|", "\\|")
+        assert cells[2] == f"`{RECOVERY[code].value}`"
+        assert cells[3] == describe(code).replace("|", "\\|")
 
 
 def test_every_error_code_says_when_it_is_sent() -> None:
@@ -226,3 +227,94 @@ def test_committed_file_is_valid_json_with_a_trailing_newline() -> None:
     text = ASYNCAPI_PATH.read_text(encoding="utf-8")
     assert text.endswith("}\n")
     assert json.loads(text)["asyncapi"] == "3.0.0"
+
+
+def test_every_action_declares_its_reply_with_a_correlation_id(doc: dict[str, Any]) -> None:
+    """Issue 37: a generator can produce "send X, await its reply or error" for every action,
+    matched on ``request_id`` (also inside a batch)."""
+    from shared.protocol.inbound import MODEL_BY_ACTION
+    from shared.protocol.replies import REPLIES
+
+    assert set(REPLIES) == set(MODEL_BY_ACTION)
+    location = doc["components"]["correlationIds"]["requestId"]["location"]
+    assert location == "$message.payload#/request_id"
+    for action in MODEL_BY_ACTION:
+        op = doc["operations"][f"receive{''.join(w.capitalize() for w in action.split('_'))}"]
+        names = {ref["$ref"].rsplit("/", 1)[1] for ref in op["reply"]["messages"]}
+        wanted = {EVENT_BY_TYPE[t].__name__ for t in (*REPLIES[action], "error", "batch")}
+        assert names == wanted, action
+    for name, message in doc["components"]["messages"].items():
+        assert message["correlationId"] == {"$ref": "#/components/correlationIds/requestId"}, name
+
+
+def test_each_error_code_publishes_its_recovery(doc: dict[str, Any]) -> None:
+    """Issue 37: retry semantics as data: ``x-retry`` on the ``ErrorCode`` schema, one of the
+    recoveries for every code, retry exactly for the codes that carry ``retry_after_ms``."""
+    published = doc["components"]["schemas"]["ErrorCode"]["x-retry"]
+    assert published == {code.value: RECOVERY[code].value for code in ErrorCode}
+    assert set(published.values()) <= {r.value for r in Recovery}
+    retry = {code for code, how in published.items() if how == "retry"}
+    assert retry == {"rate_limited", "try_again"}
+    assert published["invalid_token"] == "start_over"
+    assert published["no_session"] == "resume"
+    guide = doc["info"]["description"]
+    assert all(f"- `{r.value}`:" in guide for r in Recovery)
+
+
+def test_the_guide_tells_old_clients_how_to_read_new_messages(doc: dict[str, Any]) -> None:
+    guide = doc["info"]["description"]
+    for needle in ("Unknown `type`", "Unknown enum value", "Swift", "Kotlin", "CHANGELOG.md"):
+        assert needle in guide, needle
+    assert doc["info"]["version"] == "1.1"
+
+
+def test_each_languages_normalisation_in_the_guide_is_what_the_code_does(
+    doc: dict[str, Any],
+) -> None:
+    """Issue 37 drift: word normalisation per language was undocumented."""
+    from shared.domain.languages import LANGUAGE_CODES, get_language
+
+    covered = {c.strip() for codes, *_ in asyncapi.NORMALISATION for c in codes.split(",")}
+    assert covered == set(LANGUAGE_CODES)
+    for codes, _rule, typed, play in asyncapi.NORMALISATION:
+        for code in codes.split(","):
+            assert get_language(code.strip()).normalise(typed) == play, (code, typed)
+    assert asyncapi.normalisation_table() in doc["info"]["description"]
+    assert "`length` (in `duel_start` and a board) counts tiles" in doc["info"]["description"]
+
+
+def test_ping_schema_takes_unknown_fields_like_the_gateway(doc: dict[str, Any]) -> None:
+    """Issue 37 drift: the guide says a ping's unknown fields are ignored (API Gateway answers
+    it unchecked); the schema said ``additionalProperties: false``. Every other action stays
+    strict."""
+    schemas = doc["components"]["schemas"]
+    assert "additionalProperties" not in schemas["PingAction"]
+    assert schemas["JoinAction"]["additionalProperties"] is False
+
+
+def test_the_batch_schema_refuses_a_nested_batch_and_a_request_id(doc: dict[str, Any]) -> None:
+    """Issue 37 drift: what ``BatchEvent.__post_init__`` refuses, the schema refuses too."""
+    import jsonschema
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
+    uri = "urn:doc"
+    registry = Registry().with_resource(uri, DRAFT202012.create_resource(doc))
+    validator = jsonschema.Draft202012Validator(
+        {"$ref": uri + "#/components/schemas/BatchEvent"}, registry=registry
+    )
+    pong = {"type": "pong", "request_id": None, "server_time_ms": 1}
+    good = {"type": "batch", "request_id": None, "events": [pong, pong]}
+    assert validator.is_valid(good)
+    assert not validator.is_valid({**good, "request_id": "r-1"})
+    assert not validator.is_valid({**good, "events": [pong, good]})
+
+
+def test_every_error_message_is_the_guides_unless_detailed() -> None:
+    """Issue 37 drift: 27 of 32 codes sent a message other than the guide's table. The guide
+    marks the detailed codes; the table holds ``describe`` for every code."""
+    from shared.protocol.errors import DETAILED_CODES, PARSE_CODES
+
+    assert PARSE_CODES <= DETAILED_CODES
+    for row, code in zip(error_table().splitlines()[2:], ErrorCode, strict=True):
+        assert ("(detailed)" in row) == (code in DETAILED_CODES), code

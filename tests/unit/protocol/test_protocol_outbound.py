@@ -17,6 +17,7 @@ from shared.protocol.outbound import (
     DuelBoard,
     DuelEndEvent,
     ErrorEvent,
+    LanguageInfo,
     LobbyEvent,
     OutboundEvent,
     Pair,
@@ -172,8 +173,23 @@ def test_nested_events_are_checked_too() -> None:
 
 
 def test_lobby_seats_default_to_eight() -> None:
+    english = LanguageInfo(
+        code="en",
+        name="English",
+        native_name="English",
+        alphabet=[],
+        keyboard=[],
+        direction="ltr",
+        multi_letter_tiles=[],
+    )
     lobby = LobbyEvent(
-        lobby_id="l", language="en", players=[ANA], status="waiting", alphabet=[], keyboard=[]
+        lobby_id="l",
+        language="en",
+        players=[ANA],
+        status="waiting",
+        alphabet=[],
+        keyboard=[],
+        language_info=english,
     )
     assert lobby.seats == 8
 
@@ -189,6 +205,7 @@ def test_error_event_defaults_its_message_and_echoes_request_id() -> None:
         "request_id": "r-1",
         "code": "not_your_turn",
         "message": "It is your opponent's turn.",
+        "retry_after_ms": None,
     }
 
 
@@ -197,3 +214,15 @@ def test_error_event_refuses_codes_outside_the_enum() -> None:
         error_event("not_a_code")
     with pytest.raises(ValidationError):
         validate(ErrorEvent, {"type": "error", "code": "not_a_code", "message": "m"})
+
+
+def test_only_retry_codes_carry_retry_after_ms() -> None:
+    """Issue 37: ``rate_limited`` and ``try_again`` say when to send again (ms); no other code
+    does, even when a caller passes a value."""
+    from shared.protocol.errors import RETRY_AFTER_CODES
+    from shared.protocol.limits import TRY_AGAIN_AFTER_MS
+
+    assert error_event("try_again").retry_after_ms == TRY_AGAIN_AFTER_MS
+    assert error_event("rate_limited", retry_after_ms=180).retry_after_ms == 180
+    assert error_event("not_your_turn", retry_after_ms=180).retry_after_ms is None
+    assert {c.value for c in RETRY_AFTER_CODES} == {"rate_limited", "try_again"}
