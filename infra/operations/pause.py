@@ -2,11 +2,12 @@
 
 ``python -m infra.operations.pause pause --table NAME [--settle-seconds S]``
 ``python -m infra.operations.pause resume --table NAME --state-machine-arn ARN``
-``python -m infra.operations.pause stop-loops --stage STAGE --clock-function NAME
---watchdog-rule NAME``
+``python -m infra.operations.pause stop-loops --clock-function NAME --watchdog-rule NAME``
 ``python -m infra.operations.pause start-loops --stage STAGE --clock-function NAME
 --watchdog-rule NAME --table NAME --state-machine-arn ARN``
-(each with ``[--region R] [--endpoint-url URL]``; the names are the stack's outputs).
+(each with ``[--region R] [--endpoint-url URL]``; the names are the stack's outputs, ``ARN``
+the machine's ``live`` alias, output ``StateMachineAliasArn``, which the functions start
+executions through).
 
 ``pause``: writes the switch item (``shared.adapters.dynamo.switch``: ``join`` and
 ``party_start`` answer ``paused``, the watchdog idles), then pauses every running tournament
@@ -40,6 +41,10 @@ from typing import Any
 from shared.services.deps import Deps
 from shared.services.pausing import Swept, pause_tournaments, resume_tournaments, start_loops
 
+SETTLE_S = 25.0
+"""The wait between the pause's two sweeps: longer than the timeouts of the functions that may
+start a tournament (``join`` and ``party``: ``infra.cdk.constructs.functions.SPECS``), so
+a start that read the switch before it was written has committed by the second sweep."""
 CLOCK_MODULE = "apply_deadlines"
 """The clock function's module: its key in ``StageConfig.reserved``."""
 
@@ -52,7 +57,7 @@ def pause(
     deps: Deps,
     switch: Any,
     *,
-    settle_s: float = 5.0,
+    settle_s: float = SETTLE_S,
     sleep: Callable[[float], None] = time.sleep,
 ) -> tuple[int, Swept]:
     """Pause the game (see the module docstring). ``switch``: a ``DynamoGameSwitch``. Returns
@@ -150,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name in ("pause", "resume", "start-loops"):
             p.add_argument("--table", required=True, help="the game's table (TableName)")
         if name in ("resume", "start-loops"):
-            p.add_argument("--state-machine-arn", required=True, help="output StateMachineArn")
+            p.add_argument("--state-machine-arn", required=True, help="output StateMachineAliasArn")
         if name in ("stop-loops", "start-loops"):
             p.add_argument("--clock-function", required=True, help="apply_deadlines=<name>")
             p.add_argument("--watchdog-rule", required=True, help="the watchdog's rule name")
@@ -161,7 +166,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 action="store_true",
                 help="the stage was deployed with -c reserveConcurrency=false",
             )
-    commands["pause"].add_argument("--settle-seconds", type=float, default=5.0)
+    commands["pause"].add_argument(
+        "--settle-seconds",
+        type=float,
+        default=SETTLE_S,
+        help="wait before the second sweep (longer than the join and party functions' timeouts)",
+    )
     args = parser.parse_args(argv)
 
     import boto3

@@ -58,6 +58,8 @@ class DynamoGameSwitch:
 
     def clear(self) -> None:
         """Let the game run again (delete the item; already running: nothing)."""
+        # unconditional: only the operator's resume deletes it, after its sweep; deleting an
+        # absent item changes nothing
         self._client.delete_item(
             TableName=self._table, Key={k: {"S": v} for k, v in schema.switch_key().items()}
         )

@@ -46,3 +46,15 @@ def test_preflight_reads_the_reservations_the_template_sets(prod):
     assert sorted(reservations_from_template(prod).values()) == sorted(
         STAGES["prod"].reserved.values()
     )
+
+
+def test_the_pause_waits_out_every_function_that_may_start_a_tournament():
+    """``infra.operations.pause`` sweeps again after ``SETTLE_S``: a ``join`` or
+    ``party_start`` that read the switch before it was written has ended by then."""
+    from functions.messages import STARTS
+    from functions.routes import function_of
+    from infra.cdk.constructs.functions import SPECS
+    from infra.operations.pause import SETTLE_S
+
+    assert {"join", "party_start"} == STARTS
+    assert max(SPECS[function_of(a)].timeout_s for a in STARTS) < SETTLE_S
