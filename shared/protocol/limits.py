@@ -58,7 +58,7 @@ PAUSED_RETRY_AFTER_MS: Final[int] = 5000
 risky change; ``infra/operations/pause.py``), which lasts minutes, so the client sends the same
 message again at this pace (same ``request_id``)."""
 
-SKIP_GRACE_MS: Final[int] = 1_000
+SKIP_GRACE_MS: Final[int] = 2_000
 """Default time after a turn's deadline before its skip is applied, in ms (the
 ``skip_grace_seconds`` setting; RULINGS.md, Clocks); the clock wakes on the next whole second
 (Step Functions' Wait)."""

@@ -77,3 +77,13 @@ def test_typed_values_are_converted_and_checked_like_strings() -> None:
 def test_settings_are_frozen() -> None:
     with pytest.raises(FrozenInstanceError, match="turn_seconds"):
         Settings().turn_seconds = 1.0  # type: ignore[misc]
+
+
+def test_the_guides_intervals_are_the_settings_defaults() -> None:
+    """The client guide states the skip grace and the watchdog's lateness from
+    ``shared.protocol.limits``; the deployed defaults must be the same figures."""
+    from shared.protocol import limits
+
+    defaults = Settings()
+    assert defaults.skip_grace_ms == limits.SKIP_GRACE_MS
+    assert round(defaults.watchdog_grace_seconds * 1000) == limits.WATCHDOG_GRACE_MS
