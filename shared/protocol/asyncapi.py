@@ -512,7 +512,7 @@ The `session` reply carries the intervals below as numbers (milliseconds): `ping
 - **What is remembered, and how long:** a guess's `request_id` is kept in the row it played, for
   as long as the duel's board is shown (the current round): a repeat gets that row's `turn`
   event again (to you only; not the rest of a batch it came with), at no extra cost to the
-  server (the row is written anyway; about 10 bytes per row). `join`, `leave` and `party_start`
+  server (the row is written anyway; a few dozen bytes per row). `join`, `leave` and `party_start`
   are remembered on your player, the last 8 of them (about 60 bytes each, saved with the action
   itself: no extra write): a repeat gets the lobby as it is now (`lobby`; status `left` for a
   leave of a lobby) or, for leaving a tournament, your `eliminated` again. A refused request

@@ -175,8 +175,8 @@ def _marks_from_number(n: int, length: int) -> tuple[Mark, ...]:
 def _compact_duel(x: Duel, first_ms: int) -> list[Any]:
     """``[id, a, b, first (0/1), word, answer | "", starts - first_ms, deadline, rows, result,
     winner (0/1/None), reason, ended]``; a row ``[i, dt]`` (skip) or ``[i, dt, word, marks]``
-    (+ ``tiles`` when they are not the word's letters, else null when a ``request_id``
-    follows; + the guess's ``request_id``, ruling 18), ``i`` the player's index, ``dt`` ms
+    (+ ``tiles`` when they are not the word's letters or a ``request_id`` follows; + the
+    guess's ``request_id``, ruling 18), ``i`` the player's index, ``dt`` ms
     after the previous row (the first: after ``starts``), ``marks`` the tiles' marks as one
     base-3 number (``_marks_number``)."""
     players = list(x.players)
@@ -190,7 +190,9 @@ def _compact_duel(x: Duel, first_ms: int) -> list[Any]:
             row.append(_marks_number(r.marks or ()))
             tiles = list(r.tiles or ())
             if tiles != list(r.word) or r.request_id is not None:
-                row.append(tiles if tiles != list(r.word) else None)
+                # the tiles, even when they are the word's letters: the release before request
+                # ids reads a fifth element as the tiles (the rollback rule, RULINGS.md)
+                row.append(tiles)
             if r.request_id is not None:
                 row.append(r.request_id)
         rows.append(row)

@@ -17,6 +17,7 @@ from shared.adapters.dynamo.tournament_document import (
     tournament_from_state,
     tournament_to_state,
 )
+from shared.domain.duel import Mark, Row
 from shared.domain.tournament import Tournament
 from shared.services.model import TournamentRecord
 from tests.unit.domain.helpers import begin_round, start
@@ -70,3 +71,37 @@ def test_each_added_key_is_optional_for_the_reader() -> None:
         t = _previous_release_reads(blob, unknown=ADDED_IN_SCHEMA_2[i:])
         assert t.paused_ms is None
     assert tournament_document.STATE_SCHEMA == 2
+
+
+def _previous_release_row_tiles(raw: list[Any]) -> tuple[str, ...]:
+    """How the release before ruling 18's request ids read a played row's tiles from its
+    compact form (``_duel_from_compact`` then): a fifth element is the tiles, else the word."""
+    return tuple(raw[4]) if len(raw) > 4 else tuple(raw[2])
+
+
+def test_the_release_before_request_ids_reads_a_row_that_keeps_one() -> None:
+    """A guess's ``request_id`` rides in its row (ruling 18) as a sixth element; the row
+    still carries its tiles fifth, so the previous release reads the same tiles and ignores
+    the id, whether or not the tiles are the word's letters."""
+    t, _, now = begin_round(*start(8, seed=5)[:2])
+    duel = t.duels[0]
+    played = dataclasses.replace(
+        duel,
+        rows=(
+            Row(
+                duel.players[0],
+                word="crane",
+                tiles=tuple("crane"),
+                marks=(Mark.ABSENT,) * 5,
+                at_ms=now + 1_000,
+                request_id="r-1",
+            ),
+        ),
+    )
+    compact = tournament_document._compact_duel(played, now)
+    (raw,) = compact[8]
+    assert raw[5] == "r-1"
+    assert _previous_release_row_tiles(raw) == tuple("crane")
+    back = tournament_document._duel_from_compact(compact, now)
+    assert back.rows[0].request_id == "r-1"
+    assert back.rows[0].tiles == tuple("crane")
