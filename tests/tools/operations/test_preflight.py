@@ -71,12 +71,12 @@ def _by_check(findings):
     return {f.check: f for f in findings}
 
 
-def test_a_fresh_account_lacks_only_the_api_gateway_role(aws):
-    findings = _by_check(_run(reservations_from_source("prod")))
+def test_a_fresh_account_lacks_only_the_api_gateway_role_for_dev(aws):
+    findings = _by_check(_run(reservations_from_source("dev")))
     role = findings["API Gateway CloudWatch role"]
     assert not role.ok
     assert "apiGatewayAccountRole=true" in role.raise_to
-    assert findings["Lambda concurrency"].ok  # 511 reserved of 1,000 leaves 489
+    assert findings["Lambda concurrency"].ok  # dev's 51 reserved of 1,000 leaves 949
     assert findings["Logs resource policies"].ok
     assert findings["Step Functions StartExecution"].ok  # nothing asked: unknown is no shortfall
     boto3.client("apigateway", region_name=REGION).update_account(
@@ -84,7 +84,18 @@ def test_a_fresh_account_lacks_only_the_api_gateway_role(aws):
             {"op": "replace", "path": "/cloudwatchRoleArn", "value": "arn:aws:iam::1:role/apigw"}
         ]
     )
-    assert all(f.ok for f in _run(reservations_from_source("prod")))
+    assert all(f.ok for f in _run(reservations_from_source("dev")))
+
+
+def test_a_fresh_account_must_raise_its_concurrency_quota_for_prod(aws):
+    """prod is sized for 100,000 players (``infra.limits``): its reservations exceed the
+    default quota of 1,000, and the preflight names the value to request."""
+    reserved = reservations_from_source("prod")
+    need = sum(reserved.values()) + MIN_UNRESERVED
+    assert need > 1_000
+    finding = _by_check(_run(reserved))["Lambda concurrency"]
+    assert not finding.ok
+    assert f">= {need}" in finding.raise_to
 
 
 def test_a_small_concurrency_quota_names_the_value_to_request(aws):
@@ -92,7 +103,7 @@ def test_a_small_concurrency_quota_names_the_value_to_request(aws):
     need = sum(reserved.values())
     finding = _by_check(_run(reserved, quota=400, unreserved=400))["Lambda concurrency"]
     assert not finding.ok
-    # 400 - 511 leaves -111: request 400 + 100 + 111
+    # 400 - need leaves a deficit: request 400 + 100 + the deficit
     assert f">= {400 + MIN_UNRESERVED + need - 400}" in finding.raise_to
     assert "reserveConcurrency=false" in finding.raise_to
     assert _by_check(_run({}, quota=400, unreserved=400))["Lambda concurrency"].ok

@@ -254,7 +254,7 @@ def test_each_error_code_publishes_its_recovery(doc: dict[str, Any]) -> None:
     assert published == {code.value: RECOVERY[code].value for code in ErrorCode}
     assert set(published.values()) <= {r.value for r in Recovery}
     retry = {code for code, how in published.items() if how == "retry"}
-    assert retry == {"rate_limited", "try_again"}
+    assert retry == {"rate_limited", "try_again", "paused"}
     assert published["invalid_token"] == "start_over"
     assert published["no_session"] == "resume"
     guide = doc["info"]["description"]

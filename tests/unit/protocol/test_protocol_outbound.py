@@ -217,12 +217,13 @@ def test_error_event_refuses_codes_outside_the_enum() -> None:
 
 
 def test_only_retry_codes_carry_retry_after_ms() -> None:
-    """Issue 37: ``rate_limited`` and ``try_again`` say when to send again (ms); no other code
-    does, even when a caller passes a value."""
+    """Issue 37: ``rate_limited``, ``try_again`` and ``paused`` say when to send again (ms);
+    no other code does, even when a caller passes a value."""
     from shared.protocol.errors import RETRY_AFTER_CODES
-    from shared.protocol.limits import TRY_AGAIN_AFTER_MS
+    from shared.protocol.limits import PAUSED_RETRY_AFTER_MS, TRY_AGAIN_AFTER_MS
 
     assert error_event("try_again").retry_after_ms == TRY_AGAIN_AFTER_MS
+    assert error_event("paused").retry_after_ms == PAUSED_RETRY_AFTER_MS
     assert error_event("rate_limited", retry_after_ms=180).retry_after_ms == 180
     assert error_event("not_your_turn", retry_after_ms=180).retry_after_ms is None
-    assert {c.value for c in RETRY_AFTER_CODES} == {"rate_limited", "try_again"}
+    assert {c.value for c in RETRY_AFTER_CODES} == {"rate_limited", "try_again", "paused"}

@@ -167,7 +167,7 @@ def test_a_reply_that_finds_its_connection_gone_starts_the_disconnect(action: st
     ACTIONS[action](deps, pid)
     player = _player(deps, pid)
     assert (player.connected, player.connection_id) == (False, None)
-    assert deps.store.get_connection("c") is None
+    assert deps.store.get_connection("c").closed_ms is not None  # kept as a tombstone
 
 
 # ------------------------------------------------------- what a client gets of a language

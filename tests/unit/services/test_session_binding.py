@@ -65,7 +65,7 @@ def test_a_resume_clears_the_reconnect_deadline() -> None:
 def _resume_with_the_old_connection_gone(deps: Deps, cid: str, token: str) -> None:
     deps.notifier.gone.add(cid)  # type: ignore[attr-defined]  # vanished, no $disconnect
     open_session(deps, f"{cid}-back", token)
-    assert deps.store.get_connection(cid) is None  # its notice found it gone: forgotten
+    assert deps.store.get_connection(cid).closed_ms is not None  # found gone: a tombstone
 
 
 def test_a_resume_whose_replaced_connection_is_gone_forgets_it_wherever_the_player_is() -> None:
@@ -93,7 +93,7 @@ def test_a_new_session_whose_reply_finds_the_connection_gone_disconnects_the_pla
     sessions.session(deps, Request("c"), None)
     [player] = [p for (kind, _), p in deps.store.items.items() if kind == "player"]  # type: ignore[attr-defined]
     assert (player.connected, player.connection_id) == (False, None)
-    assert deps.store.get_connection("c") is None
+    assert deps.store.get_connection("c").closed_ms is not None  # kept as a tombstone
 
 
 def test_a_leaver_resuming_does_not_get_the_tournament_back() -> None:
