@@ -70,23 +70,22 @@ class Outbox:
         for cid in dict.fromkeys(connections):
             if not cid:
                 continue
-            one = event
+            seq: int | None = None
             pid = self._players.get(cid) if numbered else None
             if pid is not None and self._seqs is not None:
-                self._seqs[pid] = self._seqs.get(pid, 0) + 1
-                one = replace(one, seq=self._seqs[pid])
+                seq = self._seqs[pid] = self._seqs.get(pid, 0) + 1
             request = self.reply_to
             if request is not None and not self._replied and cid == request.connection_id:
                 self._replied = True  # one reply per request
                 if event.request_id is None and request.request_id is not None:
-                    one = replace(one, request_id=request.request_id)
-            if one is not event:
-                if text is None and one.request_id is None:
-                    text = dump_event(event)
-                self.messages.append((cid, _dump_as(one, event, text)))
-                continue
+                    reply = replace(event, request_id=request.request_id, seq=seq or event.seq)
+                    self.messages.append((cid, dump_event(reply)))
+                    continue
             if text is None:
                 text = dump_event(event)
+            if seq is not None:
+                self.messages.append((cid, _numbered(text, event, seq)))
+                continue
             self.messages.append((cid, text))
 
     def posts(self) -> list[tuple[str, str]]:
@@ -114,10 +113,10 @@ class Outbox:
 _UNNUMBERED = '{"request_id":null,"seq":null,'
 
 
-def _dump_as(one: OutboundEvent, event: OutboundEvent, text: str | None) -> str:
-    """``one`` (``event`` with its ``seq``, maybe its ``request_id``) as JSON: from ``event``'s
-    text by replacing its leading keys when only the ``seq`` differs (the common case, one
-    ``json.dumps`` per event however many recipients), else dumped anew."""
-    if one.request_id is None and text is not None and text.startswith(_UNNUMBERED):
-        return f'{{"request_id":null,"seq":{one.seq},' + text[len(_UNNUMBERED) :]
-    return dump_event(one)
+def _numbered(text: str, event: OutboundEvent, seq: int) -> str:
+    """``event`` (dumped as ``text``) with ``seq``: its leading keys replaced when they are the
+    unnumbered ones (the common case: one ``json.dumps`` per event however many recipients),
+    else dumped anew."""
+    if text.startswith(_UNNUMBERED):
+        return f'{{"request_id":null,"seq":{seq},' + text[len(_UNNUMBERED) :]
+    return dump_event(replace(event, seq=seq))
