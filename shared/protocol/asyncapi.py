@@ -395,12 +395,14 @@ characters is not echoed: the `error` (`wrong_type`, `field_too_long`) carries `
   `rating`, `tournament_end`) carries `seq`, that player's number for it within the
   tournament: 1, 2, 3... with no gaps, spectators and leavers included; inside a `batch` each
   event has its own (the batch's is null). Everything else (lobby, party, `session`, `pong`,
-  `error`, `player`) has `seq: null`, and so has the answer to a repeated request (ruling 18:
-  the original `turn` or `eliminated` again, to the sender only), which is not numbered. A
+  `error`, `player`) has `seq: null`, and so has an answer that repeats an earlier event to
+  the sender only (ruling 18's repeated `guess` or `leave`: the original `turn` or
+  `eliminated` again), which is not numbered. A
   resume's `snapshot.seq` is the last number the server sent the player in the tournament it
   shows (0: none yet): the next event is `snapshot.seq + 1`. A `seq` that is not the last one
   + 1 is a gap: events were lost (a post that failed); one not above the last is a duplicate
-  (drop it). A new tournament starts again at 1.
+  (drop it). A `seq` of 1 starts a sequence afresh: a new tournament's first event, or the
+  server's counters restarting (a rollback of the server).
 - **Resync without reconnecting:** when a gap shows (above), or a client suspects it missed
   messages otherwise (no message for longer than the turn clock while a duel runs), it sends
   `session` with the stored token on the same connection. The reply is a resume's (`resumed:

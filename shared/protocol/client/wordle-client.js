@@ -350,7 +350,8 @@ export class WordleClient {
       this.seqTournament = event.tournament_id;
       this.lastSeq = null;
     }
-    if (this.lastSeq === null) { this.lastSeq = event.seq; return true; }
+    // seq 1 starts a sequence: the first event, or the server's counters restarted (a rollback)
+    if (this.lastSeq === null || event.seq === 1) { this.lastSeq = event.seq; return true; }
     if (event.seq <= this.lastSeq) return false;
     if (event.seq > this.lastSeq + 1) this._emit("gap", { expected: this.lastSeq + 1, got: event.seq });
     this.lastSeq = event.seq;
