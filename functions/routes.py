@@ -44,6 +44,7 @@ class MockRoute:
         rid = parsed.get("request_id") if isinstance(parsed, dict) else None
         pong: dict[str, object] = {"type": "pong", "server_time_ms": request_time_ms}
         pong["request_id"] = rid if rid is not None and rid != "" else None
+        pong["seq"] = None  # not about a tournament (protocol 1.2)
         return json.dumps(pong, separators=(",", ":"))
 
 
@@ -58,7 +59,7 @@ PONG = MockRoute(
         "#set($rid = $input.path('$.request_id'))"
         '{"type":"pong","server_time_ms":$context.requestTimeEpoch'
         '#if("$!rid" != ""),"request_id":$input.json(\'$.request_id\')'
-        '#else,"request_id":null#end}'
+        '#else,"request_id":null#end,"seq":null}'
     ),
 )
 """``ping`` -> ``pong`` (ruling 14): the gateway answers, the backend never sees a ping."""

@@ -390,13 +390,26 @@ characters is not echoed: the `error` (`wrong_type`, `field_too_long`) carries `
   drop the screen state you had. Messages sent while you were away are not replayed. A
   tournament that ended meanwhile is shown once (`tournament_end` in the snapshot); the next
   resume finds the player idle.
-- **Resync without reconnecting:** when a client suspects it missed messages (a `turn` whose
-  row number skips one of its duel's, a `round` number that jumps, a `duel_end` for a duel it
-  never saw start, or no message for longer than the turn clock while a duel runs), it sends
+- **Sequence numbers (since 1.2):** every message about a tournament that a player receives
+  (`round`, `duel_start`, `turn`, `duel_end`, `standings`, `player_status`, `eliminated`,
+  `rating`, `tournament_end`) carries `seq`, that player's number for it within the
+  tournament: 1, 2, 3... with no gaps, spectators and leavers included; inside a `batch` each
+  event has its own (the batch's is null). Everything else (lobby, party, `session`, `pong`,
+  `error`, `player`) has `seq: null`, and so has an answer that repeats an earlier event to
+  the sender only (ruling 18's repeated `guess` or `leave`: the original `turn` or
+  `eliminated` again), which is not numbered. A
+  resume's `snapshot.seq` is the last number the server sent the player in the tournament it
+  shows (0: none yet): the next event is `snapshot.seq + 1`. A `seq` that is not the last one
+  + 1 is a gap: events were lost (a post that failed); one not above the last is a duplicate
+  (drop it). A `seq` of 1 starts a sequence afresh: a new tournament's first event, or the
+  server's counters restarting (a rollback of the server).
+- **Resync without reconnecting:** when a gap shows (above), or a client suspects it missed
+  messages otherwise (no message for longer than the turn clock while a duel runs), it sends
   `session` with the stored token on the same connection. The reply is a resume's (`resumed:
-  true`, a new `token` to store, the `snapshot`): redraw from it exactly as after a reconnect.
-  Messages carry no sequence number in this version: these signs, and the snapshot, are the
-  gap detection.
+  true`, a new `token` to store, the `snapshot`): redraw from it exactly as after a reconnect,
+  then continue from the snapshot's `seq` (events after it count from there). Messages of
+  1.0 and 1.1 carry no `seq`; without one the signs are a `turn` whose row number skips one
+  of its duel's, a `round` number that jumps, a `duel_end` for a duel it never saw start.
 - **Spectating:** when your own duel ends while others still run, its `duel_end` brings their
   boards whole (`spectating`); their next rows come as `turn` messages (skip a row number you
   already have). `standings` follow every duel end.
@@ -652,11 +665,16 @@ def _discriminators_as_names(node: Any) -> None:
 
 def _tighten_batch(schema: dict[str, Any]) -> None:
     """What ``BatchEvent.__post_init__`` checks, in the published schema: a batch's own
-    ``request_id`` is always null and its events are never a batch."""
+    ``request_id`` and ``seq`` are always null and its events are never a batch."""
     schema["properties"]["request_id"] = {
         "type": "null",
         "description": "Always null: the event answering a request carries its request_id.",
         "title": "Request Id",
+    }
+    schema["properties"]["seq"] = {
+        "type": "null",
+        "description": "Always null: each numbered event inside carries its own seq.",
+        "title": "Seq",
     }
     items = schema["properties"]["events"]["items"]
     batch_ref = _REF_TEMPLATE.format(model="BatchEvent")
@@ -800,7 +818,7 @@ module for browsers, React Native and Node 20+; the local runtime's web client p
 the connection state machine, session and resume with an injected token store, batches unfolded,
 heartbeats, the clock offset, requests as promises resolved by their reply or `error`, retries of
 API Gateway's type-less frames and of `rate_limited` / `try_again` with the same `request_id`
-within the turn's deadline, and gap detection when events carry `seq`. Its types
+within the turn's deadline, and gap detection on `seq` (a `gap` listener; `resync()`). Its types
 (`protocol.d.ts`) and the TypeScript and Kotlin models of every message are generated from
 `asyncapi.json` by Modelina, the AsyncAPI project's generator (`client/models.mjs`), and CI
 compiles the TypeScript with `tsc --strict`. `Game` is the union of every server message."""

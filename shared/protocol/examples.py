@@ -139,7 +139,7 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "token": "bmV4dC1zZWNyZXQtdG9rZW4",
         "resumed": True,
         "protocol": 1,
-        "protocol_version": "1.1",
+        "protocol_version": "1.2",
         "protocol_min": "1.0",
         "ping_interval_ms": 20_000,
         "heartbeat_timeout_ms": 60_000,
@@ -245,8 +245,39 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
 }
 """One example per outbound event type, keyed by type (every key present, as dumped)."""
 
+
+def _with_seq(example: dict[str, Any], seq: int | None) -> dict[str, Any]:
+    """``example`` with its ``seq`` (since 1.2), right after ``request_id`` as dumped."""
+    out: dict[str, Any] = {}
+    for key, value in example.items():
+        out[key] = value
+        if key == "request_id":
+            out["seq"] = seq
+    return out
+
+
+# Ana's events of one tournament, numbered in the order they could reach her; the rest null.
+_SEQ: Final = {
+    "round": 1,
+    "duel_start": 2,
+    "turn": 3,
+    "duel_end": 4,
+    "standings": 5,
+    "player_status": 6,
+    "eliminated": 7,
+    "rating": 8,
+    "tournament_end": 9,
+}
+for _type, _example in list(OUTBOUND_EXAMPLES.items()):
+    OUTBOUND_EXAMPLES[_type] = _with_seq(_example, _SEQ.get(_type))
+_SNAPSHOT = OUTBOUND_EXAMPLES["session"]["snapshot"]
+_SNAPSHOT["round"] = _with_seq(_ROUND, None)  # a snapshot's parts are not numbered
+_SNAPSHOT["standings"] = _with_seq(_STANDINGS_EVENT, None)
+_SNAPSHOT["seq"] = 5
+
 OUTBOUND_EXAMPLES["batch"] = {
     "type": "batch",
     "request_id": None,
+    "seq": None,
     "events": [OUTBOUND_EXAMPLES["duel_end"], OUTBOUND_EXAMPLES["standings"]],
 }

@@ -65,10 +65,20 @@ def message_class(cls: type[_T]) -> type[_T]:
 
 @message_class
 class Event:
-    """What every outbound event carries: the ``request_id`` it answers."""
+    """What every outbound event carries: the ``request_id`` it answers and its ``seq``."""
 
     request_id: str | None = message_field(
         default=None, description="The request_id of the inbound message this answers; else null."
+    )
+    seq: int | None = message_field(
+        default=None,
+        ge=1,
+        description="Since 1.2. This player's sequence number of the event within its "
+        "tournament: 1, 2, 3... on every event about the tournament the player receives (in a "
+        "batch each event has its own). A gap (not the last seq + 1) means events were lost: "
+        "resync (send session with the token on the same connection) and continue from the "
+        "snapshot's seq. Null outside a tournament (lobby, party, session, pong, error, a "
+        "batch itself) and on the answer to a repeated request.",
     )
 
 
@@ -112,7 +122,7 @@ def dump_event(event: "DataclassInstance") -> str:
 
 
 # The envelope of a batch (``outbound.BatchEvent``) around its events, as written on the wire.
-_BATCH_OPEN = '{"type":"batch","request_id":null,"events":['
+_BATCH_OPEN = '{"type":"batch","request_id":null,"seq":null,"events":['
 _BATCH_CLOSE = "]}"
 
 

@@ -488,6 +488,13 @@ class Snapshot:
         description="The final standings of the player's tournament that ended since: sent in "
         "one resume only (the next one shows the player idle).",
     )
+    seq: int | None = _f(
+        default=None,
+        ge=0,
+        description="Since 1.2. The seq of the last event the server sent the player about the "
+        "tournament shown (0: none yet): the next one is seq + 1. Null when no tournament is "
+        "shown.",
+    )
 
 
 @_message
@@ -565,7 +572,8 @@ class BatchEvent(_Event):
     (one post per recipient per change). Handle each of ``events`` in turn exactly as if it had
     come alone; the event answering a request carries that ``request_id`` (the batch's own is
     always null). A change with one event for a connection sends it alone, unwrapped; a batch
-    never nests and never holds fewer than two events. A change whose events would pass the
+    never nests and never holds fewer than two events; its own ``seq`` is null (each numbered
+    event inside carries its own). A change whose events would pass the
     message limit (128 KB) sends them in several batches, still in order."""
 
     type: Literal["batch"] = _f(default="batch", description="Discriminator.")
@@ -576,6 +584,8 @@ class BatchEvent(_Event):
     def __post_init__(self) -> None:
         if any(e.type == "batch" for e in self.events):
             raise ValueError("a batch never holds a batch")
+        if self.seq is not None:
+            raise ValueError("a batch has no seq: each event inside carries its own")
 
 
 OutboundEvent: TypeAlias = Annotated[

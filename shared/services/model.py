@@ -153,6 +153,11 @@ class TournamentRecord:
     """Ruling 17: set when the ratings were applied, if most seats were fresh players who
     never played (``shared.domain.fair_play.farmed``); an operator may void its ratings
     (``infra.operations.void_ratings``)."""
+    seqs: dict[str, int] = field(default_factory=dict)
+    """Each player's last event sequence number in this tournament (player id to ``seq``; a
+    player not in it has received none): the presenter numbers every event it queues for a
+    player 1, 2, 3... and the change's own write saves the counters (RULINGS.md, "Event
+    sequence numbers")."""
 
 
 @dataclass

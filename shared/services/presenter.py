@@ -199,11 +199,17 @@ def present(
     ``personal``: connections of players who no longer receive the tournament's messages
     (they left) but still get what is about them alone — their ``eliminated`` and, when the
     round fixes their place, their ``rating`` (ruling 2: "applied and sent").
+
+    Every message queued here is numbered per player (``seq``, from ``rec.seqs``, which the
+    change's own write saves: RULINGS.md, "Event sequence numbers").
     """
     t = rec.tournament
     tid = t.tournament_id
     conns = rec.connections
     own = personal or {}
+    box.number(
+        rec.seqs, {cid: pid for pid, cid in [*own.items(), *conns.items()] if cid is not None}
+    )
 
     def mine(pid: str) -> str | None:
         return conns.get(pid) or own.get(pid)

@@ -41,6 +41,9 @@ def snapshot(deps: Deps, player: Player, *, ended: TournamentRecord | None = Non
     (``finished_tournament``); its final standings go in ``tournament_end`` with the player's
     own ``rating``. A tournament that is over is otherwise not shown: the player is idle.
 
+    ``seq``: the player's last event sequence number in the tournament shown, from the same
+    read as the tournament's parts (RULINGS.md, "Event sequence numbers").
+
     Reads (strongly consistent): the lobby while queued (plus the profiles of its disconnected
     seats, one batch, only when there are some); the tournament while in one; the party and
     its members' profiles. Raises what the store raises (``BusyError``...).
@@ -55,10 +58,12 @@ def snapshot(deps: Deps, player: Player, *, ended: TournamentRecord | None = Non
             parts["statuses"] = lobby_statuses(deps, seat, player.player_id)
     if ended is not None:
         parts.update(_ended(ended.tournament, player.player_id))
+        parts["seq"] = ended.seqs.get(player.player_id, 0)
     elif player.tournament_id:
         rec = deps.store.get_tournament(player.tournament_id)
         if rec is not None and not rec.tournament.over:
             parts.update(_tournament(deps, rec.tournament, player.player_id))
+            parts["seq"] = rec.seqs.get(player.player_id, 0)
     if player.party_id:
         parts["party"] = party_snapshot(deps, player.party_id)
     return out.Snapshot(**parts)

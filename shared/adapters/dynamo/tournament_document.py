@@ -42,6 +42,11 @@ to migrate the old one (or refuse it).
   Later again, still schema 2: an optional ``"paused"`` key (``Tournament.paused_ms``, the kill
   switch), written only while a tournament is paused. A reader from before it plays the
   tournament on as if it were not paused (the rollback rule: RULINGS.md, "Persistence").
+
+  Later again, still schema 2: an optional ``"seq"`` key, each player's last event sequence
+  number (``TournamentRecord.seqs``, player id to int), written once any event was numbered.
+  A reader from before it ignores it (and its next write drops it: numbering then restarts
+  at 1, which a client sees as a gap and resyncs from; RULINGS.md, "Event sequence numbers").
 """
 
 COMPRESSION_LEVEL = 6
@@ -278,10 +283,10 @@ def tournament_to_state(rec: TournamentRecord) -> bytes:
                       rating_change, connected, reconnect_deadline_ms], ...],
          "duels": [see _compact_duel], "bye", "prev_pairs": [[a, b], ...], "prev_bye",
          "used": [word, ...], "conn": {player_id: connection_id}, "party": {player_id: party_id},
-         "byes": [bye count, ...], "paused": ms}
+         "byes": [bye count, ...], "paused": ms, "seq": {player_id: last seq}}
 
     ``"byes"``, in the order of ``"players"``, came later (see ``STATE_SCHEMA``); ``"paused"``
-    (``Tournament.paused_ms``) last, only while paused.
+    (``Tournament.paused_ms``), only while paused; ``"seq"`` last, once an event was numbered.
     """
     t = rec.tournament
     doc = {
@@ -320,6 +325,8 @@ def tournament_to_state(rec: TournamentRecord) -> bytes:
     }
     if t.paused_ms is not None:
         doc["paused"] = t.paused_ms
+    if rec.seqs:
+        doc["seq"] = dict(rec.seqs)
     raw = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return zlib.compress(raw, COMPRESSION_LEVEL)
 
@@ -379,8 +386,19 @@ def tournament_from_state(
     schema-1 document (plain JSON); its connections and party ids are the item's separate
     attributes, passed in. Raises StateSchemaError for a document of any other schema, or
     one that is not valid zlib/JSON (nothing is guessed)."""
+    t, conn, party, _ = _from_state(state, connections, party_ids)
+    return t, conn, party
+
+
+def _from_state(
+    state: str | bytes,
+    connections: dict[str, str | None] | None,
+    party_ids: dict[str, str] | None,
+) -> tuple[Tournament, dict[str, str | None], dict[str, str], dict[str, int]]:
+    """``tournament_from_state`` and the players' last event sequence numbers (``"seq"``;
+    empty for schema 1 and for a document written before any was numbered)."""
     if isinstance(state, str):
-        return tournament_from_json(state), dict(connections or {}), dict(party_ids or {})
+        return tournament_from_json(state), dict(connections or {}), dict(party_ids or {}), {}
     try:
         d = json.loads(zlib.decompress(state))
     except (zlib.error, ValueError) as exc:
@@ -390,7 +408,8 @@ def tournament_from_state(
         raise StateSchemaError(
             f"tournament document schema {version!r}; this code reads 1 and {STATE_SCHEMA}"
         )
-    return _tournament_from_compact(d), dict(d["conn"]), dict(d["party"])
+    seqs = {str(k): int(v) for k, v in d.get("seq", {}).items()}
+    return _tournament_from_compact(d), dict(d["conn"]), dict(d["party"]), seqs
 
 
 # ------------------------------------------------------------------------------ the item
@@ -426,7 +445,7 @@ def tournament_from_item(item: dict[str, Any]) -> TournamentRecord:
     state = item["state"]
     if not isinstance(state, (str, bytes)):
         state = bytes(getattr(state, "value", state))
-    tournament, connections, party_ids = tournament_from_state(
+    tournament, connections, party_ids, seqs = _from_state(
         state, item.get("connections"), item.get("party_ids")
     )
     seats = int(item.get("fresh_seats", 0))
@@ -437,4 +456,5 @@ def tournament_from_item(item: dict[str, Any]) -> TournamentRecord:
         version=int(item["version"]),
         fresh=frozenset(p.player_id for i, p in enumerate(tournament.players) if seats >> i & 1),
         flagged=bool(item.get("flagged", False)),
+        seqs=seqs,
     )

@@ -5,6 +5,7 @@ export type Game = SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelSt
 
 export interface SessionEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "session";
   'player': PlayerView;
   'token': string | null;
@@ -38,6 +39,7 @@ export interface Snapshot {
   'eliminated': EliminatedEvent | null;
   'rating': RatingEvent | null;
   'tournament_end': TournamentEndEvent | null;
+  'seq': number | null;
   'additionalProperties'?: Record<string, any>;
 }
 
@@ -56,6 +58,7 @@ export type LanguageInfoDirection = "ltr" | "rtl";
 
 export interface LobbyEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "lobby";
   'lobby_id': string;
   'language': string;
@@ -74,6 +77,7 @@ export type LobbyStatus = "waiting" | "started" | "left";
 
 export interface RoundEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "round";
   'tournament_id': string;
   'round': number;
@@ -132,6 +136,7 @@ export type DuelBoardResult = "win" | "draw";
 
 export interface StandingsEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "standings";
   'tournament_id': string;
   'round': number;
@@ -141,6 +146,7 @@ export interface StandingsEvent {
 
 export interface PartyEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "party";
   'party_id': string | null;
   'invite': string | null;
@@ -154,6 +160,7 @@ export type PartyStatus = "open" | "queued" | "playing" | "left";
 
 export interface PlayerStatusEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "player_status";
   'tournament_id': string | null;
   'lobby_id': string | null;
@@ -167,6 +174,7 @@ export type PlayerStatus = "connected" | "disconnected";
 
 export interface EliminatedEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "eliminated";
   'tournament_id': string;
   'round': number;
@@ -179,6 +187,7 @@ export type EliminatedReason = "lives" | "left" | "timeout";
 
 export interface RatingEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "rating";
   'tournament_id': string;
   'place': number;
@@ -190,6 +199,7 @@ export interface RatingEvent {
 
 export interface TournamentEndEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "tournament_end";
   'tournament_id': string;
   'places': Standing[];
@@ -199,6 +209,7 @@ export interface TournamentEndEvent {
 
 export interface ErrorEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "error";
   'code': ErrorCode;
   'message': string;
@@ -210,6 +221,7 @@ export type ErrorCode = "rule_violation" | "unknown_language" | "wrong_length" |
 
 export interface BatchEvent {
   'request_id': any;
+  'seq': any;
   'type': "batch";
   'events': (SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelStartEvent | TurnEvent | DuelEndEvent | StandingsEvent | EliminatedEvent | RatingEvent | TournamentEndEvent | PartyEvent | PlayerStatusEvent | PongEvent | ErrorEvent)[];
   'additionalProperties'?: Record<string, any>;
@@ -219,6 +231,7 @@ export type SessionEventType = "session";
 
 export interface PlayerEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "player";
   'player': PlayerView;
   'additionalProperties'?: Record<string, any>;
@@ -228,6 +241,7 @@ export type PlayerEventType = "player";
 
 export interface DuelStartEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "duel_start";
   'tournament_id': string;
   'round': number;
@@ -247,6 +261,7 @@ export type DuelStartEventType = "duel_start";
 
 export interface TurnEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "turn";
   'tournament_id': string;
   'duel_id': string;
@@ -262,6 +277,7 @@ export type TurnEventType = "turn";
 
 export interface DuelEndEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "duel_end";
   'tournament_id': string;
   'duel_id': string;
@@ -282,6 +298,7 @@ export type DuelEndReason = "solved" | "turns_used" | "left" | "timeout";
 
 export interface PongEvent {
   'request_id': string | null;
+  'seq': number | null;
   'type': "pong";
   'server_time_ms': number;
   'additionalProperties'?: Record<string, any>;

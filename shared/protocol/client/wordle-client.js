@@ -5,7 +5,7 @@
 // the contract by Modelina).
 
 /** The protocol version this library speaks, declared in every `session` (MAJOR.MINOR). */
-export const PROTOCOL_VERSION = "1.1";
+export const PROTOCOL_VERSION = "1.2";
 
 /** Defaults, from the guide: a message every 20 s, 60 s silence is a dead connection. */
 export const DEFAULTS = Object.freeze({
@@ -68,7 +68,7 @@ export function backoffMs(attempt, baseMs, maxMs, random = Math.random) {
  *   state (state, detail)  the connection state changed; detail.reason on closed/reconnecting
  *   event (event)          each server event, batches unfolded, in order
  *   frame (events)         after the events of one WebSocket message (redraw once here)
- *   gap ({expected, got})  an event's sequence number skipped some (events carrying `seq`)
+ *   gap ({expected, got})  an event's `seq` skipped some: events were lost; call resync()
  *   untyped (frame)        a frame without `type` (API Gateway's own: throttled, failed)
  */
 export class WordleClient {
@@ -101,6 +101,7 @@ export class WordleClient {
     this.sentAt = 0;
     this.offsetMs = 0;
     this.lastSeq = null;
+    this.seqTournament = null;
 
     this._listeners = {};
     this._pending = new Map(); // request_id -> pending request
@@ -333,10 +334,24 @@ export class WordleClient {
   }
 
   _sequence(event) {
-    // Per-event sequence numbers, when the server sends them: a jump is a gap (events lost on
-    // the way); an old number a duplicate (dropped).
+    // Per-player sequence numbers within a tournament (protocol 1.2; null or absent: not
+    // numbered): a jump is a gap (events lost on the way: resync), an old number a duplicate
+    // (dropped). A session reply's snapshot says where the player stands (its `seq`, of the
+    // tournament it shows); a numbered event of another tournament starts afresh.
+    if (event.type === "session") {
+      const snap = event.snapshot;
+      const shown = snap && (snap.round || snap.standings || snap.eliminated || snap.rating || snap.tournament_end);
+      this.lastSeq = snap && typeof snap.seq === "number" ? snap.seq : null;
+      this.seqTournament = shown ? shown.tournament_id : null;
+      return true;
+    }
     if (typeof event.seq !== "number") return true;
-    if (event.type === "session" || this.lastSeq === null) { this.lastSeq = event.seq; return true; }
+    if (event.tournament_id !== this.seqTournament) {
+      this.seqTournament = event.tournament_id;
+      this.lastSeq = null;
+    }
+    // seq 1 starts a sequence: the first event, or the server's counters restarted (a rollback)
+    if (this.lastSeq === null || event.seq === 1) { this.lastSeq = event.seq; return true; }
     if (event.seq <= this.lastSeq) return false;
     if (event.seq > this.lastSeq + 1) this._emit("gap", { expected: this.lastSeq + 1, got: event.seq });
     this.lastSeq = event.seq;

@@ -202,7 +202,12 @@ def test_a_ping_runs_no_function_and_reads_or_writes_nothing(live):
     finally:
         client._make_api_call = original
     assert calls == []
-    assert p.messages[-1] == {"type": "pong", "server_time_ms": live.clock.now, "request_id": None}
+    assert p.messages[-1] == {
+        "type": "pong",
+        "server_time_ms": live.clock.now,
+        "request_id": None,
+        "seq": None,
+    }
     assert live.notifier.reads == []  # nobody asked the gateway either
     assert live.notifier.active[p.connection_id] == live.clock.now
     assert "heard_ms" not in live.item(schema.connection_key(p.connection_id))

@@ -174,8 +174,8 @@ def test_ping_is_answered_by_the_gateway_without_a_session_and_changes_nothing(b
         backend.client._make_api_call = original
     assert calls == []
     assert stranger.messages == [
-        {"type": "pong", "server_time_ms": backend.clock.now, "request_id": "p1"},
-        {"type": "pong", "server_time_ms": backend.clock.now, "request_id": None},
+        {"type": "pong", "server_time_ms": backend.clock.now, "request_id": "p1", "seq": None},
+        {"type": "pong", "server_time_ms": backend.clock.now, "request_id": None, "seq": None},
     ]
     assert backend.snapshot() == before
     assert backend.notifier.active[stranger.connection_id] == backend.clock.now

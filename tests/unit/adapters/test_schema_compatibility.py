@@ -14,7 +14,9 @@ from typing import Any
 from shared.adapters.dynamo import tournament_document
 from shared.adapters.dynamo.tournament_document import (
     STATE_SCHEMA,
+    tournament_from_item,
     tournament_from_state,
+    tournament_to_item,
     tournament_to_state,
 )
 from shared.domain.duel import Mark, Row
@@ -22,7 +24,7 @@ from shared.domain.tournament import Tournament
 from shared.services.model import TournamentRecord
 from tests.unit.domain.helpers import begin_round, start
 
-ADDED_IN_SCHEMA_2 = ("byes", "paused")
+ADDED_IN_SCHEMA_2 = ("byes", "paused", "seq")
 """The optional keys added to schema 2 after it first shipped, oldest first."""
 
 
@@ -53,6 +55,20 @@ def test_the_release_before_the_pause_reads_a_paused_tournament_as_running() -> 
     assert old == dataclasses.replace(rec.tournament, paused_ms=None)
 
 
+def test_the_release_before_sequence_numbers_reads_the_tournament_unchanged() -> None:
+    """The players' last event ``seq`` rides in the document as ``"seq"``; a reader from before
+    it reads the same tournament (its next write drops the counters: numbering restarts)."""
+    rec = _paused_record()
+    rec.seqs = {pid: n for n, pid in enumerate(rec.connections, start=3)}
+    blob = tournament_to_state(rec)
+    assert json.loads(zlib.decompress(blob))["seq"] == rec.seqs
+    assert _previous_release_reads(blob, unknown=("seq",)) == rec.tournament
+    item = tournament_to_item(rec, now_ms=0)
+    assert tournament_from_item(item).seqs == rec.seqs
+    rec.seqs = {}
+    assert "seq" not in json.loads(zlib.decompress(tournament_to_state(rec)))
+
+
 def test_this_release_reads_what_a_later_release_adds_to_the_same_schema() -> None:
     rec = _paused_record()
     doc = json.loads(zlib.decompress(tournament_to_state(rec)))
@@ -68,8 +84,9 @@ def test_each_added_key_is_optional_for_the_reader() -> None:
     before it), so adding one never needed a new ``STATE_SCHEMA``."""
     blob = tournament_to_state(_paused_record())
     for i in range(len(ADDED_IN_SCHEMA_2)):
-        t = _previous_release_reads(blob, unknown=ADDED_IN_SCHEMA_2[i:])
-        assert t.paused_ms is None
+        unknown = ADDED_IN_SCHEMA_2[i:]
+        t = _previous_release_reads(blob, unknown=unknown)
+        assert (t.paused_ms is None) == ("paused" in unknown)
     assert tournament_document.STATE_SCHEMA == 2
 
 

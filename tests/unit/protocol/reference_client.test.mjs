@@ -71,7 +71,7 @@ test("a first connection sends a tokenless session and a ping, and stores the re
   await h.session();
   assert.deepEqual(h.socket().sent.map((m) => m.action), ["session", "ping"]);
   assert.equal(h.socket().sent[0].token, undefined);
-  assert.equal(h.socket().sent[0].protocol, "1.1", "the version it speaks");
+  assert.equal(h.socket().sent[0].protocol, "1.2", "the version it speaks");
   assert.equal(h.storage.get(), "tok-2");
   assert.equal(h.client.state, "session");
   assert.deepEqual(h.seen.states, ["connecting", "open", "session"]);
@@ -208,10 +208,29 @@ test("the clock offset comes from the pong of the shortest round trip", async ()
 
 test("events with sequence numbers: a jump is reported as a gap, a repeat dropped", async () => {
   const h = harness();
-  await h.session({ seq: 1 });
-  for (const seq of [2, 4, 4, 5]) h.socket().receive({ type: "standings", request_id: null, seq });
+  await h.session({ snapshot: { round: { tournament_id: "t-1" }, seq: 1 } });
+  const standings = (seq, tournament_id = "t-1") => ({ type: "standings", request_id: null, seq, tournament_id });
+  for (const seq of [2, 4, 4, 5]) h.socket().receive(standings(seq));
   assert.deepEqual(h.seen.gaps, [{ expected: 3, got: 4 }]);
   assert.deepEqual(h.seen.events.filter((e) => e.type === "standings").map((e) => e.seq), [2, 4, 5]);
+  // numbered events inside a batch count one by one; a null seq is not numbered
+  h.socket().receive({ type: "batch", request_id: null, seq: null, events: [standings(6), standings(8)] });
+  h.socket().receive({ type: "pong", request_id: null, seq: null, server_time_ms: 1 });
+  assert.deepEqual(h.seen.gaps.at(-1), { expected: 7, got: 8 });
+  // a resync's snapshot says where the player stands: numbering continues from it
+  h.socket().receive({ type: "session", request_id: null, player: { id: "p1" }, snapshot: { round: { tournament_id: "t-1" }, seq: 11 } });
+  h.socket().receive(standings(12));
+  assert.equal(h.seen.gaps.length, 2);
+  // a new tournament starts again at 1: no gap, no duplicate
+  h.socket().receive(standings(1, "t-2"));
+  h.socket().receive(standings(2, "t-2"));
+  assert.equal(h.seen.gaps.length, 2);
+  // the same tournament restarting at 1 (the server's counters were reset) starts afresh
+  h.socket().receive(standings(3, "t-2"));
+  h.socket().receive(standings(1, "t-2"));
+  h.socket().receive(standings(2, "t-2"));
+  assert.equal(h.seen.gaps.length, 2);
+  assert.deepEqual(h.seen.events.filter((e) => e.type === "standings").map((e) => e.seq), [2, 4, 5, 6, 8, 12, 1, 2, 3, 1, 2]);
 });
 
 test("session_replaced closes for good: no reconnect", async () => {
@@ -232,7 +251,7 @@ test("invalid_token starts over: the token is forgotten and a tokenless session 
   h.socket().receive({ type: "error", request_id: null, code: "invalid_token", message: "no" });
   await h.flush();
   assert.equal(h.storage.get(), null);
-  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.1" });
+  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.2" });
 });
 
 test("requests before the session reply are refused locally", async () => {
@@ -258,7 +277,7 @@ test("resync sends session with the token on the same connection; its reply redr
   const h = harness();
   await h.session();
   assert.equal(await h.client.resync(), true);
-  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.1", token: "tok-2" });
+  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.2", token: "tok-2" });
   h.socket().receive({ type: "session", request_id: null, player: { id: "p1" }, token: "tok-3", resumed: true, snapshot: {} });
   assert.equal(h.storage.get(), "tok-3");
   assert.equal(h.sockets.length, 1, "no reconnect");
@@ -273,7 +292,7 @@ test("no_session fails the request and resyncs on the same connection", async ()
   h.socket().receive({ type: "error", request_id, code: "no_session", message: "send session" });
   await assert.rejects(reply, (err) => err.code === "no_session");
   await h.flush();
-  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.1", token: "tok-2" });
+  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.2", token: "tok-2" });
 });
 
 test("unsupported_protocol closes for good: reconnecting would not help", async () => {

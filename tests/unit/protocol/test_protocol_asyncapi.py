@@ -265,7 +265,7 @@ def test_the_guide_tells_old_clients_how_to_read_new_messages(doc: dict[str, Any
     guide = doc["info"]["description"]
     for needle in ("Unknown `type`", "Unknown enum value", "Swift", "Kotlin", "CHANGELOG.md"):
         assert needle in guide, needle
-    assert doc["info"]["version"] == "1.1"
+    assert doc["info"]["version"] == "1.2"
 
 
 def test_each_languages_normalisation_in_the_guide_is_what_the_code_does(
@@ -303,10 +303,11 @@ def test_the_batch_schema_refuses_a_nested_batch_and_a_request_id(doc: dict[str,
     validator = jsonschema.Draft202012Validator(
         {"$ref": uri + "#/components/schemas/BatchEvent"}, registry=registry
     )
-    pong = {"type": "pong", "request_id": None, "server_time_ms": 1}
-    good = {"type": "batch", "request_id": None, "events": [pong, pong]}
+    pong = {"type": "pong", "request_id": None, "seq": None, "server_time_ms": 1}
+    good = {"type": "batch", "request_id": None, "seq": None, "events": [pong, pong]}
     assert validator.is_valid(good)
     assert not validator.is_valid({**good, "request_id": "r-1"})
+    assert not validator.is_valid({**good, "seq": 1})
     assert not validator.is_valid({**good, "events": [pong, good]})
 
 

@@ -203,6 +203,7 @@ def test_error_event_defaults_its_message_and_echoes_request_id() -> None:
     assert json.loads(dump_event(event)) == {
         "type": "error",
         "request_id": "r-1",
+        "seq": None,
         "code": "not_your_turn",
         "message": "It is your opponent's turn.",
         "retry_after_ms": None,

@@ -65,6 +65,7 @@ def test_a_resume_in_a_lobby_shows_the_lobby_its_language_and_who_is_away() -> N
         {
             "type": "player_status",
             "request_id": None,
+            "seq": None,
             "tournament_id": None,
             "lobby_id": snap["lobby"]["lobby_id"],
             "player_id": b["player"]["id"],
