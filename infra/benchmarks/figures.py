@@ -126,14 +126,19 @@ def fixed_month_usd(template: dict[str, Any], prices: dict[str, Any]) -> float:
 def template_figures(
     templates: dict[str, dict[str, Any]], prices: dict[str, Any]
 ) -> dict[str, Any]:
-    """Name -> value of every figure read from the templates (per stage: ``<stage>.<name>``)."""
+    """Name -> value of every figure read from the templates (per stage: ``<stage>.<name>``);
+    ``all.reserved`` sums the stages of ``infra.cdk.stack.STAGES`` only (a variant such as the
+    tests' edge-guarded prod is not a stage one deploys beside the others)."""
+    from infra.cdk.stack import STAGES
+
     out: dict[str, Any] = {}
     reserved_all = 0
     for stage, t in templates.items():
         functions = _of_type(t, "AWS::Lambda::Function")
         ours = [f for f in functions if str(f.get("Handler", "")).startswith("functions.")]
         reserved = sum(int(f.get("ReservedConcurrentExecutions", 0)) for f in ours)
-        reserved_all += reserved
+        if stage in STAGES:
+            reserved_all += reserved
         out[f"{stage}.alarms"] = len(_of_type(t, "AWS::CloudWatch::Alarm"))
         out[f"{stage}.composite_alarms"] = len(_of_type(t, "AWS::CloudWatch::CompositeAlarm"))
         out[f"{stage}.alarm_metrics"] = alarm_metrics(t)
@@ -320,7 +325,8 @@ def renderers(fig: dict[str, Any], res: dict[str, Any]) -> dict[str, Callable[[]
             f"{fig['prod.reserved']}, + the {UNRESERVED_MINIMUM} Lambda keeps unreserved)"
         ),
         "reserved-both": lambda: (
-            f"{fig['all.reserved']} of the account's {fig['account.reservable']} reservable"
+            f"{fig['all.reserved']:,}, where an account at the default quota can reserve "
+            f"{fig['account.reservable']}: check with `python -m infra.operations.preflight`"
         ),
         "fixed-monthly": fixed_monthly,
         "tournament-usd": lambda: _usd(cost["total"]),

@@ -99,7 +99,7 @@ def _decide(
         player_id = _player_by_connection(rec, req.connection_id)
     t = rec.tournament
     if req.request_id is not None:
-        repeat = _repeat(rec, player_id, duel_id, req.request_id, deps.timing.turn_ms)
+        repeat = _repeat(rec, player_id, duel_id, req.request_id, deps.timing.turn_ms, now)
         if repeat is not None:
             repeats.append(repeat)  # nothing changes: the first outcome is answered again
             return Decision(t, ())
@@ -118,10 +118,16 @@ def _decide(
 
 
 def _repeat(
-    rec: TournamentRecord, player_id: str, duel_id: str, request_id: str, turn_ms: int
+    rec: TournamentRecord,
+    player_id: str,
+    duel_id: str,
+    request_id: str,
+    turn_ms: int,
+    now_ms: int,
 ) -> TurnEvent | None:
     """The row a guess with ``request_id`` by ``player_id`` already played in ``duel_id``, as
-    its ``turn`` event then (next player and deadline as that row left them), or None. Looks
+    its ``turn`` event then (next player and deadline as that row left them; ``remaining_ms``
+    counted from ``now_ms``, UTC ms, as every turn's is from when it is sent), or None. Looks
     only at the current round's duels (the tournament item keeps no older boards)."""
     t = rec.tournament
     duel = next((d for d in t.duels if d.duel_id == duel_id), None)
@@ -137,6 +143,7 @@ def _repeat(
         row=row_view(row),
         next_player=None if ended else duel.opponent_of(player_id),
         deadline_ms=None if ended else row.at_ms + turn_ms,
+        remaining_ms=None if ended else max(0, row.at_ms + turn_ms - now_ms),
     )
 
 

@@ -60,8 +60,10 @@ def test_a_guess_sent_again_after_a_lost_reply_is_applied_once_with_the_same_tur
     assert [(r.player, r.word) for r in d.rows] == [(mover.id, word)]
     again = _turns(mover, "g1")
     assert len(first) == 1
-    # the same turn, deadline included; the repeat is not numbered (seq null, the guide)
-    assert again == [first[0], {**first[0], "seq": None}]
+    # the same turn, deadline included; the repeat is not numbered (seq null, the guide) and
+    # its countdown runs from when it is sent, 700 ms later
+    remaining = first[0]["remaining_ms"] - 700
+    assert again == [first[0], {**first[0], "seq": None, "remaining_ms": remaining}]
     assert isinstance(first[0]["seq"], int)
     assert mover.errors == []
     assert len(opponent.all("turn")) == 1  # the opponent heard of the row once

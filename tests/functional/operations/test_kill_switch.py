@@ -9,6 +9,7 @@ import pytest
 
 from infra.operations.pause import PauseRefusedError, pause, resume
 from shared.adapters.dynamo import schema
+from shared.protocol.limits import PAUSED_RETRY_AFTER_MS
 from tests.functional.driver import Game, peek_player, wrong_word
 
 PAUSE_MS = 600_000
@@ -41,6 +42,8 @@ def test_a_paused_game_refuses_moves_and_starts_and_changes_nothing(backend):
         "code": "paused",
         "message": mover.last("error")["message"],
         "request_id": "g",
+        "retry_after_ms": PAUSED_RETRY_AFTER_MS,
+        "seq": None,
     }
     mover.send("leave", request_id="l")
     assert mover.last("error")["code"] == "paused"

@@ -63,7 +63,7 @@ def test_another_major_is_refused_and_creates_nobody(backend, version, code):
 
 def test_rate_limited_says_when_a_token_is_back(backend):
     backend.deps = dataclasses.replace(
-        backend.deps, limiter=RateLimiter(per_second=4, burst=2, close_after=10)
+        backend.deps, limiter=RateLimiter(per_second=4, burst=2, close_after_strikes=10)
     )
     p = backend.player("p")  # the session took a token
     p.send("nickname", nickname="Quick One")

@@ -67,8 +67,9 @@ def test_a_tournament_played_into_scaled_down_limits_ends_and_throttled_guesses_
     assert all(end is not None for end in ends)
     places = [json.dumps(end["places"], sort_keys=True) for end in ends if end is not None]
     assert len(set(places)) == 1
-    # turn_over: a bot whose guess vanished (throttled, not retried) guesses again once the
-    # skip is due; nothing else may be refused
-    expected = {"not_a_word", "turn_over"}
+    # a throttled guess is retried with its request_id inside the turn (ruling 18): a retry
+    # that lands after the skip is turn_over, one after the duel ended (the opponent's last
+    # row landed first) duel_over; nothing else may be refused
+    expected = {"not_a_word", "turn_over", "duel_over"}
     unexpected = [e for r in results for e in r.errors if e.get("code") not in expected]
     assert not unexpected, unexpected

@@ -21,14 +21,14 @@ def test_an_unknown_connection_may_send_now() -> None:
 def test_after_the_wait_one_message_is_allowed_and_not_before(
     per_second: float, burst: int, extra: int
 ) -> None:
-    limiter = RateLimiter(per_second=per_second, burst=burst, close_after=10_000)
+    limiter = RateLimiter(per_second=per_second, burst=burst, close_after_strikes=10_000)
     now = 10_000
     for _ in range(burst + extra):
         limiter.allow("c", now)
     wait = limiter.retry_after_ms("c", now)
     assert wait > 0
     if wait > 1:
-        probe = RateLimiter(per_second=per_second, burst=burst, close_after=10_000)
+        probe = RateLimiter(per_second=per_second, burst=burst, close_after_strikes=10_000)
         for _ in range(burst + extra):
             probe.allow("c", now)
         assert not probe.allow("c", now + wait - 1)
