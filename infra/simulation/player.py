@@ -70,10 +70,8 @@ class SimPlayer:
         self.run.send(self, str(message["action"]), json.dumps(message))
 
     def arrive(self) -> None:
-        self.run.connect(self)
-        self.run.sim.call_at(
-            self.run.sim.now + self.run.lat(NET_S) * 2, lambda: self.send("session")
-        )
+        # the socket opens when ``$connect`` has answered 200: only then can ``session`` go
+        self.run.connect(self, opened=lambda: self.send("session"))
 
     def join(self) -> None:
         if self.joined_at is None:

@@ -13,6 +13,7 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,7 +171,9 @@ class Run:
         return False
 
     # ------------------------------------------------------------ invocations
-    def connect(self, p: SimPlayer) -> None:
+    def connect(self, p: SimPlayer, opened: Callable[[], None] | None = None) -> None:
+        """``$connect`` for ``p``; ``opened`` runs when the client hears the socket open (the
+        handler answered 200): API Gateway routes no message of a connection before that."""
         from functions import connect
         from infra.emulator.events import ws_event
 
@@ -183,6 +186,8 @@ class Run:
             event = ws_event("$connect", p.cid, None, self.sim.now_ms(), source_ip=p.source_ip)
             ok, _ = self.cloud.invoke(CONNECT, lambda: connect.handle(event, self.deps))
             self.cloud.message("$connect", ok)
+            if ok and opened is not None:
+                self.sim.call_at(self.sim.now + self.lat(NET_S), opened)
 
         self.sim.spawn_at(self.sim.now + self.lat(NET_S), task, route="$connect")
 
