@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from infra.simulation.engine import Sim
@@ -41,8 +42,9 @@ class World(Protocol):
         """Whether the tournament is one of the sample played to the end."""
         ...
 
-    def connect(self, p: Any) -> None:
-        """The player's ``$connect``."""
+    def connect(self, p: Any, opened: Callable[[], None] | None = None) -> None:
+        """The player's ``$connect``; ``opened`` runs once the socket is open (its handler
+        answered 200), never when it failed."""
         ...
 
     def send(self, p: Any, action: str, body: str) -> None:
