@@ -17,6 +17,33 @@ SK = "sk"
 TTL_ATTRIBUTE = "ttl"
 GSI_WAITING = "gsi_lobbies"
 GSI_DUE = "gsi_due"
+GSI_BOARD = "gsi_board"
+"""The leaderboards' entries by score (issue 38): partition ``board_pk`` (a board's shard,
+``rating_board_pk`` / ``weekly_board_pk``), sort ``board_score`` (rating, or points this week)."""
+BOARD_PROJECTION = ["player_id", "nickname"]
+"""The non-key attributes ``gsi_board`` carries: what a leaderboard line shows."""
+RATING_BOARD_SHARDS = 16
+"""Partition keys of the rating board in ``gsi_board``: at the plan's peak (2,000 rating
+changes/s, each moving one entry: a GSI delete and put, 2 WCU) 250 WCU/s each, a quarter of a
+partition's 1,000 WCU/s. A top-100 read queries each shard (Limit 100)."""
+WEEKLY_BOARD_SHARDS = 16
+"""Partition keys of one language's weekly board in ``gsi_board``: even if one language took
+every rating change at the peak, 250 WCU/s each (as the rating board)."""
+HISTOGRAM_SHARDS = 8
+"""Copies of the rating histogram's counters, one chosen per update by the player's id: each
+rank read sums them (``rank_blocks_key`` and ``rank_values_key``)."""
+HISTOGRAM_BLOCK = 64
+"""Rating points per block of the rating histogram: a rank is the count of entries in the blocks
+above plus the exact counts above within the player's own block."""
+RECORD_TTL_SECONDS = 365 * 24 * 3600
+"""Tournament records (replays) and per-player history entries are kept a year, then removed by
+TTL. Statistics, the rating board entry and the histogram live as long as the player."""
+WEEKLY_TTL_SECONDS = 5 * 7 * 24 * 3600
+"""A weekly board entry is kept five weeks after its week began (this week and last week are
+served; the rest is slack for TTL's lag)."""
+STREAM_VIEW_TYPE = "NEW_AND_OLD_IMAGES"
+"""The table's stream (DynamoDB Streams): the history function reads the tournament item's new
+image and the player item's old and new ones."""
 DUE_SHARDS = 64
 """Partition keys of ``gsi_due``. Each running tournament rewrites its entry at every deadline
 move, about 0.26 WCU/s (``infra/CAPACITY.md``): at 1 M concurrent players (125 k tournaments)
@@ -39,6 +66,8 @@ ATTRIBUTE_DEFINITIONS = [
     {"AttributeName": "waiting_lo", "AttributeType": "N"},
     {"AttributeName": "due_pk", "AttributeType": "S"},
     {"AttributeName": "due_ms", "AttributeType": "N"},
+    {"AttributeName": "board_pk", "AttributeType": "S"},
+    {"AttributeName": "board_score", "AttributeType": "N"},
 ]
 GLOBAL_SECONDARY_INDEXES = [
     {
@@ -56,6 +85,14 @@ GLOBAL_SECONDARY_INDEXES = [
             {"AttributeName": "due_ms", "KeyType": "RANGE"},
         ],
         "Projection": {"ProjectionType": "KEYS_ONLY"},
+    },
+    {
+        "IndexName": GSI_BOARD,
+        "KeySchema": [
+            {"AttributeName": "board_pk", "KeyType": "HASH"},
+            {"AttributeName": "board_score", "KeyType": "RANGE"},
+        ],
+        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": BOARD_PROJECTION},
     },
 ]
 
@@ -123,6 +160,74 @@ def rating_key(player_id: str, tournament_id: str) -> dict[str, str]:
     return {PK: f"PLAYER#{player_id}", SK: f"RATING#{tournament_id}"}
 
 
+def stats_key(player_id: str) -> dict[str, str]:
+    """A player's progression counters (tournaments, wins, podiums, places, best rating, per
+    language), maintained by the history function."""
+    return {PK: f"PLAYER#{player_id}", SK: "STATS"}
+
+
+def player_history_key(player_id: str, ended_ms: int, tournament_id: str) -> dict[str, str]:
+    """A player's entry for one finished tournament; the sort key orders them by end time."""
+    return {PK: f"PLAYER#{player_id}", SK: f"HIST#{ended_ms:013d}#{tournament_id}"}
+
+
+PLAYER_HISTORY_PREFIX = "HIST#"
+
+
+def record_key(tournament_id: str) -> dict[str, str]:
+    """A finished tournament's immutable summary (players, places, ratings, language, times)."""
+    return {PK: f"TOURN#{tournament_id}", SK: "RECORD"}
+
+
+def round_record_key(tournament_id: str, round_no: int) -> dict[str, str]:
+    """One closed round of a tournament, immutable: pairs, bye, every duel's rows and secret."""
+    return {PK: f"TOURN#{tournament_id}", SK: f"ROUND#{round_no:02d}"}
+
+
+ROUND_RECORD_PREFIX = "ROUND#"
+
+
+def rating_entry_key(player_id: str) -> dict[str, str]:
+    """A player's entry on the rating board (``gsi_board``)."""
+    return {PK: f"BOARD#{player_id}", SK: "RATING"}
+
+
+def rating_board_pk(player_id: str) -> str:
+    """The rating board shard (``board_pk``) of a player's entry (stable hash of the id)."""
+    return f"RATING#{zlib.crc32(player_id.encode()) % RATING_BOARD_SHARDS}"
+
+
+def weekly_entry_key(language: str, week: str, player_id: str) -> dict[str, str]:
+    """A player's points in one language's week; ``week`` is the Monday, ``YYYY-MM-DD`` (UTC)."""
+    return {PK: f"BOARD#{player_id}", SK: f"WEEK#{language}#{week}"}
+
+
+def weekly_board_pk(language: str, week: str, player_id: str) -> str:
+    """The weekly board shard (``board_pk``) of a player's entry."""
+    return f"WEEK#{language}#{week}#{zlib.crc32(player_id.encode()) % WEEKLY_BOARD_SHARDS}"
+
+
+def rank_blocks_key(shard: int) -> dict[str, str]:
+    """One copy of the histogram's block counts: attribute ``blocks``, a map block -> count."""
+    return {PK: f"RANKHIST#{shard}", SK: "BLOCKS"}
+
+
+def rank_values_key(block: int, shard: int) -> dict[str, str]:
+    """One copy of the exact counts within a block: attribute ``values``, rating -> count."""
+    return {PK: f"RANKHIST#{block}#{shard}", SK: "VALUES"}
+
+
+def histogram_shard(player_id: str) -> int:
+    """The histogram copy a player's updates go to (stable hash of the id)."""
+    return zlib.crc32(player_id.encode()) % HISTOGRAM_SHARDS
+
+
+def record_ttl(ended_ms: int) -> int:
+    """The TTL attribute's value (epoch seconds) for a record of a tournament ended at
+    ``ended_ms``: ``RECORD_TTL_SECONDS`` later."""
+    return ended_ms // 1000 + RECORD_TTL_SECONDS
+
+
 def token_key(token_hash: str) -> dict[str, str]:
     return {PK: f"TOKEN#{token_hash}", SK: "TOKEN"}
 
@@ -183,6 +288,7 @@ def table_definition(table_name: str) -> dict[str, Any]:
         "AttributeDefinitions": ATTRIBUTE_DEFINITIONS,
         "GlobalSecondaryIndexes": GLOBAL_SECONDARY_INDEXES,
         "BillingMode": "PAY_PER_REQUEST",
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": STREAM_VIEW_TYPE},
     }
 
 
