@@ -164,7 +164,12 @@ const HANDLERS = {
     // tokens rotate (ruling 11): the library stores every reply's token in place of the old one
     setMe(m.player);
     if (m.resumed && m.snapshot) applySnapshot(m.snapshot);
-    else if (S.screen !== "home") resetToHome();  // no snapshot: nothing of the old screen holds
+    else if (S.screen !== "home") {  // no snapshot: nothing of the old screen holds
+      const view = isView(S.screen) ? S.screen : null;
+      resetToHome();
+      if (view) { S.screen = view; P.back = "home"; }  // a profile, board or replay stays open
+    }
+    if (isView(S.screen) && P.stale) loadView();  // opened before the session was ready
     if (S.pendingInvite) {
       client.send({ action: "party_join", invite: S.pendingInvite });
       S.pendingInvite = null;
@@ -220,9 +225,12 @@ const HANDLERS = {
     if (S.notice && S.notice.tournament === m.tournament_id) S.notice.rating = m;
   },
   tournament_end(m) {
+    const again = S.end && S.end.tournament_id === m.tournament_id;
     S.end = m;
     applyStandings(m.places);
-    S.screen = "end";
+    // a resume's snapshot repeats the end: a replay opened from the end screen stays open
+    if (again && isView(S.screen)) P.back = "end";
+    else S.screen = "end";
     announce(`${t("tournament_over")}. ${t("winner", { names: m.winners.map(name).join(", ") })}`);
   },
   player_status(m) {
@@ -436,6 +444,7 @@ function physicalKey(e) {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
   if ($("#nick-dialog").open) return;
   if (e.key === "Tab" && trapFocus(e)) return;
+  if (S.screen === "replay" && replayKey(e)) return;
   const el = document.activeElement;
   const onControl = el && CONTROLS.includes(el.tagName);
   // Enter or Space on a focused button presses that button (the browser does it), never a guess;
@@ -546,7 +555,10 @@ function nickText(id) {
 
 function render() {
   updateHeader();
-  const screen = { home: renderHome, lobby: renderLobby, tournament: renderTournament, end: renderEnd }[S.screen];
+  const screen = { home: renderHome, lobby: renderLobby, tournament: renderTournament, end: renderEnd,
+    ...VIEWS }[S.screen];
+  // the game took the screen back (a lobby, a round): the address no longer names a view
+  if (!isView(S.screen) && location.hash) history.replaceState(null, "", location.pathname + location.search);
   morphChildren($("#status"), h("div", {}, renderStatus()));
   const hadOverlay = !!$(".overlay");
   morphChildren($("#app"), h("main", {}, screen()));
@@ -589,7 +601,7 @@ function renderNotice() {
 function renderHome() {
   const p = S.party;
   const member = p && p.leader !== meId();
-  return [renderNotice(), h("section", { class: "card", key: "home" },
+  return [renderNav(), renderNotice(), h("section", { class: "card", key: "home" },
     h("p", {}, t("intro")),
     member ? null : h("label", { class: "field" }, t("game_language"), languageSelect("game-lang")),
     p ? null : h("button", { class: "primary", id: "join", type: "button", disabled: !S.ready,
@@ -875,10 +887,13 @@ function renderHistory() {
 function renderEnd() {
   const e = S.end;
   const winners = (e ? e.winners : []).map(nickText).join(", ");
-  return [h("section", { class: "card", key: "end" },
+  return [renderNav(), h("section", { class: "card", key: "end" },
     h("h2", { class: "big", id: "end-h" }, t("tournament_over")),
     h("p", { class: "big" }, t("winner", { names: winners })),
     S.rating ? h("p", { class: "banner" }, ratingLine(S.rating)) : null,
+    e ? h("p", {}, h("a", { id: "replay-link", href: "#replay/" + encodeURIComponent(e.tournament_id),
+      onclick: (ev) => { ev.preventDefault(); go("#replay/" + encodeURIComponent(e.tournament_id)); } },
+      t("replay_open"))) : null,
     h("div", { class: "row" },
       S.party ? null : h("button", { class: "primary", id: "again", type: "button", disabled: !S.ready,
         onclick: () => send({ action: "join", language: S.lobby ? S.lobby.language : S.gameLang }) }, t("play_again")),
@@ -887,6 +902,508 @@ function renderEnd() {
 }
 
 const windowLeft = () => Math.max(0, Math.ceil((S.lostAt + RECONNECT_WINDOW_MS - Date.now()) / 1000));
+
+// ---- progression: profile, leaderboards, tournament history, replays (issue 38) ---------------
+// Four read-only requests (profile, leaderboard, history, replay) through the library's
+// request(): its reply resolves, an `error` rejects with the code. Each view has an address
+// (#profile/<id>, #leaderboard/rating, #leaderboard/weekly/<lang>/<current|previous>,
+// #history/<id>, #replay/<tournament id>), so the phone's back button and links work; the game
+// takes the screen back when a lobby or a round arrives. History is written off the play path
+// (eventually): a replay opened at once may not exist yet, so a missing one is asked again a few
+// times before `not_found` is shown.
+
+const P = {
+  back: "home",              // the game screen a view returns to
+  stale: false,              // the view's data must be (re)loaded when the session is ready
+  loading: false, error: null, seq: 0,
+  profile: null, profileId: null, tableShown: false,
+  board: "rating", boardLang: null, boardWeek: "current", leaderboard: null,
+  games: null, gamesId: null, gamesCursor: null, gamesMore: false,
+  replay: null, replayId: null, pos: { r: 0, d: 0, n: 0 }, replayTries: 0,
+};
+const REPLAY_TRIES = 12;       // a record not written yet: asked again this many times...
+const REPLAY_RETRY_MS = 1500;  // ...this far apart
+const SVG_NS = "http://www.w3.org/2000/svg";
+const VIEW_NAMES = ["profile", "leaderboard", "history", "replay"];
+const isView = (screen) => VIEW_NAMES.includes(screen);
+Object.assign(window, { P });
+
+// An SVG element (h() makes HTML ones): attributes only, children flattened like h().
+function svg(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    el.setAttribute(k === "key" ? "data-key" : k, v);
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+/** Open a view by its address (`#profile`, ...; "" returns to the game screen): a new entry in
+ * the browser's history, so Back returns. */
+function go(hash) {
+  if (hash !== location.hash) history.pushState(null, "", hash || location.pathname + location.search);
+  route();
+}
+window.addEventListener("popstate", route);
+window.addEventListener("hashchange", route);
+
+function route() {
+  const [view, ...args] = location.hash.replace(/^#\/?/, "").split("/").map((x) => {
+    try { return decodeURIComponent(x); } catch { return ""; }
+  });
+  if (!isView(view)) {
+    if (isView(S.screen)) S.screen = P.back;
+    render();
+    if (!isView(S.screen)) { const main = $("#app"); if (main) main.focus({ preventScroll: true }); }
+    return;
+  }
+  if (!isView(S.screen)) P.back = S.screen === "end" ? "end" : "home";
+  S.screen = view;
+  if (view === "profile") P.profileId = args[0] || null;
+  else if (view === "history") { P.gamesId = args[0] || null; }
+  else if (view === "replay") { P.replayId = args[0] || null; P.replayTries = 0; }
+  else if (view === "leaderboard") {
+    P.board = args[0] === "weekly" ? "weekly" : "rating";
+    P.boardLang = args[1] || P.boardLang || S.gameLang;
+    P.boardWeek = args[2] === "previous" ? "previous" : "current";
+  }
+  loadView();
+  const main = $("#app");
+  if (main) main.focus({ preventScroll: true });
+  window.scrollTo(0, 0);
+}
+
+/** Ask the server for the open view's data (one request; a newer one supersedes it). */
+function loadView(more = false) {
+  const view = S.screen;
+  const seq = ++P.seq;
+  let message;
+  if (view === "profile") {
+    message = { action: "profile", ...(P.profileId ? { player_id: P.profileId } : {}) };
+  } else if (view === "leaderboard") {
+    message = P.board === "weekly"
+      ? { action: "leaderboard", board: "weekly", language: P.boardLang, week: P.boardWeek }
+      : { action: "leaderboard", board: "rating" };
+  } else if (view === "history") {
+    message = { action: "history", limit: 20, ...(P.gamesId ? { player_id: P.gamesId } : {}),
+      ...(more && P.gamesCursor ? { cursor: P.gamesCursor } : {}) };
+  } else if (view === "replay") {
+    message = { action: "replay", tournament_id: P.replayId || "" };
+  } else return;
+  if (!more) clearView(view);
+  P.loading = true; P.error = null;
+  if (!S.ready) { P.stale = true; render(); return; }
+  P.stale = false;
+  render();
+  client.request(message).then((reply) => {
+    if (seq !== P.seq) return;
+    P.loading = false;
+    applyView(view, reply, more);
+    render();
+  }, (err) => {
+    if (seq !== P.seq) return;
+    const code = (err && err.code) || "generic";
+    if (view === "replay" && code === "not_found" && ++P.replayTries < REPLAY_TRIES) {
+      // the record is written off the play path: it may be a moment behind the end screen
+      P.error = "pending"; render();
+      setTimeout(() => { if (seq === P.seq && S.screen === "replay") loadView(); }, REPLAY_RETRY_MS);
+      return;
+    }
+    P.loading = false;
+    P.error = code;
+    if (code === "not_connected" || code === "connection_lost") P.stale = true;
+    render();
+  });
+}
+
+function clearView(view) {
+  if (view === "profile") P.profile = null;
+  else if (view === "leaderboard") P.leaderboard = null;
+  else if (view === "history") { P.games = null; P.gamesCursor = null; P.gamesMore = false; }
+  else if (view === "replay" && (!P.replay || P.replay.tournament_id !== P.replayId)) {
+    P.replay = null; P.pos = { r: 0, d: 0, n: 0 };
+  }
+}
+
+function applyView(view, reply, more) {
+  if (view === "profile") P.profile = reply.player;
+  else if (view === "leaderboard") P.leaderboard = reply;
+  else if (view === "history") {
+    P.games = more && P.games ? P.games.concat(reply.tournaments) : reply.tournaments;
+    P.gamesCursor = reply.next_cursor || null;
+    P.gamesMore = !!reply.next_cursor;
+  } else if (view === "replay") {
+    if (!P.replay || P.replay.tournament_id !== reply.record.tournament_id) P.pos = { r: 0, d: 0, n: 0 };
+    P.replay = reply.record;
+  }
+}
+
+function viewError() {
+  if (!P.error) return P.loading ? h("p", { class: "muted", role: "status", key: "loading" }, t("loading")) : null;
+  if (P.error === "pending") return h("p", { class: "muted", role: "status", key: "pending" }, t("replay_pending"));
+  const offline = ["not_connected", "connection_lost", "timeout", "closed"].includes(P.error);
+  const key = "err." + P.error;
+  const text = offline ? t("offline_short") : STRINGS.en[key] ? t(key) : t("err.generic", { code: P.error });
+  return h("div", { class: "banner notice", role: "alert", key: "view-error" }, h("p", {}, text),
+    h("button", { type: "button", id: "view-retry", onclick: () => loadView() }, t("retry")));
+}
+
+function renderNav() {
+  const items = [
+    ["", "nav_play", S.screen === "end" ? "end" : "home"],
+    ["#profile", "nav_profile", "profile"],
+    ["#leaderboard/rating", "nav_boards", "leaderboard"],
+    ["#history", "nav_games", "history"],
+  ];
+  return h("nav", { class: "tabs nav", key: "nav", "aria-label": t("nav_label") }, items.map(([hash, label, screen]) =>
+    h("button", { type: "button", key: "nav-" + label, id: "nav-" + screen,
+      "aria-current": S.screen === screen ? "page" : null, onclick: () => go(hash) }, t(label))));
+}
+
+// A nickname in a view: the one the reply carries (not S.names); "(you)" on the player's own.
+function nickAs(id, nickname) {
+  const text = id === meId() ? `${nickname} (${t("you")})` : nickname;
+  return h("bdi", { class: "nick", title: nickname }, text);
+}
+
+function profileLink(id, nickname) {
+  return h("button", { type: "button", class: "link", onclick: () => go("#profile/" + encodeURIComponent(id)) },
+    nickAs(id, nickname));
+}
+
+const signed = (n) => (n > 0 ? "+" : "") + n;
+const dateText = (ms, opts) => new Intl.DateTimeFormat(S.ui, opts || { dateStyle: "medium", timeZone: "UTC" }).format(new Date(ms));
+const changeCell = (n) => h("td", { class: n > 0 ? "pos" : n < 0 ? "neg" : "" }, signed(n));
+
+function refreshButton() {
+  return h("button", { type: "button", id: "view-refresh", disabled: !S.ready || P.loading, onclick: () => loadView() }, t("refresh"));
+}
+
+// -- profile
+
+function renderProfile() {
+  const p = P.profile;
+  const out = [renderNav()];
+  const head = h("section", { class: "card", key: "profile", "aria-labelledby": "profile-h" },
+    h("h2", { id: "profile-h" }, t("profile"), p ? [": ", nickAs(p.player_id, p.nickname)] : null),
+    viewError(),
+    p ? h("dl", { class: "stats" },
+      [["stat_rating", p.rating], ["stat_tournaments", p.tournaments], ["stat_wins", p.wins],
+        ["stat_podiums", p.podiums],
+        ["stat_avg_place", p.average_place === null ? t("none") : p.average_place.toFixed(2)],
+        ["stat_best", p.best_rating === null ? t("none") : p.best_rating]].map(([k, v]) =>
+        h("div", { key: "stat-" + k }, h("dt", {}, t(k)), h("dd", { "data-stat": k }, v)))) : null,
+    h("div", { class: "row" }, refreshButton(),
+      p ? h("button", { type: "button", id: "profile-history", onclick: () => go("#history/" + encodeURIComponent(p.player_id)) }, t("view_history")) : null));
+  out.push(head);
+  if (!p) return out;
+  out.push(renderRatingHistory(p.rating_history || []));
+  if (p.languages && p.languages.length) {
+    out.push(h("section", { class: "card", key: "languages", "aria-labelledby": "langs-h" },
+      h("h2", { id: "langs-h" }, t("by_language")),
+      h("table", { class: "standings" },
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("col_language")), h("th", { scope: "col" }, t("col_tournaments")),
+          h("th", { scope: "col" }, t("stat_avg_place")))),
+        h("tbody", {}, p.languages.map((l) => h("tr", { key: "lang-" + l.language },
+          h("td", {}, langName(l.language)), h("td", {}, l.tournaments),
+          h("td", {}, l.average_place === null ? t("none") : l.average_place.toFixed(2))))))));
+  }
+  return out;
+}
+
+function renderRatingHistory(points) {
+  const body = [];
+  if (!points.length) body.push(h("p", { class: "muted", id: "chart-empty" }, t("chart_empty")));
+  else {
+    body.push(ratingChart(points));
+    body.push(h("button", { type: "button", id: "chart-table-toggle", "aria-expanded": String(P.tableShown),
+      "aria-controls": "rating-table", onclick: () => { P.tableShown = !P.tableShown; render(); } },
+      t(P.tableShown ? "hide_table" : "show_table")));
+    // the chart's text alternative: always in the page for screen readers, shown on request
+    body.push(h("div", { class: P.tableShown ? "table-wrap" : "sr-only", key: "rating-table-wrap" },
+      h("table", { class: "standings", id: "rating-table" },
+        h("caption", {}, t("rating_history")),
+        h("thead", {}, h("tr", {}, ["col_date", "col_language", "place", "col_before", "col_after", "col_change"].map((k) =>
+          h("th", { scope: "col" }, t(k))))),
+        h("tbody", {}, [...points].reverse().map((x) => h("tr", { key: "pt-" + x.tournament_id },
+          h("td", {}, dateText(x.ended_ms)), h("td", {}, langName(x.language)), h("td", {}, x.place),
+          h("td", {}, x.rating_before), h("td", {}, x.rating_after), changeCell(x.rating_after - x.rating_before)))))));
+  }
+  return h("section", { class: "card", key: "rating-history", "aria-labelledby": "rh-h" },
+    h("h2", { id: "rh-h" }, t("rating_history")), body);
+}
+
+/** The rating over the player's tournaments, oldest first: a line through the rating before the
+ * first one and after each; y axis in rating points with three labelled ticks, x axis the
+ * tournaments in order with the first and last dates. Drawn in a 320 x 200 box scaled to the
+ * card's width (a 360 px phone draws it at about 1:1, so 12-unit text stays readable). */
+function ratingChart(points) {
+  const W = 320, H = 200, L = 52, R = 14, T = 14, B = 44;
+  const values = [points[0].rating_before, ...points.map((x) => x.rating_after)];
+  let lo = Math.min(...values), hi = Math.max(...values);
+  if (hi - lo < 40) { const mid = (hi + lo) / 2; lo = mid - 20; hi = mid + 20; }
+  lo = Math.floor(lo / 10) * 10; hi = Math.ceil(hi / 10) * 10;
+  const x = (i) => L + (W - L - R) * (values.length === 1 ? 0.5 : i / (values.length - 1));
+  const y = (v) => T + (H - T - B) * (1 - (v - lo) / (hi - lo));
+  const ticks = [lo, Math.round((lo + hi) / 2), hi];
+  const last = values.length - 1;
+  const short = { month: "short", day: "numeric", timeZone: "UTC" };
+  const label = t("chart_label", { n: points.length, from: values[0], to: values[last] });
+  return svg("svg", { class: "chart", id: "rating-chart", viewBox: `0 0 ${W} ${H}`, role: "img",
+    "aria-label": label, preserveAspectRatio: "xMidYMid meet", dir: "ltr" },
+    ticks.map((v) => [
+      svg("line", { class: "grid", x1: L, x2: W - R, y1: y(v), y2: y(v), key: "grid-" + v }),
+      svg("text", { class: "tick", x: L - 6, y: y(v) + 4, "text-anchor": "end", key: "tick-" + v }, v)]),
+    svg("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }),
+    svg("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B }),
+    svg("text", { class: "tick", x: x(1), y: H - B + 16, "text-anchor": points.length === 1 ? "middle" : "start" },
+      dateText(points[0].ended_ms, short)),
+    points.length > 1 ? svg("text", { class: "tick", x: x(last), y: H - B + 16, "text-anchor": "end" },
+      dateText(points[points.length - 1].ended_ms, short)) : null,
+    svg("text", { class: "axis-title", x: L + (W - L - R) / 2, y: H - 6, "text-anchor": "middle" }, t("chart_axis_tournaments")),
+    svg("text", { class: "axis-title", x: 12, y: T + (H - T - B) / 2, "text-anchor": "middle",
+      transform: `rotate(-90 12 ${T + (H - T - B) / 2})` }, t("chart_axis_rating")),
+    svg("polyline", { class: "line", points: values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ") }),
+    values.map((v, i) => svg("circle", { class: i === last ? "point last" : "point", cx: x(i).toFixed(1), cy: y(v).toFixed(1),
+      r: i === last ? 5 : 3, key: "pt-" + i, "data-rating": v },
+      svg("title", {}, i === 0 ? String(v) : `${dateText(points[i - 1].ended_ms)}: ${values[i - 1]} → ${v}`))));
+}
+
+// -- leaderboards
+
+function renderLeaderboard() {
+  const lb = P.leaderboard;
+  const weekly = P.board === "weekly";
+  const lang = P.boardLang || S.gameLang;
+  const scoreCol = t(weekly ? "col_score_points" : "col_score_rating");
+  const out = [renderNav()];
+  const controls = [h("div", { class: "tabs", role: "group", "aria-label": t("boards") },
+    h("button", { type: "button", id: "board-rating", "aria-pressed": String(!weekly), onclick: () => go("#leaderboard/rating") }, t("board_rating")),
+    h("button", { type: "button", id: "board-weekly", "aria-pressed": String(weekly),
+      onclick: () => go(`#leaderboard/weekly/${lang}/${P.boardWeek}`) }, t("board_weekly")))];
+  if (weekly) {
+    controls.push(h("div", { class: "row" },
+      h("label", { class: "field" }, t("game_language"),
+        h("select", { id: "board-lang", value: lang, onchange: (e) => go(`#leaderboard/weekly/${e.target.value}/${P.boardWeek}`) },
+          GAME_LANGUAGES.map(([code, label]) => h("option", { value: code, selected: code === lang, lang: code }, label)))),
+      h("div", { class: "tabs", role: "group", "aria-label": t("board_weekly") }, ["current", "previous"].map((w) =>
+        h("button", { type: "button", id: "week-" + w, "aria-pressed": String(P.boardWeek === w),
+          onclick: () => go(`#leaderboard/weekly/${lang}/${w}`) }, t("week_" + w))))));
+  }
+  const card = h("section", { class: "card", key: "leaderboard", "aria-labelledby": "lb-h" },
+    h("h2", { id: "lb-h" }, t("boards")), controls, viewError(),
+    lb ? [
+      lb.week ? h("p", { class: "muted", id: "board-week", "data-week": lb.week },
+        t("week_of", { date: dateText(Date.parse(lb.week + "T00:00:00Z")) })) : null,
+      h("p", { class: "banner", id: "board-me" }, meLine(lb, weekly)),
+      // "around you" first: on a phone the top 100 is long, and your own place is the question
+      !weekly && lb.around && lb.around.length ? [h("h3", { id: "around-h" }, t("around_you")),
+        boardTable("board-around", "around-h", lb.around, scoreCol)] : null,
+      h("h3", { id: "top-h" }, t("top_100")),
+      lb.entries.length ? boardTable("board-top", "top-h", lb.entries, scoreCol)
+        : h("p", { class: "muted" }, t("board_empty")),
+    ] : null,
+    h("div", { class: "row" }, refreshButton()));
+  out.push(card);
+  return out;
+}
+
+function meLine(lb, weekly) {
+  const me = lb.me;
+  if (!me) return t("not_ranked");
+  if (me.rank === null || me.rank === undefined) return t("your_points_unranked", { score: me.score });
+  return t(weekly ? "your_rank_points" : "your_rank", { rank: me.rank, score: me.score });
+}
+
+function boardTable(id, labelledby, entries, scoreCol) {
+  return h("table", { class: "standings leaderboard", id, "aria-labelledby": labelledby },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("col_rank")), h("th", { scope: "col" }, t("player")),
+      h("th", { scope: "col" }, scoreCol))),
+    h("tbody", {}, entries.map((e) => {
+      const mine = e.player_id === meId();
+      return h("tr", { key: `${id}-${e.player_id}`, class: mine ? "me" : null, "aria-current": mine ? "true" : null,
+        "data-player": e.player_id },
+        h("td", {}, e.rank), h("td", {}, profileLink(e.player_id, e.nickname)), h("td", {}, e.score));
+    })));
+}
+
+// -- tournament history
+
+function renderGames() {
+  const list = P.games;
+  const out = [renderNav()];
+  out.push(h("section", { class: "card", key: "games", "aria-labelledby": "games-h" },
+    h("h2", { id: "games-h" }, t("games")),
+    list && !list.length ? h("p", { class: "muted" }, t("games_empty")) : null,
+    list ? h("ol", { class: "plain games", id: "games" }, list.map((g) => h("li", { key: "g-" + g.tournament_id, class: "game" },
+      h("div", { class: "game-main" },
+        h("strong", {}, t("place_of", { place: g.place, n: g.players })),
+        h("span", { class: "muted" }, ` · ${dateText(g.ended_ms)} · ${langName(g.language)}`),
+        h("div", {}, `${t("stat_rating")} ${g.rating_before} → ${g.rating_after} `,
+          h("span", { class: g.rating_after > g.rating_before ? "pos" : g.rating_after < g.rating_before ? "neg" : "" },
+            `(${signed(g.rating_after - g.rating_before)})`)),
+        g.opponents.length ? h("div", { class: "muted small" }, t("opponents"), " ",
+          g.opponents.map((o, i) => [i ? ", " : "", nickAs(o.player_id, o.nickname)])) : null),
+      h("a", { href: "#replay/" + encodeURIComponent(g.tournament_id), class: "replay-link",
+        onclick: (e) => { e.preventDefault(); go("#replay/" + encodeURIComponent(g.tournament_id)); } }, t("replay")))))
+      : null,
+    viewError(),
+    h("div", { class: "row" }, refreshButton(),
+      P.gamesMore ? h("button", { type: "button", id: "games-more", disabled: P.loading || !S.ready,
+        onclick: () => loadView(true) }, t("more")) : null)));
+  return out;
+}
+
+// -- replay: rounds -> duels -> rows
+
+function replayDuel() {
+  const rec = P.replay;
+  const round = rec && rec.rounds[P.pos.r];
+  return { round, duel: round ? round.duels[P.pos.d] : null };
+}
+
+/** Move in the replay: `row` +-1 steps a row (into the next or previous duel and round at the
+ * ends), `duel` +-1 a duel, `round` +-1 a round; `to` "start" | "end" of the duel. */
+function step(kind, delta, to) {
+  const rec = P.replay;
+  if (!rec || !rec.rounds.length) return;
+  const pos = { ...P.pos };
+  const duelsOf = (r) => rec.rounds[r].duels.length;
+  const rowsOf = (r, d) => (rec.rounds[r].duels[d] ? rec.rounds[r].duels[d].rows.length : 0);
+  if (to) pos.n = to === "end" ? rowsOf(pos.r, pos.d) : 0;
+  else if (kind === "round") {
+    pos.r = Math.max(0, Math.min(rec.rounds.length - 1, pos.r + delta)); pos.d = 0; pos.n = 0;
+  } else if (kind === "duel") {
+    pos.d += delta; pos.n = 0;
+    if (pos.d >= duelsOf(pos.r)) { if (pos.r + 1 < rec.rounds.length) { pos.r++; pos.d = 0; } else pos.d = duelsOf(pos.r) - 1; }
+    if (pos.d < 0) { if (pos.r > 0) { pos.r--; pos.d = Math.max(0, duelsOf(pos.r) - 1); } else pos.d = 0; }
+  } else {
+    pos.n += delta;
+    if (pos.n > rowsOf(pos.r, pos.d)) {
+      const next = pos.d + 1 < duelsOf(pos.r) ? [pos.r, pos.d + 1] : pos.r + 1 < rec.rounds.length ? [pos.r + 1, 0] : null;
+      if (next) [pos.r, pos.d, pos.n] = [...next, 0]; else pos.n = rowsOf(pos.r, pos.d);
+    } else if (pos.n < 0) {
+      const prev = pos.d > 0 ? [pos.r, pos.d - 1] : pos.r > 0 ? [pos.r - 1, Math.max(0, duelsOf(pos.r - 1) - 1)] : null;
+      if (prev) [pos.r, pos.d, pos.n] = [...prev, rowsOf(...prev)]; else pos.n = 0;
+    }
+  }
+  pos.d = Math.max(0, Math.min(pos.d, Math.max(0, duelsOf(pos.r) - 1)));
+  P.pos = pos;
+  render();
+}
+
+const REPLAY_KEYS = { ArrowRight: ["row", 1], ArrowLeft: ["row", -1], ArrowDown: ["duel", 1], ArrowUp: ["duel", -1],
+  PageDown: ["round", 1], PageUp: ["round", -1], Home: ["row", 0, "start"], End: ["row", 0, "end"] };
+
+/** The replay's keys (see REPLAY_KEYS; left and right swap on a right-to-left page); true when
+ * the key was one of them. Keys typed into a field or a select are theirs. */
+function replayKey(e) {
+  const el = document.activeElement;
+  if (el && ["INPUT", "SELECT", "TEXTAREA"].includes(el.tagName)) return false;
+  let key = e.key;
+  if (document.documentElement.dir === "rtl" && (key === "ArrowLeft" || key === "ArrowRight")) {
+    key = key === "ArrowLeft" ? "ArrowRight" : "ArrowLeft";
+  }
+  const move = REPLAY_KEYS[key];
+  if (!move || !P.replay) return false;
+  e.preventDefault();
+  step(...move);
+  return true;
+}
+
+function exportRecord() {
+  const rec = P.replay;
+  if (!rec) return;
+  const blob = new Blob([JSON.stringify(rec, null, 2) + "\n"], { type: "application/json" });
+  const url = URL.createObjectURL(blob);
+  const a = h("a", { href: url, download: `wordle-tournament-${rec.tournament_id}.json` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+function replayResult(duel, nickOf) {
+  if (duel.result === "draw") return t("replay_draw");
+  const winner = nickOf(duel.winner);
+  return t({ left: "replay_won_left", timeout: "replay_won_timeout" }[duel.reason] || "replay_won", { winner });
+}
+
+function renderReplay() {
+  const rec = P.replay;
+  const out = [renderNav()];
+  const names = {};
+  for (const p of rec ? rec.players : []) names[p.player_id] = p.nickname;
+  const nickOf = (id) => "\u2068" + (names[id] || "?") + "\u2069";
+  out.push(h("section", { class: "card", key: "replay", "aria-labelledby": "replay-h" },
+    h("h2", { id: "replay-h" }, t("replay"),
+      rec ? h("span", { class: "muted" }, ` · ${dateText(rec.ended_ms)} · ${langName(rec.language)}`) : null),
+    viewError(),
+    rec ? [
+      h("table", { class: "standings", id: "replay-places" },
+        h("caption", { class: "sr-only" }, t("final_standings")),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("place")), h("th", { scope: "col" }, t("player")),
+          h("th", { scope: "col" }, t("change_col")))),
+        h("tbody", {}, rec.players.map((p) => h("tr", { key: "rp-" + p.player_id, class: p.player_id === meId() ? "me" : null },
+          h("td", {}, p.place), h("td", {}, profileLink(p.player_id, p.nickname)),
+          h("td", { class: p.rating_change > 0 ? "pos" : p.rating_change < 0 ? "neg" : "" },
+            `${signed(p.rating_change)} → ${p.rating_after}`))))),
+      h("div", { class: "row" },
+        h("button", { type: "button", id: "export-json", onclick: exportRecord }, t("export_json")))] : null));
+  if (rec && rec.rounds.length) out.push(renderReplayBoard(rec, names, nickOf));
+  return out;
+}
+
+function renderReplayBoard(rec, names, nickOf) {
+  const { round, duel } = replayDuel();
+  const n = P.pos.n;
+  const nav = (id, kind, delta, label, disabled, aria) => h("button", { type: "button", id, disabled: disabled || null,
+    "aria-label": aria || null, onclick: () => step(kind, delta) }, label);
+  const first = P.pos.r === 0, lastRound = P.pos.r === rec.rounds.length - 1;
+  const rows = duel ? duel.rows.slice(0, n) : [];
+  const len = duel ? duel.length : 5;
+  return h("section", { class: "card replay-view", key: "replay-view", "aria-labelledby": "rp-round" },
+    h("div", { class: "duel-head" },
+      nav("rp-prev-round", "round", -1, "‹", first, t("prev_round")),
+      h("h2", { id: "rp-round" }, t("round_of", { n: round.round_no, of: rec.rounds.length })),
+      nav("rp-next-round", "round", 1, "›", lastRound, t("next_round"))),
+    round.bye ? h("p", { class: "muted" }, t("bye", { name: nickOf(round.bye) })) : null,
+    round.duels.length > 1 ? h("div", { class: "tabs", role: "group", "aria-label": t("duels") }, round.duels.map((d, i) =>
+      h("button", { type: "button", key: "rd-" + d.duel_id, "aria-pressed": String(i === P.pos.d),
+        onclick: () => { P.pos = { r: P.pos.r, d: i, n: 0 }; render(); } }, d.players.map((id) => names[id] || "?").join(" – ")))) : null,
+    duel ? [
+      h("p", { class: "who", id: "rp-duel" }, nickAs(duel.players[0], names[duel.players[0]] || "?"), ` ${t("vs")} `,
+        nickAs(duel.players[1], names[duel.players[1]] || "?")),
+      h("p", { class: "banner", id: "rp-secret" }, t("secret", { word: duel.word.toUpperCase() }), " · ", replayResult(duel, nickOf)),
+      h("div", { class: "board", role: "grid", "aria-label": t("board"), dir: "ltr", key: "rp-board-" + duel.duel_id },
+        rows.map((row, i) => {
+          const tag = h("bdi", { class: "tag", title: names[row.player_id] || "?" },
+            Array.from(names[row.player_id] || "?").slice(0, 4).join(""));
+          const cls = "brow" + (row.player_id === meId() ? " me" : "") + (i === n - 1 ? " current" : "");
+          if (row.skipped) {
+            return h("div", { class: cls, role: "row", key: `rp-${duel.duel_id}-${i}` }, tag,
+              h("div", { class: "tile skip", role: "cell", style: `width:calc(${len} * var(--tile) + ${len - 1} * var(--gap))` }, t("skipped")));
+          }
+          return h("div", { class: cls, role: "row", key: `rp-${duel.duel_id}-${i}` }, tag,
+            row.tiles.map((l, j) => h("div", { class: `tile ${row.marks[j]}`, role: "cell",
+              "aria-label": t("tile_" + row.marks[j], { l: l.toUpperCase() }) }, l)));
+        })),
+      h("p", { id: "rp-pos", class: "turn-note", role: "status", "aria-live": "polite" },
+        duel.rows.length ? t("row_of", { n, of: duel.rows.length }) : t("no_rows"))] : null,
+    h("div", { class: "row replay-steps" },
+      nav("rp-prev", "row", -1, t("prev_row")),
+      nav("rp-next", "row", 1, t("next_row"))),
+    h("div", { class: "row replay-steps" },
+      nav("rp-prev-duel", "duel", -1, t("prev_duel")),
+      nav("rp-next-duel", "duel", 1, t("next_duel"))),
+    h("p", { class: "muted small", id: "rp-keys" }, t("replay_keys")));
+}
+
+const VIEWS = { profile: renderProfile, leaderboard: renderLeaderboard, history: renderGames, replay: renderReplay };
 
 // ---- timers ----------------------------------------------------------------------------------
 
@@ -947,5 +1464,6 @@ function setupHeader() {
 }
 
 setupHeader();
+if (isView(location.hash.replace(/^#\/?/, "").split("/")[0])) route();
 render();
 client.connect();
