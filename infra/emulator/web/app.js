@@ -968,7 +968,8 @@ function route() {
   else if (view === "replay") { P.replayId = args[0] || null; P.replayTries = 0; }
   else if (view === "leaderboard") {
     P.board = args[0] === "weekly" ? "weekly" : "rating";
-    P.boardLang = args[1] || P.boardLang || S.gameLang;
+    // weekly: the language asked for, else the last one shown, else the last game's
+    P.boardLang = args[1] || P.boardLang || (S.lobby && S.lobby.language) || S.gameLang;
     P.boardWeek = args[2] === "previous" ? "previous" : "current";
   }
   loadView();
@@ -1094,8 +1095,8 @@ function renderProfile() {
     p ? h("dl", { class: "stats" },
       [["stat_rating", p.rating], ["stat_tournaments", p.tournaments], ["stat_wins", p.wins],
         ["stat_podiums", p.podiums],
-        ["stat_avg_place", p.average_place === null ? t("none") : p.average_place.toFixed(2)],
-        ["stat_best", p.best_rating === null ? t("none") : p.best_rating]].map(([k, v]) =>
+        ["stat_avg_place", p.average_place == null ? t("none") : p.average_place.toFixed(2)],
+        ["stat_best", p.best_rating == null ? t("none") : p.best_rating]].map(([k, v]) =>
         h("div", { key: "stat-" + k }, h("dt", {}, t(k)), h("dd", { "data-stat": k }, v)))) : null,
     h("div", { class: "row" }, refreshButton(),
       p ? h("button", { type: "button", id: "profile-history", onclick: () => go("#history/" + encodeURIComponent(p.player_id)) }, t("view_history")) : null));
@@ -1110,7 +1111,7 @@ function renderProfile() {
           h("th", { scope: "col" }, t("stat_avg_place")))),
         h("tbody", {}, p.languages.map((l) => h("tr", { key: "lang-" + l.language },
           h("td", {}, langName(l.language)), h("td", {}, l.tournaments),
-          h("td", {}, l.average_place === null ? t("none") : l.average_place.toFixed(2))))))));
+          h("td", {}, l.average_place == null ? t("none") : l.average_place.toFixed(2))))))));
   }
   return out;
 }
@@ -1215,7 +1216,7 @@ function renderLeaderboard() {
 function meLine(lb, weekly) {
   const me = lb.me;
   if (!me) return t("not_ranked");
-  if (me.rank === null || me.rank === undefined) return t("your_points_unranked", { score: me.score });
+  if (me.rank == null) return t("your_points_unranked", { score: me.score });
   return t(weekly ? "your_rank_points" : "your_rank", { rank: me.rank, score: me.score });
 }
 
@@ -1246,8 +1247,8 @@ function renderGames() {
         h("div", {}, `${t("stat_rating")} ${g.rating_before} → ${g.rating_after} `,
           h("span", { class: g.rating_after > g.rating_before ? "pos" : g.rating_after < g.rating_before ? "neg" : "" },
             `(${signed(g.rating_after - g.rating_before)})`)),
-        g.opponents.length ? h("div", { class: "muted small" }, t("opponents"), " ",
-          g.opponents.map((o, i) => [i ? ", " : "", nickAs(o.player_id, o.nickname)])) : null),
+        (g.opponents || []).length ? h("div", { class: "muted small" }, t("opponents"), " ",
+          (g.opponents || []).map((o, i) => [i ? ", " : "", nickAs(o.player_id, o.nickname)])) : null),
       h("a", { href: "#replay/" + encodeURIComponent(g.tournament_id), class: "replay-link",
         onclick: (e) => { e.preventDefault(); go("#replay/" + encodeURIComponent(g.tournament_id)); } }, t("replay")))))
       : null,
