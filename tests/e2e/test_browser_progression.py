@@ -9,7 +9,8 @@ phone, through the page's own controls:
 * The end screen links to the replay; the link opens the replay of that tournament: the places
   as on the end screen, the secret word shown, rows stepped with the arrow keys (right/left a
   row, down/up a duel, Page Down a round, End the whole duel) and with the buttons; "Export
-  JSON" downloads the record as a ``.json`` file whose content is the record shown.
+  JSON" downloads the record as a ``.json`` file whose content is the record shown; a reload
+  keeps the replay on screen (the view's address).
 * The profile shows the rating chart with the new point (the last point is the rating after
   this tournament) and its table alternative, in the page for screen readers, with the same
   points; the toggle shows the table.
@@ -195,6 +196,15 @@ def test_after_a_tournament_the_phone_shows_replay_profile_boards_and_history(
             text = await page.eval(f"fetch({download['href']!r}).then((r) => r.text())")
             seen["download"] = {"name": download["name"], "record": json.loads(text)}
 
+            # a reload keeps the replay (its address), loaded once the session is back
+            await page.eval("window.__before_reload = true")
+            await page.call("Page.reload")
+            await asyncio.sleep(1)
+            await until_shown(
+                page, "!window.__before_reload && !!document.querySelector('#rp-pos')"
+            )
+            seen["replay reloaded"] = await page.eval("[S.screen, P.replay.tournament_id]")
+
             # -- the profile: the chart's new point and its table ------------------------------
             await page.click("document.querySelector('#nav-profile')")
             has_point = (
@@ -313,6 +323,7 @@ def test_after_a_tournament_the_phone_shows_replay_profile_boards_and_history(
     next_duel = record["rounds"][1]["duels"][0]
     assert after_button["rows"] == [shown(r) for r in next_duel["rows"][:1]], "Next row button"
 
+    assert seen["replay reloaded"] == ["replay", tid], "a reload keeps the replay"
     download = seen["download"]
     assert download["name"] == f"wordle-tournament-{tid}.json"
     assert download["record"] == record, "the export is the record shown"

@@ -225,11 +225,11 @@ const HANDLERS = {
     if (S.notice && S.notice.tournament === m.tournament_id) S.notice.rating = m;
   },
   tournament_end(m) {
-    const again = S.end && S.end.tournament_id === m.tournament_id;
     S.end = m;
     applyStandings(m.places);
-    // a resume's snapshot repeats the end: a replay opened from the end screen stays open
-    if (again && isView(S.screen)) P.back = "end";
+    // a resume's snapshot repeats the end: a replay (or profile) on screen stays open, and
+    // returns to the end screen
+    if (isView(S.screen)) P.back = "end";
     else S.screen = "end";
     announce(`${t("tournament_over")}. ${t("winner", { names: m.winners.map(name).join(", ") })}`);
   },
@@ -961,7 +961,7 @@ function route() {
     if (!isView(S.screen)) { const main = $("#app"); if (main) main.focus({ preventScroll: true }); }
     return;
   }
-  if (!isView(S.screen)) P.back = S.screen === "end" ? "end" : "home";
+  if (!isView(S.screen)) P.back = S.screen;
   S.screen = view;
   if (view === "profile") P.profileId = args[0] || null;
   else if (view === "history") { P.gamesId = args[0] || null; }
