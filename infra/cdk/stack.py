@@ -123,6 +123,7 @@ class WordleTournamentStack(Stack):
     reserve_concurrency — apply the stage's reserved concurrency (off for an account whose
     concurrency quota is too small to reserve any); legacy_waiting_index — keep the waiting
     index from before ``gsi_lobbies`` (first deployment of an upgrade; ``infra/RUNBOOK.md``);
+    board_index — create ``gsi_board`` (off only for the upgrade's second deployment);
     edge_guard — put CloudFront with an AWS WAF rate-based rule per source address in front of
     the API (``infra.cdk.constructs.edge``; us-east-1 only; output ``EdgeWebSocketUrl``).
     commit — the git commit synthesized, in every published version's description (rollback).
@@ -142,6 +143,7 @@ class WordleTournamentStack(Stack):
         tracing: str | None = None,
         reserve_concurrency: bool = True,
         legacy_waiting_index: bool = False,
+        board_index: bool = True,
         edge_guard: bool = False,
         commit: str = "unknown",
         **kwargs: Any,
@@ -154,7 +156,11 @@ class WordleTournamentStack(Stack):
         service_name = f"wordle-tournament-{config.name}"
 
         data = GameTable(
-            self, "Data", retain_data=config.retain_data, legacy_waiting_index=legacy_waiting_index
+            self,
+            "Data",
+            retain_data=config.retain_data,
+            legacy_waiting_index=legacy_waiting_index,
+            board_index=board_index,
         )
         websocket = WebSocketApi(
             self,

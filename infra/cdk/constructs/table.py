@@ -41,8 +41,10 @@ class GameTable(Construct):
     deletion, deleted by the rollback of the operation that created it).
 
     ``legacy_waiting_index`` keeps the waiting index from before ``gsi_lobbies``
-    (``schema.LEGACY_WAITING_INDEX``) for the first of the two deployments that upgrade a stack
-    created with it: CloudFormation adds or deletes one GSI per update, never both.
+    (``schema.LEGACY_WAITING_INDEX``) for the first of the three deployments that upgrade a
+    stack created with it: CloudFormation adds or deletes one GSI per update, never both.
+    ``board_index=False`` (implied by ``legacy_waiting_index``) leaves out ``gsi_board``, the
+    leaderboards' index, until the third (``infra/RUNBOOK.md``).
 
     Attributes: ``table`` — the ``dynamodb.Table``; ``index_names`` — its GSI names.
     """
@@ -54,10 +56,15 @@ class GameTable(Construct):
         *,
         retain_data: bool,
         legacy_waiting_index: bool = False,
+        board_index: bool = True,
     ) -> None:
         super().__init__(scope, construct_id)
         self.table = self._build_table(retain_data)
         indexes = list(schema.GLOBAL_SECONDARY_INDEXES)
+        if legacy_waiting_index or not board_index:
+            # one GSI added or deleted per update: the upgrade from ``gsi_waiting`` adds
+            # ``gsi_board`` in a deployment of its own (infra/RUNBOOK.md)
+            indexes = [i for i in indexes if i["IndexName"] != schema.GSI_BOARD]
         if legacy_waiting_index:
             indexes.insert(0, schema.LEGACY_WAITING_INDEX)
         self.index_names = self._build_indexes(indexes)
