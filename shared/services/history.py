@@ -12,6 +12,7 @@ after the commits, on their stream, at least once per record, in any order of re
 from __future__ import annotations
 
 from shared.domain.progression import (
+    BoardEntry,
     BoardMove,
     ProfileChange,
     board_move,
@@ -44,8 +45,23 @@ def record_tournament(history: HistoryStore, t: Tournament) -> int:
     for entry in player_entries(summary, pairs):
         written += history.add_entry(entry)
         history.raise_best_rating(entry.player_id, entry.rating_after)
+        if entry.points == 0:
+            _enter_unmoved(history, entry.player_id)
     written += history.put_summary(summary)
     return written
+
+
+def _enter_unmoved(history: HistoryStore, player_id: str) -> None:
+    """Put a player whose rating did not move (a change of 0) on the rating board: their
+    profile's stream record shows no rating change, so ``board_move`` cannot tell them from a
+    player who never played. The entry is made from the profile as stored now, at its version,
+    only if the player has no entry yet (a later profile record moves it as usual)."""
+    if history.board_entry(player_id) is not None:
+        return
+    profile = history.profile(player_id)
+    if profile is not None:
+        entry = BoardEntry(player_id, profile.nickname, profile.rating, profile.version)
+        history.move(BoardMove(None, entry))
 
 
 def track_profile(history: HistoryStore, change: ProfileChange) -> BoardMove | None:

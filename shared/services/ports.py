@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from shared.domain.languages import Language
     from shared.domain.matchmaking import WaitingLobby
-    from shared.domain.progression import BoardEntry, BoardMove, PlayerEntry, RoundRecord, Summary
+    from shared.domain.progression import (
+        BoardEntry,
+        BoardMove,
+        PlayerEntry,
+        Profile,
+        RoundRecord,
+        Summary,
+    )
     from shared.domain.tournament import SecretSource
     from shared.domain.words import AllowedWords
     from shared.services.model import (
@@ -212,6 +219,10 @@ class HistoryStore(Protocol):
 
     def raise_best_rating(self, player_id: str, rating: int) -> bool:
         """Set the best rating to ``rating`` if higher (or unset); False when not."""
+        ...
+
+    def profile(self, player_id: str) -> Profile | None:
+        """The player's nickname, rating and version as stored (consistent), None if gone."""
         ...
 
     def board_entry(self, player_id: str) -> BoardEntry | None:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         BoardEntry,
         BoardMove,
         PlayerEntry,
+        Profile,
         ProfileChange,
         RoundRecord,
         Summary,
@@ -342,6 +343,20 @@ class DynamoHistory:
         return True
 
     # ------------------------------------------------------------------ rating board
+    def profile(self, player_id: str) -> Profile | None:
+        from shared.domain.progression import Profile
+
+        resp = self.client.get_item(
+            TableName=self._table,
+            Key=to_av(schema.player_key(player_id)),
+            ConsistentRead=True,
+            ProjectionExpression="nickname, rating, version",
+        )
+        if "Item" not in resp:
+            return None
+        item = from_av(resp["Item"])
+        return Profile(player_id, str(item["nickname"]), int(item["rating"]), int(item["version"]))
+
     def board_entry(self, player_id: str) -> BoardEntry | None:
         from shared.domain.progression import BoardEntry
 
