@@ -25,6 +25,12 @@ from shared.domain.tournament import Tournament
 from shared.services.errors import ConflictError
 from shared.services.ports import HistoryStore
 
+
+class MissingRoundsError(RuntimeError):
+    """A finished tournament's record came before one of its rounds' records: it fails, and
+    Lambda retries it after the records before it (RULINGS.md, "Progression: history")."""
+
+
 BOARD_ATTEMPTS = 5
 """Reads and conditional writes of one board entry before giving up (another record of the
 same player moved it in between: only a concurrent retry of the same shard does)."""
@@ -33,7 +39,8 @@ same player moved it in between: only a concurrent retry of the same shard does)
 def record_tournament(history: HistoryStore, t: Tournament) -> int:
     """Record what the stored tournament ``t`` holds: its closed round and, once over, its last
     round, the players' entries and the summary. Idempotent. Returns the number of items newly
-    written (round records, player transactions, summary; 0 for a repeat)."""
+    written (round records, player transactions, summary; 0 for a repeat). Raises
+    MissingRoundsError when over while an earlier round is not recorded yet."""
     written = 0
     rounds = closed_rounds(t)
     for r in rounds:
@@ -42,6 +49,11 @@ def record_tournament(history: HistoryStore, t: Tournament) -> int:
         return written
     summary = summary_of(t)
     pairs = {**history.pairs(t.tournament_id), **pairs_of(rounds)}
+    missing = sorted(set(range(1, t.round_no + 1)) - set(pairs))
+    if missing:
+        # an earlier round's record is not in yet (its stream record failed and waits for its
+        # retry): the entries' opponents would miss it, so this record waits too
+        raise MissingRoundsError(f"rounds {missing} of {t.tournament_id} are not recorded yet")
     for entry in player_entries(summary, pairs):
         written += history.add_entry(entry)
         history.raise_best_rating(entry.player_id, entry.rating_after)
