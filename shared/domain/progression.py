@@ -290,12 +290,15 @@ def board_move(
     tournament yet, no visible change).
 
     - an entry of the same or a later version wins: the record is a repeat or came late;
-    - a removed player (no ``new``) with an entry leaves a tombstone at ``old``'s version;
+    - a removed player (no ``new``) leaves a tombstone at ``old``'s version (also without an
+      entry: a record of theirs arriving late must not make one);
     - only a player who has played a rated tournament gets an entry: the rating moved in this
       change, or differs from the initial rating;
     - a live entry moves when the rating or nickname differs."""
     if new is None:
-        if old is None or entry is None or entry.score is None or entry.version > old.version:
+        if old is None:
+            return None
+        if entry is not None and (entry.score is None or entry.version > old.version):
             return None
         return BoardMove(entry, BoardEntry(old.player_id, old.nickname, None, old.version))
     if entry is not None and entry.version >= new.version:

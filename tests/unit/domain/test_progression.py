@@ -188,8 +188,11 @@ def test_a_repeat_or_an_older_record_changes_nothing() -> None:
     assert (move.removed, move.added) == (1025, 1040)
 
 
-def test_a_removed_player_never_rated_leaves_nothing() -> None:
-    assert board_move(_p(INITIAL_RATING, 3), None, None) is None
+def test_a_removed_player_never_rated_leaves_only_a_tombstone() -> None:
+    move = board_move(_p(INITIAL_RATING, 3), None, None)
+    assert move is not None
+    assert (move.removed, move.added, move.after.version) == (None, None, 3)
+    assert board_move(_p(INITIAL_RATING, 2), _p(INITIAL_RATING + 20, 3), move.after) is None
 
 
 def test_a_removed_player_leaves_a_tombstone_that_keeps_late_records_out() -> None:
