@@ -89,7 +89,9 @@ def _duel(d: Duel) -> dict[str, Any]:
 
 
 def round_item(record: RoundRecord) -> dict[str, Any]:
-    """The round record item (kept ``RECORD_TTL_SECONDS`` after the round closed)."""
+    """The round record item (kept ``RECORD_TTL_SECONDS`` after the round closed). ``bye`` is
+    absent when the round had none (``to_av`` leaves out None attributes); inside the duels a
+    missing value is NULL."""
     return {
         **schema.round_record_key(record.tournament_id, record.round_no),
         "kind": "round",
