@@ -44,12 +44,12 @@ def handle(event: dict[str, Any], deps: Deps) -> dict[str, Any]:
     processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
     records = len(event.get("Records", []))
     metrics.add_metric(name="HistoryRecords", unit="Count", value=records)
-    response: dict[str, Any] = process_partial_response(
+    response = process_partial_response(
         event=event, record_handler=record_handler, processor=processor
     )
     failures = len(response.get("batchItemFailures", []))
     metrics.add_metric(name="HistoryFailures", unit="Count", value=failures)
-    return response
+    return dict(response)
 
 
 handler = Entrypoint(handle)
