@@ -203,3 +203,41 @@ def test_a_nickname_change_reaches_the_board_entries(backend):
     assert {s["player_id"]: s["nickname"] for s in summary["players"]}[player.id] == (
         g.t.player(player.id).nickname
     )
+
+
+def test_a_bad_record_is_reported_alone_and_the_rest_of_the_batch_applies(backend):
+    from shared.adapters.dynamo.store import to_av
+
+    good = {
+        "eventID": "2",
+        "eventName": "MODIFY",
+        "eventSource": "aws:dynamodb",
+        "dynamodb": {
+            "Keys": to_av(schema.player_key("p1")),
+            "OldImage": to_av(
+                {**schema.player_key("p1"), "nickname": "Nick", "rating": 1000, "version": 1}
+            ),
+            "NewImage": to_av(
+                {**schema.player_key("p1"), "nickname": "Nick", "rating": 1025, "version": 2}
+            ),
+            "SequenceNumber": "200",
+            "StreamViewType": "NEW_AND_OLD_IMAGES",
+        },
+    }
+    bad = {
+        "eventID": "1",
+        "eventName": "MODIFY",
+        "eventSource": "aws:dynamodb",
+        "dynamodb": {
+            "Keys": to_av(schema.tournament_key("t1")),
+            "NewImage": to_av(
+                {**schema.tournament_key("t1"), "state": b"not zlib", "version": 3, "hist": 1}
+            ),
+            "SequenceNumber": "100",
+            "StreamViewType": "NEW_AND_OLD_IMAGES",
+        },
+    }
+    assert _invoke(backend, [bad, good]) == {"batchItemFailures": [{"itemIdentifier": "100"}]}
+    board = peek_item(schema.rating_entry_key("p1"))
+    assert board is not None
+    assert board["board_score"] == 1025
