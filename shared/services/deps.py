@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shared.protocol.limits import MAX_FRAME_BYTES
-from shared.services.ports import Clock, GameSwitch, Lexicon, Limiter, Notifier, Store
+from shared.services.ports import (
+    Clock,
+    GameSwitch,
+    HistoryStore,
+    Lexicon,
+    Limiter,
+    Notifier,
+    Store,
+)
 
 if TYPE_CHECKING:
     from shared.domain.tournament import Dealer
@@ -95,7 +103,8 @@ class Deps:
     - ``fair_play``: the identity limits and farm detection (``FairPlay``);
     - ``watchdog_grace_ms``, ``watchdog_budget_ms``, ``fan_out``: the watchdog's settings;
     - ``max_attempts``, ``backoff_base_s``, ``backoff_cap_s``: the retry policy
-      (``shared.services.change.run``).
+      (``shared.services.change.run``);
+    - ``history``: the progression items (the history function's port; None: not kept).
     """
 
     store: Store
@@ -128,6 +137,8 @@ class Deps:
     max_attempts: int = 10
     backoff_base_s: float = 0.01
     backoff_cap_s: float = 0.2
+    history: HistoryStore | None = None
+    """The progression items (the history function's port); None: not kept here."""
 
     def dealer(self, language: str) -> Dealer:
         """The domain's source of chance and durations for one decision in ``language``."""

@@ -14,6 +14,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from shared.domain.languages import Language
     from shared.domain.matchmaking import WaitingLobby
+    from shared.domain.progression import (
+        BoardEntry,
+        BoardMove,
+        PlayerEntry,
+        Profile,
+        RoundRecord,
+        Summary,
+    )
     from shared.domain.tournament import SecretSource
     from shared.domain.words import AllowedWords
     from shared.services.model import (
@@ -181,6 +189,59 @@ class Store(Protocol):
     def party_id_for_invite(self, invite: str) -> str | None: ...
     def overdue(self, before_ms: int) -> list[tuple[str, str]]: ...
     def commit(self, writes: Sequence[Write]) -> None: ...
+
+
+class HistoryStore(Protocol):
+    """The progression items the history function keeps (DynamoDB:
+    ``shared.adapters.dynamo.history.DynamoHistory``; RULINGS.md, "Progression: history").
+    Every write is idempotent: a repeat finds its condition failed and changes nothing."""
+
+    def put_round(self, record: RoundRecord) -> bool:
+        """Store a closed round once; False when it was stored before."""
+        ...
+
+    def pairs(self, tournament_id: str) -> dict[int, list[tuple[str, str]]]:
+        """The duels' players of each stored round (round number -> pairs), read consistently."""
+        ...
+
+    def has_summary(self, tournament_id: str) -> bool:
+        """The finished tournament's summary is stored (its players' entries are all done)."""
+        ...
+
+    def put_summary(self, summary: Summary) -> bool:
+        """Store the summary once; False when it was stored before."""
+        ...
+
+    def add_entry(self, entry: PlayerEntry) -> bool:
+        """In one transaction: the player's history entry, their statistics and weekly board
+        points; False (nothing changed) when the entry was stored before."""
+        ...
+
+    def raise_best_rating(self, player_id: str, rating: int) -> bool:
+        """Set the best rating to ``rating`` if higher (or unset); False when not."""
+        ...
+
+    def profile(self, player_id: str) -> Profile | None:
+        """The player's nickname, rating and version as stored (consistent), None if gone."""
+        ...
+
+    def board_entry(self, player_id: str) -> BoardEntry | None:
+        """The player's rating board entry or tombstone (consistent read), None if neither."""
+        ...
+
+    def move(self, move: BoardMove) -> bool:
+        """Apply ``move`` (entry and histogram in one transaction) if the entry is still
+        ``move.before``; False (nothing changed) if it changed since it was read."""
+        ...
+
+    def rename(self, player_id: str, nickname: str) -> int:
+        """Set the nickname of the player's weekly board entries (the weeks their statistics
+        list); returns how many were updated."""
+        ...
+
+    def forget(self, player_id: str) -> None:
+        """Delete the player's statistics (the player item expired)."""
+        ...
 
 
 class Lexicon(Protocol):
