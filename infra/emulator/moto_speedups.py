@@ -223,7 +223,7 @@ class StreamRecords:
             return result
 
         self._installed = (StreamShard, original_add, models, original_update)
-        StreamShard.add = add
+        setattr(StreamShard, "add", add)  # noqa: B010  (a method replaced: mypy refuses `=`)
         models.DynamoDBBackend.update_item = update_item
 
     def uninstall(self) -> None:

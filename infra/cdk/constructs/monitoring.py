@@ -632,6 +632,21 @@ class Monitoring(Construct):
                     self._app_metric("TimerLateMs", "Maximum"),
                 ],
             ),
+            cw.GraphWidget(
+                title="Stream: iterator age max (ms) and failed batches",
+                left=[
+                    props.functions[m].metric(
+                        "IteratorAge", period=PERIOD, statistic="Maximum", label=m
+                    )
+                    for m in props.stream_functions
+                ],
+                right=[
+                    q.metric_approximate_number_of_messages_visible(
+                        period=PERIOD, statistic="Maximum", label=f"{m} failure queue"
+                    )
+                    for m, q in props.failure_queues.items()
+                ],
+            ),
         )
         row(
             "Saturation",
