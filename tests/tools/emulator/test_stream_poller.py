@@ -8,13 +8,24 @@ parent. Driven by :meth:`StreamPoller.poll` over an in-memory stream: no thread,
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from functions.streams import HISTORY
-from infra.emulator.streams import StreamPoller
-from infra.emulator.throttles import TooManyRequestsError
+from infra.emulator.pool import OTHER, WorkerPool
+from infra.emulator.streams import StreamPoller, limited_invoker
+from infra.emulator.throttles import (
+    Concurrency,
+    FunctionTimeoutError,
+    TooManyRequestsError,
+    TwinLimits,
+)
 
 ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/2026-12-05T00:00:00.000"
 SOURCE = dataclasses.replace(HISTORY, batching_window_s=0, batch_size=10, retry_attempts=2)
@@ -250,8 +261,6 @@ def test_records_past_their_maximum_age_go_to_the_failure_destination() -> None:
     stream = FakeStreams()
     stream.shard("s1")
     seq = stream.profile()
-    from datetime import UTC, datetime
-
     old = datetime.fromtimestamp(2_000_000_000 - SOURCE.max_record_age_s - 1, UTC)
     stream.shards["s1"][0]["dynamodb"]["ApproximateCreationDateTime"] = old
     fn = Function()
@@ -293,3 +302,46 @@ def test_the_function_gets_lambdas_event_shape() -> None:
     assert record["awsRegion"] == "eu-west-1"
     assert record["eventSource"] == "aws:dynamodb"
     assert record["dynamodb"]["NewImage"]["state"] == {"B": "eJw="}  # base64, as Lambda sends
+
+
+# -- the invocation: through the pool, with the function's limits ----------------------------
+
+
+def test_the_invoker_applies_the_functions_timeout_and_reservation() -> None:
+    """A stream invocation runs as a route's does: stopped at its function's timeout
+    (``FunctionTimeoutError``: an error to the poller, retried), refused beyond its
+    reservation (``TooManyRequestsError``: a throttle, retried without counting)."""
+    pool = WorkerPool(2, thread_name_prefix="test")
+    release = threading.Event()
+    stopped_late: list[bool] = []
+
+    def slow(event: dict[str, Any], context: Any) -> Any:
+        if event.get("hold"):
+            release.wait(5)
+            return {"batchItemFailures": []}
+        time.sleep(2)
+        stopped_late.append(True)  # never reached: stopped at the timeout
+        return None
+
+    limits = TwinLimits(concurrency=Concurrency({"history": 1}), timeouts={"history": 0.2})
+    invoke = limited_invoker(
+        slow, "history", executor=pool, limits=limits, region="us-east-1", priority=OTHER
+    )
+    try:
+        with pytest.raises(FunctionTimeoutError):
+            invoke({"Records": []})
+        time.sleep(0.1)
+        assert stopped_late == []
+        held = threading.Thread(target=invoke, args=({"hold": True},))
+        held.start()
+        deadline = time.monotonic() + 5
+        while limits.concurrency is not None and limits.concurrency.running("history") < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        with pytest.raises(TooManyRequestsError):
+            invoke({"Records": []})
+        release.set()
+        held.join(5)
+    finally:
+        release.set()
+        pool.shutdown(wait=True)
