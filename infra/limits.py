@@ -111,6 +111,11 @@ FUNCTION_RATE: Final[dict[str, str]] = {
     "apply_deadlines": "clock",
 }
 """Function module -> the :data:`PER_PLAYER` rate that invokes it."""
+NOT_PER_PLAYER: Final = frozenset({"watchdog", "history"})
+"""Functions no per-player rate invokes: the watchdog (one run a minute, one at a time) and the
+history function (``functions.streams.HISTORY``: one invocation per stream shard at a time, so
+its reservation caps the shards read at once; a lower one grows the iterator age, which
+alarms)."""
 STORM_FUNCTIONS: Final = frozenset({"connect", "session", "disconnect"})
 """Functions a reconnect storm invokes once per player within :data:`STORM_SECONDS`."""
 STORM_ROUTES: Final = frozenset({"$connect", "session"})
@@ -127,6 +132,7 @@ FUNCTION_TIMEOUT_S: Final[dict[str, int]] = {
     "party": 20,
     "apply_deadlines": CLOCK_FUNCTION_TIMEOUT_S,
     "watchdog": 60,
+    "history": 60,
 }
 """Function module -> its Lambda timeout in seconds (``infra.cdk.constructs.functions.SPECS``
 deploys it; the twin enforces it). Each leaves the worst case of one AWS call
@@ -151,6 +157,7 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
         reserved={
             "apply_deadlines": 10,
             "watchdog": 1,
+            "history": 2,
             "connect": 5,
             "disconnect": 5,
             "default": 2,
@@ -174,6 +181,7 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
         reserved={
             "apply_deadlines": 150,
             "watchdog": 1,
+            "history": 40,
             "connect": 750,
             "disconnect": 750,
             "default": 50,
@@ -214,7 +222,7 @@ class Binding:
 
 def bindings(limits: StageLimits) -> list[Binding]:
     """Every limit ``limits`` sets, with the players at which it binds (from
-    :data:`PER_PLAYER`; the ``watchdog``, one at a time by design, left out). A throttle binds
+    :data:`PER_PLAYER`; :data:`NOT_PER_PLAYER` left out). A throttle binds
     at rate / per-player rate (the stage's default: of ``ping``, the busiest route without its
     own), and for ``$connect``/``session`` also when a storm of N players exceeds a full bucket plus
     :data:`STORM_SECONDS` of refill: N = rate x :data:`STORM_SECONDS` + burst. A reservation
@@ -235,7 +243,7 @@ def bindings(limits: StageLimits) -> list[Binding]:
     for key, t in sorted(limits.routes.items()):
         throttle(f"route {key}", t, PER_PLAYER[key], key in STORM_ROUTES)
     for module, reserved in sorted(limits.reserved.items()):
-        if module == "watchdog":
+        if module in NOT_PER_PLAYER:
             continue
         rate_key = FUNCTION_RATE[module]
         held = MEAN_DURATION_S.get(rate_key, ROUTE_DURATION_S) * CONCURRENCY_FACTOR

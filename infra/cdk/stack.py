@@ -14,11 +14,13 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
+from functions.streams import STREAMS
 from infra.cdk.constructs.deadline_clock import DeadlineClock
 from infra.cdk.constructs.edge import EdgeGuard
 from infra.cdk.constructs.functions import Functions, FunctionsProps
 from infra.cdk.constructs.monitoring import Monitoring, MonitoringProps
 from infra.cdk.constructs.nag import acknowledge
+from infra.cdk.constructs.streams import StreamSources
 from infra.cdk.constructs.table import GameTable
 from infra.cdk.constructs.websocket import WebSocketApi
 from infra.cdk.runtime_version import LAMBDA_PYTHON_VERSION
@@ -110,7 +112,8 @@ STAGES: dict[str, StageConfig] = {
 
 
 class WordleTournamentStack(Stack):
-    """Table, functions, WebSocket API, deadline clock and monitoring of one stage.
+    """Table, functions, WebSocket API, deadline clock, the stream's event sources and
+    monitoring of one stage.
 
     Args: config — the stage; layer_dir — the dependency layer's folder (``infra.cdk.layer``; tests
     pass a stub); code_root — the folder holding ``functions/``, ``shared/``, ``wordlists/``;
@@ -213,6 +216,13 @@ class WordleTournamentStack(Stack):
         # code); IAM authorises them on the machine's own ARN (AWS, "Authorization for
         # versions and aliases": https://docs.aws.amazon.com/step-functions/latest/dg/auth-version-alias.html)
         functions.attach_state_machine(clock.state_machine.state_machine_arn, clock.live_arn)
+        streams = StreamSources(
+            self,
+            "Streams",
+            table=data.table,
+            aliases={module: functions.live[module] for module in STREAMS},
+            streams=STREAMS,
+        )
         monitoring = Monitoring(
             self,
             "Monitoring",
@@ -225,6 +235,8 @@ class WordleTournamentStack(Stack):
                 stage_name=config.name,
                 access_logs=websocket.access_logs,
                 table=data.table,
+                stream_functions=tuple(STREAMS),
+                failure_queues=streams.failure_queues,
                 metrics_namespace=METRICS_NAMESPACE,
                 service_name=service_name,
                 thresholds=config.alarm_thresholds,

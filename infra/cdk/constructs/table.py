@@ -36,7 +36,8 @@ def _keys(key_schema: list[dict[str, str]]) -> tuple[dynamodb.Attribute, dynamod
 
 
 class GameTable(Construct):
-    """One on-demand table with point-in-time recovery and TTL; in a stage that keeps its data
+    """One on-demand table with point-in-time recovery, TTL and a stream
+    (``schema.STREAM_VIEW_TYPE``); in a stage that keeps its data
     (prod) also deletion protection and CloudFormation's ``RetainExceptOnCreate`` (kept on stack
     deletion, deleted by the rollback of the operation that created it).
 
@@ -81,6 +82,8 @@ class GameTable(Construct):
                 point_in_time_recovery_enabled=True
             ),
             time_to_live_attribute=schema.TTL_ATTRIBUTE,
+            # the history function reads it (``functions.streams``): old and new images
+            stream=dynamodb.StreamViewType(schema.STREAM_VIEW_TYPE),
             deletion_protection=retain_data,
             # RetainExceptOnCreate: kept but for a rollback of the create (``infra.cdk.stack``,
             # ``retained_removal_policy``)
