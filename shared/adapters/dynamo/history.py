@@ -267,6 +267,7 @@ class DynamoHistory:
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
+            # conditional: in the transaction, the history entry's attribute_not_exists
             {
                 "Update": {
                     "TableName": self._table,
@@ -293,6 +294,7 @@ class DynamoHistory:
                     ),
                 }
             },
+            # conditional: in the transaction, the history entry's attribute_not_exists
             {
                 "Update": {
                     "TableName": self._table,
@@ -322,6 +324,7 @@ class DynamoHistory:
             },
         ]
         try:
+            # conditional: the history entry's Put carries attribute_not_exists(pk)
             self.client.transact_write_items(TransactItems=ops)
         except ClientError as err:
             if _cancelled_by_condition(err):
@@ -427,6 +430,7 @@ class DynamoHistory:
                 continue
             names = {f"#c{i}": name for i, name in enumerate(counts)}
             ops.append(
+                # conditional: in the transaction, the board entry's version condition
                 {
                     "Update": {
                         "TableName": self._table,
@@ -447,10 +451,11 @@ class DynamoHistory:
             *self._count_ops(move.after.player_id, move.removed, move.added),
         ]
         try:
+            # the entry's Put (``_entry_op``) carries the version condition
             if len(ops) == 1:
-                self.client.put_item(**ops[0]["Put"])
+                self.client.put_item(**ops[0]["Put"])  # conditional: see ``_entry_op``
             else:
-                self.client.transact_write_items(TransactItems=ops)
+                self.client.transact_write_items(TransactItems=ops)  # conditional: see above
         except ClientError as err:
             if _failed_condition(err) or _cancelled_by_condition(err):
                 return False
@@ -482,4 +487,6 @@ class DynamoHistory:
         return renamed
 
     def forget(self, player_id: str) -> None:
+        # unconditional: the profile is gone for good (its TTL removal); a repeat deletes
+        # nothing, and no later record of the player writes statistics again
         self.client.delete_item(TableName=self._table, Key=to_av(schema.stats_key(player_id)))
