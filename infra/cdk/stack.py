@@ -223,6 +223,14 @@ class WordleTournamentStack(Stack):
             aliases={module: functions.live[module] for module in STREAMS},
             streams=STREAMS,
         )
+        for module, queue in streams.failure_queues.items():
+            name = "".join(part.capitalize() for part in module.split("_"))
+            CfnOutput(
+                self,
+                f"{name}FailureQueueUrl",
+                value=queue.queue_url,
+                description=f"Failed {module} stream batches (infra/RUNBOOK.md, redrive)",
+            )
         monitoring = Monitoring(
             self,
             "Monitoring",

@@ -117,35 +117,25 @@ def _play(backend: Any) -> None:
 
 
 def _stream(backend: Any, recorder: _Recorder) -> None:
-    """Every record of the table's stream so far (moto's, in the harness) that a mapping's
-    filters keep, in batches of its size, through its function, attributed to it."""
-    from moto.backends import get_backend
-    from moto.core import DEFAULT_ACCOUNT_ID
-
+    """The table's stream so far through each stream function, as the twin delivers it
+    (``Backend.deliver_streams``), attributed to it."""
     from infra.emulator.emulator import bind
-    from infra.emulator.streams import lambda_record, matches_any
-    from infra.emulator.testing import LambdaContext
 
-    # moto's mock answers no dynamodbstreams call (404 "Not yet implemented" under
-    # mock_aws, unlike its server): the shard's records are read from its backend
-    table = get_backend("dynamodb")[DEFAULT_ACCOUNT_ID]["us-east-1"].tables[backend.table_name]
-    arn = table.latest_stream_label and table.table_arn + "/stream/" + table.latest_stream_label
-    records = [r.to_json() for r in table.stream_shard.items]
-    for module, source in STREAMS.items():
-        kept = [
-            r
-            for r in (lambda_record(raw, arn, "us-east-1") for raw in records)
-            if matches_any(source.filters, r)
-        ]
-        assert kept, f"the game wrote nothing {module} reads"
-        handler = bind(source.target, backend.deps)
+    def attributed(module: str, handler: Any) -> Any:
+        def run(event: dict[str, Any], context: Any) -> Any:
+            recorder._stack.append(module)
+            try:
+                return handler(event, context)
+            finally:
+                recorder._stack.pop()
+
+        return run
+
+    handlers = {m: attributed(m, bind(s.target, backend.deps)) for m, s in STREAMS.items()}
+    for module, poller in backend.deliver_streams(handlers).items():
+        assert poller.delivered > 0, f"the game wrote nothing {module} reads"
+        assert poller.failures == []
         recorder.invoked.add(module)
-        recorder._stack.append(module)
-        try:
-            for at in range(0, len(kept), source.batch_size):
-                handler({"Records": kept[at : at + source.batch_size]}, LambdaContext())
-        finally:
-            recorder._stack.pop()
 
 
 def _party_and_strays(backend: Any) -> None:

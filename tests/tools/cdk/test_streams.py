@@ -6,6 +6,7 @@ encrypted failure queue, and the stream's alarms (iterator age, failure queue de
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,3 +111,12 @@ def test_the_stream_alarms_watch_the_iterator_age_and_the_failure_queue(synthesi
     assert depth["Namespace"] == "AWS/SQS"
     assert render(depth["Dimensions"][0]["Value"]) == f"<{queue_id}.QueueName>"
     assert depth["Threshold"] == 1
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_the_failure_queue_url_is_an_output_for_the_runbook(synthesized, stage):
+    template = synthesized.templates[stage]
+    (queue_id,) = resources(template, "AWS::SQS::Queue")
+    assert template["Outputs"]["HistoryFailureQueueUrl"]["Value"] == {"Ref": queue_id}
+    runbook = (Path(__file__).resolve().parents[3] / "infra" / "RUNBOOK.md").read_text()
+    assert "`HistoryFailureQueueUrl`" in runbook

@@ -186,3 +186,22 @@ def test_a_write_to_the_table_reaches_the_stream_function_eventually() -> None:
         assert emu.streams == {}
 
     asyncio.run(asyncio.wait_for(scenario(), timeout=90))
+
+
+# -- the harness delivers the stream when a test says so --------------------------------------
+
+
+def test_the_harness_delivers_the_stream_once_when_asked(backend: Any) -> None:
+    history = Recording()
+    player = backend.player("ada")
+    assert history.keys() == []
+    (poller,) = backend.deliver_streams({"history": history}).values()
+    assert history.keys() == [(f"PLAYER#{player.id}", "INSERT")]
+    backend.deliver_streams()
+    assert history.keys() == [(f"PLAYER#{player.id}", "INSERT")]  # each record once
+    player.send("nickname", nickname="Grace")
+    backend.deliver_streams()
+    assert history.keys()[1:] == [(f"PLAYER#{player.id}", "MODIFY")]
+    record = history.records[-1]["dynamodb"]
+    assert record["NewImage"] != record["OldImage"]
+    assert poller.failures == []
