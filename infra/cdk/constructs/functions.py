@@ -92,6 +92,8 @@ class FunctionSpec:
     timeout_s: int
     table: TableAccess = TableAccess.READ_WRITE
     indexes: tuple[str, ...] = ()
+    queries_table: bool = False
+    """Query on the table itself (a player's history entries, a tournament's record)."""
     pushes: bool = True
     schedules: bool = True
     settings: tuple[str, ...] = ()
@@ -202,6 +204,15 @@ SPECS: dict[str, FunctionSpec] = {
             FUNCTION_TIMEOUT_S["party"],
             settings=_MESSAGE,
             description="party_* actions",
+        ),
+        FunctionSpec(
+            "progression",
+            512,
+            FUNCTION_TIMEOUT_S["progression"],
+            indexes=(schema.GSI_BOARD,),
+            queries_table=True,
+            settings=_MESSAGE,
+            description="profile, leaderboard, history, replay: read-only",
         ),
         FunctionSpec(
             "apply_deadlines",
@@ -421,6 +432,12 @@ class Functions(Construct):
                     sid="ReadWriteItems",
                     actions=[*READ_ACTIONS, *WRITE_ACTIONS],
                     resources=[table_arn],
+                )
+            )
+        if spec.queries_table:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="QueryItems", actions=["dynamodb:Query"], resources=[table_arn]
                 )
             )
         if spec.indexes:
