@@ -86,16 +86,25 @@ PER_PLAYER: Final[dict[str, float]] = {
     "$disconnect": 8 / TOURNAMENT_PLAYER_SECONDS,
     "join": 8 / TOURNAMENT_PLAYER_SECONDS,
     "clock": 42 / TOURNAMENT_PLAYER_SECONDS,
+    "profile": 1 / TOURNAMENT_PLAYER_SECONDS,
+    "leaderboard": 2 / TOURNAMENT_PLAYER_SECONDS,
+    "history": 1 / TOURNAMENT_PLAYER_SECONDS,
+    "replay": 1 / TOURNAMENT_PLAYER_SECONDS,
+    "progression": 5 / TOURNAMENT_PLAYER_SECONDS,
 }
 """Messages or invocations per second per concurrent player ([B]: 221 pings, the busiest
 route on the stage's default throttle; 136 guess invocations, refused words included; one
 ``$connect``, ``session``, ``join`` and ``$disconnect`` per tournament: the upper bound; 42
 clock wakes). ``leave``,
 ``nickname``, ``party`` and ``$default`` are rare in [B]: counted as one per player per
-tournament (an assumption)."""
+tournament (an assumption). The read-only progression actions (issue 38) are not in [B]:
+assumed one ``profile``, two ``leaderboard`` (rating and weekly), one ``history`` and one
+``replay`` per player per tournament, five ``progression`` invocations in all."""
 
-MEAN_DURATION_S: Final[dict[str, float]] = {"clock": 0.0398}
-"""Mean billed duration per invocation ([B]); every route function: 0.0705 s."""
+MEAN_DURATION_S: Final[dict[str, float]] = {"clock": 0.0398, "progression": 0.15}
+"""Mean billed duration per invocation ([B]); every route function: 0.0705 s. ``progression``
+is an estimate, not a measurement: a rating ``leaderboard`` makes about 50 small reads one
+after the other (``shared.services.progression.leaderboard``), twice a route's mean."""
 ROUTE_DURATION_S: Final = 0.0705
 
 FUNCTION_RATE: Final[dict[str, str]] = {
@@ -108,6 +117,7 @@ FUNCTION_RATE: Final[dict[str, str]] = {
     "nickname": "session",
     "party": "session",
     "default": "session",
+    "progression": "progression",
     "apply_deadlines": "clock",
 }
 """Function module -> the :data:`PER_PLAYER` rate that invokes it."""
@@ -130,6 +140,7 @@ FUNCTION_TIMEOUT_S: Final[dict[str, int]] = {
     "guess": 10,
     "nickname": 10,
     "party": 20,
+    "progression": 10,
     "apply_deadlines": CLOCK_FUNCTION_TIMEOUT_S,
     "watchdog": 60,
     "history": 60,
@@ -167,6 +178,7 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
             "guess": 10,
             "nickname": 2,
             "party": 3,
+            "progression": 2,
         },
         target_players=500,
     ),
@@ -177,6 +189,12 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
             "$connect": Throttle(3_500, 5_000),
             "session": Throttle(3_500, 5_000),
             "guess": Throttle(4_000, 8_000),
+            # the read-only progression routes (issue 38): a few per player per tournament;
+            # capped so that a flood of reads cannot take the stage's default bucket
+            "profile": Throttle(100, 200),
+            "leaderboard": Throttle(200, 400),
+            "history": Throttle(100, 200),
+            "replay": Throttle(100, 200),
         },
         reserved={
             "apply_deadlines": 150,
@@ -191,6 +209,7 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
             "guess": 800,
             "nickname": 50,
             "party": 50,
+            "progression": 100,
         },
         target_players=TARGET_PLAYERS,
     ),

@@ -161,6 +161,7 @@ class Backend:
         import boto3
 
         from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
+        from shared.adapters.dynamo.boards import DynamoProgression
         from shared.adapters.dynamo.schema import create_tables
         from shared.adapters.dynamo.store import DynamoStore
         from shared.adapters.dynamo.switch import DynamoGameSwitch
@@ -190,6 +191,7 @@ class Backend:
             notifier=self.notifier,
             clock=self.clock,
             switch=DynamoGameSwitch(self.client, self.table_name),
+            progression=DynamoProgression(self.client, self.table_name),
             lexicon=lexicon,
             rng=lambda: random.Random(rng.random()),
             ids=lambda: f"id{next(counter):04d}",

@@ -20,6 +20,7 @@ from shared.services.ports import (
     Lexicon,
     Limiter,
     Notifier,
+    Progression,
     Store,
 )
 
@@ -153,6 +154,7 @@ def build(
     metrics: Callable[[str, float], None] = powertools_metric,
     limiter: Limiter | None = None,
     switch: GameSwitch | None = None,
+    progression: Progression | None = None,
     session: Any = None,
     fan_out: Callable[[Sequence[Callable[[], int]]], list[int]] | None = None,
     history: HistoryStore | None = None,
@@ -167,7 +169,9 @@ def build(
     transports registered (``infra.emulator.inprocess``). ``switch``: the kill switch; default:
     ``DynamoGameSwitch`` on the table when the store is built here, else None (never paused).
     ``history``: the progression items; default: ``DynamoHistory`` on the store's table when the
-    store is a ``DynamoStore`` (built here or passed in), else None."""
+    store is a ``DynamoStore`` (built here or passed in), else None;
+    ``progression``: the progression reads; default: ``DynamoProgression`` on the table when
+    the store is built here, else None."""
     sessions: list[Any] = [] if session is None else [session]
 
     def boto_session() -> Any:
@@ -194,6 +198,10 @@ def build(
         store = DynamoStore(dynamodb, settings.table_name, clock.now_ms)
         if switch is None:
             switch = DynamoGameSwitch(dynamodb, settings.table_name)
+        if progression is None:
+            from shared.adapters.dynamo.boards import DynamoProgression
+
+            progression = DynamoProgression(dynamodb, settings.table_name)
     if history is None:
         from shared.adapters.dynamo.store import DynamoStore
 
@@ -234,6 +242,7 @@ def build(
         metrics=metrics,
         limiter=limiter,
         switch=switch,
+        progression=progression,
         max_message_bytes=settings.max_message_bytes,
         watchdog_grace_ms=round(settings.watchdog_grace_seconds * 1000),
         fair_play=fair_play(settings),

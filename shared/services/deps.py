@@ -20,6 +20,7 @@ from shared.services.ports import (
     Lexicon,
     Limiter,
     Notifier,
+    Progression,
     Store,
 )
 
@@ -100,6 +101,8 @@ class Deps:
     - ``metrics``: counts an operational metric ``(name, count)`` (Powertools on Lambda);
     - ``limiter``: the per-connection message rate limit the entrypoints apply (None: none);
     - ``switch``: the operators' kill switch (None: never paused);
+    - ``progression``: the read side of profiles, leaderboards, history and replays (issue
+      38; None: those actions are unavailable);
     - ``fair_play``: the identity limits and farm detection (``FairPlay``);
     - ``watchdog_grace_ms``, ``watchdog_budget_ms``, ``fan_out``: the watchdog's settings;
     - ``max_attempts``, ``backoff_base_s``, ``backoff_cap_s``: the retry policy
@@ -119,6 +122,7 @@ class Deps:
     metrics: Callable[[str, float], None] = no_metric
     limiter: Limiter | None = None
     switch: GameSwitch | None = None
+    progression: Progression | None = None
     max_message_bytes: int = MAX_FRAME_BYTES
     """The largest inbound frame the entrypoints accept (API Gateway's 32 KB frame)."""
     watchdog_grace_ms: int = 5_000

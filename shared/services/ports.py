@@ -286,3 +286,68 @@ class Limiter(Protocol):
         ...
 
     def forget(self, connection_id: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BoardLine:
+    """One leaderboard entry as stored: the player, the name shown and the score (rating, or
+    rating points gained in a week)."""
+
+    player_id: str
+    nickname: str
+    score: int
+
+
+class Progression(Protocol):
+    """The read side of issue 38 (``shared.adapters.dynamo.boards.DynamoProgression``; in
+    memory: ``shared.adapters.memory_progression.InMemoryProgression``): statistics,
+    per-player history, the leaderboards and tournament records, as the history function
+    writes them. Every read
+    is eventually consistent and read-only; the read units each costs are stated on the
+    adapter and in ``shared/domain/RULINGS.md``, "Progression: reads"."""
+
+    def stats(self, player_id: str) -> dict[str, Any] | None:
+        """The player's ``STATS`` item, or None before the first finished tournament."""
+        ...
+
+    def history(
+        self, player_id: str, limit: int, before: str | None = None
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """Up to ``limit`` of the player's ``HIST#`` items, newest first, each with its
+        ``sk``; only those whose sort key is below ``before`` when given. Second: True when
+        older ones remain."""
+        ...
+
+    def rating_top(self, limit: int) -> list[BoardLine]:
+        """The rating board's best ``limit`` entries, best first, ties by player id."""
+        ...
+
+    def weekly_top(self, language: str, week: str, limit: int) -> list[BoardLine]:
+        """One language's week board's best ``limit`` entries (``week``: its Monday,
+        YYYY-MM-DD), best first, ties by player id."""
+        ...
+
+    def rating_entry(self, player_id: str) -> BoardLine | None:
+        """The player's rating board entry (None before the first rated tournament)."""
+        ...
+
+    def weekly_entry(self, language: str, week: str, player_id: str) -> BoardLine | None:
+        """The player's entry on one language's week board, or None."""
+        ...
+
+    def rating_ranks(self, scores: Iterable[int]) -> dict[int, int]:
+        """Each score's rank on the rating board: 1 + the number of entries with a higher
+        score (the histogram)."""
+        ...
+
+    def rating_around(self, line: BoardLine, n: int) -> tuple[list[BoardLine], list[BoardLine]]:
+        """The up to ``n`` entries just above ``line`` and the up to ``n`` just below it on
+        the rating board (order: score descending, then player id), each best first."""
+        ...
+
+    def tournament_record(
+        self, tournament_id: str
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """A finished tournament's ``RECORD`` item and its ``ROUND#`` items in round order,
+        or None when it has no summary (running, unknown or expired)."""
+        ...

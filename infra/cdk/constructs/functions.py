@@ -97,7 +97,8 @@ class FunctionSpec:
     schedules: bool = True
     queries_table: bool = False
     """Queries the table itself (not only ``indexes``): the history function reads a
-    tournament's round records (``TOURN#<id>``, ``ROUND#...``)."""
+    tournament's round records (``TOURN#<id>``, ``ROUND#...``), the progression function a
+    player's history entries and a tournament's record."""
     settings: tuple[str, ...] = ()
     description: str = ""
     machine_from_event: bool = False
@@ -206,6 +207,15 @@ SPECS: dict[str, FunctionSpec] = {
             FUNCTION_TIMEOUT_S["party"],
             settings=_MESSAGE,
             description="party_* actions",
+        ),
+        FunctionSpec(
+            "progression",
+            512,
+            FUNCTION_TIMEOUT_S["progression"],
+            indexes=(schema.GSI_BOARD,),
+            queries_table=True,
+            settings=_MESSAGE,
+            description="profile, leaderboard, history, replay: read-only",
         ),
         FunctionSpec(
             "apply_deadlines",

@@ -102,6 +102,8 @@ def test_connect_may_only_put_an_item(dev):
 
 
 def test_only_join_queries_the_waiting_index_and_only_the_watchdog_the_due_one(dev):
+    """... and only the read-only progression function the board index and the table (a
+    player's history, a tournament's record: issue 38)."""
     (table_id,) = resources(dev, "AWS::DynamoDB::Table")
     for module in SPECS:
         queries = {r for a, r in granted(dev, _role_of(dev, module)) if a == "dynamodb:Query"}
@@ -109,6 +111,7 @@ def test_only_join_queries_the_waiting_index_and_only_the_watchdog_the_due_one(d
             "join": {f"<{table_id}.Arn>/index/{schema.GSI_WAITING}"},
             "watchdog": {f"<{table_id}.Arn>/index/{schema.GSI_DUE}"},
             "history": {f"<{table_id}.Arn>"},  # a tournament's round records
+            "progression": {f"<{table_id}.Arn>", f"<{table_id}.Arn>/index/{schema.GSI_BOARD}"},
         }.get(module, set())
         assert queries == expected, module
 

@@ -152,10 +152,21 @@ def _party_and_strays(backend: Any) -> None:
     assert stray.errors[-2:] == ["unknown_action", "unknown_action"]
 
 
+def _progression(backend: Any) -> None:
+    """The read-only actions of issue 38, each of its reads once."""
+    reader = backend.player("reader")
+    reader.send("profile")
+    reader.send("leaderboard", board="rating")
+    reader.send("leaderboard", board="weekly", language="en")
+    reader.send("history")
+    reader.send("replay", tournament_id="id0001")
+
+
 def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
     recorder = _Recorder(backend, monkeypatch)
     _play(backend)
     _party_and_strays(backend)
+    _progression(backend)
     backend.clock.advance(24 * 3600 * 1000)
     backend.call("watchdog", {})
     _stream(backend, recorder)
@@ -176,7 +187,8 @@ def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
             assert spec.schedules, module
 
     # And why the grants are as wide as they are: join queries the
-    # waiting index, the watchdog the due index; $connect only records the connection.
+    # waiting index, the watchdog the due index, progression the board index and the table
+    # (history entries, records); $connect only records the connection.
     queried = {
         (module, index)
         for module, actions in recorder.actions.items()
@@ -184,6 +196,7 @@ def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
         if action == "dynamodb:Query"
     }
     assert {("join", "gsi_lobbies"), ("watchdog", "gsi_due")} <= queried
+    assert {("progression", "gsi_board"), ("progression", None)} <= queried
     assert recorder.actions["connect"] == {("dynamodb:PutItem", None)}
     assert "connect" not in recorder.pushed | recorder.scheduled
     assert {"guess", "apply_deadlines", "disconnect"} <= recorder.scheduled
