@@ -1161,7 +1161,7 @@ function ratingChart(points) {
       svg("text", { class: "tick", x: L - 6, y: y(v) + 4, "text-anchor": "end", key: "tick-" + v }, v)]),
     svg("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }),
     svg("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B }),
-    svg("text", { class: "tick", x: x(1), y: H - B + 16, "text-anchor": points.length === 1 ? "middle" : "start" },
+    svg("text", { class: "tick", x: x(1), y: H - B + 16, "text-anchor": points.length === 1 ? "end" : "start" },
       dateText(points[0].ended_ms, short)),
     points.length > 1 ? svg("text", { class: "tick", x: x(last), y: H - B + 16, "text-anchor": "end" },
       dateText(points[points.length - 1].ended_ms, short)) : null,
