@@ -149,10 +149,13 @@ class DynamoProgression:
         per_block: dict[int, int] = {}
         per_value: dict[int, int] = {}
         for item in self._batch_get(keys):
-            for b, n in (item.get("blocks") or {}).items():
-                per_block[int(b)] = per_block.get(int(b), 0) + int(n)
-            for v, n in (item.get("values") or {}).items():
-                per_value[int(v)] = per_value.get(int(v), 0) + int(n)
+            # counters are top-level attributes b<block> / v<rating> (the history adapter's
+            # BLOCK_PREFIX / VALUE_PREFIX: ADD works on top-level attributes only)
+            counts = per_block if item[schema.SK] == "BLOCKS" else per_value
+            for name, n in item.items():
+                number = name[1:]
+                if name[:1] in ("b", "v") and number.lstrip("-").isdigit():
+                    counts[int(number)] = counts.get(int(number), 0) + int(n)
         ranks: dict[int, int] = {}
         for score in wanted:
             block = score // schema.HISTOGRAM_BLOCK

@@ -146,7 +146,25 @@ def entry_item(entry: PlayerEntry) -> dict[str, Any]:
 
 
 def _image(av: dict[str, Any] | None) -> dict[str, Any] | None:
-    return from_av(av) if av else None
+    """An image of a Lambda stream event (attribute value JSON) as plain values."""
+    return from_av({k: _binary(v) for k, v in av.items()}) if av else None
+
+
+def _binary(value: dict[str, Any]) -> dict[str, Any]:
+    """An attribute value as boto3 reads it: in the Lambda event's JSON, ``B`` and ``BS`` are
+    base64 text (https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html); already decoded
+    bytes (a record read with boto3) pass through."""
+    import base64
+
+    if "B" in value and isinstance(value["B"], str):
+        return {"B": base64.b64decode(value["B"])}
+    if "BS" in value:
+        return {"BS": [base64.b64decode(b) if isinstance(b, str) else b for b in value["BS"]]}
+    if "M" in value:
+        return {"M": {k: _binary(v) for k, v in value["M"].items()}}
+    if "L" in value:
+        return {"L": [_binary(v) for v in value["L"]]}
+    return value
 
 
 def stream_change(record: dict[str, Any]) -> Tournament | ProfileChange | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.adapters.dynamo import schema
+from shared.adapters.dynamo.history import BLOCK_PREFIX, VALUE_PREFIX
 
 Put = Callable[[dict[str, Any]], None]
 
@@ -225,13 +226,16 @@ def put_rating_board(put: Put, lines: Iterable[tuple[str, str, int]]) -> None:
         )
         shard, block = schema.histogram_shard(pid), rating // schema.HISTOGRAM_BLOCK
         counts = blocks.setdefault(shard, {})
-        counts[str(block)] = counts.get(str(block), 0) + 1
+        name = f"{BLOCK_PREFIX}{block}"
+        counts[name] = counts.get(name, 0) + 1
         exact = values.setdefault((block, shard), {})
-        exact[str(rating)] = exact.get(str(rating), 0) + 1
+        name = f"{VALUE_PREFIX}{rating}"
+        exact[name] = exact.get(name, 0) + 1
+    # the history adapter's layout: one top-level counter attribute per block or rating
     for shard, counts in blocks.items():
-        put({**schema.rank_blocks_key(shard), "blocks": counts})
+        put({**schema.rank_blocks_key(shard), **counts})
     for (block, shard), exact in values.items():
-        put({**schema.rank_values_key(block, shard), "values": exact})
+        put({**schema.rank_values_key(block, shard), **exact})
 
 
 def put_weekly(

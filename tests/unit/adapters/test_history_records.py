@@ -6,6 +6,7 @@ only when its new image carries ``hist``, a player ``PROFILE`` record's old and 
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from shared.adapters.dynamo import schema
@@ -18,7 +19,19 @@ from shared.services.model import TournamentRecord
 from tests.unit.domain.helpers import play_round, start
 
 
+def _json(av: Any) -> Any:
+    """Attribute values as the Lambda event's JSON carries them: binary as base64 text."""
+    if isinstance(av, bytes | bytearray):
+        return base64.b64encode(bytes(av)).decode("ascii")
+    if isinstance(av, dict):
+        return {k: _json(v) for k, v in av.items()}
+    if isinstance(av, list):
+        return [_json(v) for v in av]
+    return av
+
+
 def _record(name: str, keys: dict[str, str], new: Any = None, old: Any = None) -> dict[str, Any]:
+    """One record as Lambda delivers it (JSON: the document's Binary attribute in base64)."""
     data: dict[str, Any] = {
         "Keys": to_av(keys),
         "SequenceNumber": "111",
@@ -30,15 +43,17 @@ def _record(name: str, keys: dict[str, str], new: Any = None, old: Any = None) -
         data["NewImage"] = to_av(new)
     if old is not None:
         data["OldImage"] = to_av(old)
-    return {
-        "eventID": "1",
-        "eventName": name,
-        "eventVersion": "1.1",
-        "eventSource": "aws:dynamodb",
-        "awsRegion": "us-east-1",
-        "dynamodb": data,
-        "eventSourceARN": "arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/x",
-    }
+    return _json(
+        {
+            "eventID": "1",
+            "eventName": name,
+            "eventVersion": "1.1",
+            "eventSource": "aws:dynamodb",
+            "awsRegion": "us-east-1",
+            "dynamodb": data,
+            "eventSourceARN": "arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/x",
+        }
+    )
 
 
 def _closed() -> Tournament:
