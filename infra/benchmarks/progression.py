@@ -1,0 +1,914 @@
+"""Benchmark, figure 3d: what progression (issue 38) adds per 8-player tournament — the items the
+history function writes (the lead's spec, ``shared/domain/RULINGS.md``, design notes,
+"Progression: capacity and cost"), built with the real keys of
+``shared.adapters.dynamo.schema`` and sized by DynamoDB's rules (``infra.benchmarks.units``);
+their write units (a transaction's items at 2x, index writes at 1x), the history function's
+invocations, the storage until each item's TTL, and the read actions' units. The round records
+are built from the played tournament's shape (rounds, duels, rows: ``TournamentRun``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+import string
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from boto3.dynamodb.types import TypeSerializer
+
+from infra.benchmarks import units
+from infra.benchmarks.storage import ITEM_OVERHEAD_BYTES, MONTH_S
+from shared.adapters.dynamo import schema
+from shared.domain.rating import INITIAL_RATING, rating_changes
+from shared.domain.tournament import LIVES, WORD_LENGTHS, DuelId
+
+AV = dict[str, Any]
+_SERIALIZER = TypeSerializer()
+
+PLAYERS = 8
+"""Players per tournament (``shared.domain.tournament.PLAYERS``)."""
+WORD_LENGTH = 5
+NICKNAME_CHARS = 12
+"""A typical nickname's length (at most ``shared.domain.nicknames.NICKNAME_MAX_CHARS``)."""
+LANGUAGES_PLAYED = 2
+"""Languages a player's statistics item carries counters for (typical)."""
+BATCH_SIZE = 100
+"""The history function's event source mapping: records per batch (spec, CDK)."""
+BATCH_WINDOW_S = 5
+"""The event source mapping's batching window (spec: a few seconds)."""
+HISTORY_MEMORY_MB = 256
+"""The history function's memory when the CDK source configures none yet (assumption)."""
+PROGRESSION_MEMORY_MB = 256
+"""The read actions' function (``progression``) memory when the CDK source has none yet."""
+CPU_MS_PER_RECORD = 2.0
+"""The history function's own CPU per stream record (decode the image, build items; stated:
+the tournament document's decode measured in figure 1b takes about 1 ms)."""
+STREAM_PRICING = "https://aws.amazon.com/dynamodb/pricing/on-demand/"
+"""GetRecords calls made by a Lambda trigger on the table's stream are free (this page, "Change
+data capture for DynamoDB Streams")."""
+
+
+def av(value: Any) -> AV:
+    """A Python value (str, int, bool, None, list, dict) in DynamoDB's attribute-value form."""
+    return _SERIALIZER.serialize(value)  # type: ignore[no-any-return]
+
+
+def item(key: dict[str, str], **attributes: Any) -> AV:
+    """An item: its key (``schema`` key function) and plain attributes, in attribute-value form."""
+    return {k: av(v) for k, v in {**key, **attributes}.items()}
+
+
+def week_of(ended_ms: int) -> str:
+    """The weekly board's week of a tournament ended at ``ended_ms``: its Monday (UTC), as
+    ``YYYY-MM-DD``."""
+    day = dt.datetime.fromtimestamp(ended_ms / 1000, dt.UTC).date()
+    return (day - dt.timedelta(days=day.weekday())).isoformat()
+
+
+def player_id(rng: random.Random) -> str:
+    """An id like ``shared.services.deps.new_id`` makes (16 hex digits)."""
+    return f"{rng.getrandbits(64):016x}"
+
+
+def nickname(rng: random.Random) -> str:
+    return "".join(rng.choice(string.ascii_letters) for _ in range(NICKNAME_CHARS))
+
+
+# ---------------------------------------------------------------------------- items (the spec)
+def duel_map(
+    rng: random.Random,
+    tid: str,
+    round_no: int,
+    index: int,
+    pair: Sequence[str],
+    rows: int,
+    length: int = WORD_LENGTH,
+) -> dict[str, Any]:
+    """One duel of a round record: ``rows`` rows alternating between the two players."""
+    secret = "".join(rng.choice(string.ascii_lowercase) for _ in range(length))
+    at = 1_800_000_000_000 + rng.randrange(10**6)
+    out = []
+    for r in range(rows):
+        skipped = rng.random() < 0.04
+        word = "".join(rng.choice(string.ascii_lowercase) for _ in range(length))
+        at += rng.randrange(3_000, 15_000)
+        out.append(
+            {
+                "player_id": pair[r % 2],
+                "word": None if skipped else word,
+                "tiles": None if skipped else list(word),
+                "marks": None
+                if skipped
+                else [rng.choice(("correct", "present", "absent")) for _ in word],
+                "skipped": skipped,
+                "at_ms": at,
+            }
+        )
+    return {
+        "duel_id": str(DuelId(tid, round_no, index)),
+        "players": list(pair),
+        "first": pair[0],
+        "word": secret,
+        "length": length,
+        "result": "win",
+        "winner": pair[0],
+        "reason": "solved",
+        "rows": out,
+    }
+
+
+def round_record(
+    tid: str, round_no: int, duels: list[dict[str, Any]], bye: str | None, ended_ms: int
+) -> AV:
+    return item(
+        schema.round_record_key(tid, round_no),
+        kind="round",
+        tournament_id=tid,
+        round_no=round_no,
+        bye=bye,
+        duels=duels,
+        ttl=schema.record_ttl(ended_ms),
+    )
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One player's outcome in a tournament."""
+
+    player_id: str
+    nickname: str
+    place: int
+    rating_before: int
+    rating_after: int
+
+
+def summary_record(
+    tid: str, language: str, started_ms: int, ended_ms: int, rounds: int, seats: list[Seat]
+) -> AV:
+    players = [
+        {
+            "player_id": s.player_id,
+            "nickname": s.nickname,
+            "place": s.place,
+            "rating_before": s.rating_before,
+            "rating_change": s.rating_after - s.rating_before,
+            "rating_after": s.rating_after,
+        }
+        for s in sorted(seats, key=lambda s: (s.place, s.player_id))
+    ]
+    return item(
+        schema.record_key(tid),
+        kind="record",
+        tournament_id=tid,
+        language=language,
+        started_ms=started_ms,
+        ended_ms=ended_ms,
+        rounds=rounds,
+        players=players,
+        ttl=schema.record_ttl(ended_ms),
+    )
+
+
+def history_entry(seat: Seat, tid: str, language: str, ended_ms: int, seats: list[Seat]) -> AV:
+    opponents = [
+        {"player_id": s.player_id, "nickname": s.nickname}
+        for s in seats
+        if s.player_id != seat.player_id
+    ]
+    return item(
+        schema.player_history_key(seat.player_id, ended_ms, tid),
+        tournament_id=tid,
+        ended_ms=ended_ms,
+        language=language,
+        place=seat.place,
+        players=len(seats),
+        rating_before=seat.rating_before,
+        rating_after=seat.rating_after,
+        opponents=opponents,
+        ttl=schema.record_ttl(ended_ms),
+    )
+
+
+def stats_item(pid: str, tournaments: int, languages: Sequence[str], week: str) -> AV:
+    """A player's statistics after ``tournaments`` tournaments spread over ``languages``."""
+    counters: dict[str, Any] = {
+        "tournaments": tournaments,
+        "wins": tournaments // 8,
+        "podiums": tournaments * 3 // 8,
+        "place_sum": tournaments * 9 // 2,
+        "best_rating": INITIAL_RATING + 137,
+        "weeks": dict.fromkeys(languages, week),
+    }
+    for lang in languages:
+        counters[f"lang_{lang}_n"] = tournaments // len(languages)
+        counters[f"lang_{lang}_places"] = tournaments * 9 // 2 // len(languages)
+    return item(schema.stats_key(pid), **counters)
+
+
+def weekly_entry(language: str, week: str, seat: Seat, points: int) -> AV:
+    start = dt.datetime.fromisoformat(week).replace(tzinfo=dt.UTC)
+    return item(
+        schema.weekly_entry_key(language, week, seat.player_id),
+        board_pk=schema.weekly_board_pk(language, week, seat.player_id),
+        board_score=points,
+        player_id=seat.player_id,
+        nickname=seat.nickname,
+        language=language,
+        week=week,
+        ttl=int(start.timestamp()) + schema.WEEKLY_TTL_SECONDS,
+    )
+
+
+def rating_entry(pid: str, nick: str, rating: int, version: int) -> AV:
+    return item(
+        schema.rating_entry_key(pid),
+        board_pk=schema.rating_board_pk(pid),
+        board_score=rating,
+        player_id=pid,
+        nickname=nick,
+        version=version,
+    )
+
+
+def blocks_item(shard: int, counts: dict[int, int]) -> AV:
+    return item(schema.rank_blocks_key(shard), blocks={str(b): n for b, n in counts.items()})
+
+
+def values_item(block: int, shard: int, counts: dict[int, int]) -> AV:
+    return item(schema.rank_values_key(block, shard), values={str(r): n for r, n in counts.items()})
+
+
+# ---------------------------------------------------------------------------- write units
+@dataclass
+class Writes:
+    """Write units by line (``table`` at the request's rate, ``index`` = ``gsi_board``)."""
+
+    lines: dict[str, list[float]] = field(default_factory=dict)
+    """line -> [requests, table WRU, index WRU]."""
+
+    def add(
+        self, line: str, old: AV | None, new: AV | None, *, factor: int = 1, requests: float = 0
+    ) -> None:
+        size = max(units.item_size(old), units.item_size(new))
+        row = self.lines.setdefault(line, [0.0, 0.0, 0.0])
+        row[0] += requests
+        row[1] += units.write_units(size) * factor
+        row[2] += units.index_write_units(old, new)
+
+    @property
+    def table(self) -> float:
+        return sum(r[1] for r in self.lines.values())
+
+    @property
+    def index(self) -> float:
+        return sum(r[2] for r in self.lines.values())
+
+    @property
+    def requests(self) -> float:
+        return sum(r[0] for r in self.lines.values())
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the played tournament looked like (from ``TournamentRun``)."""
+
+    rounds: int
+    duels: int
+    rows: int
+    duration_ms: int
+
+
+@dataclass
+class Tournament:
+    """One finished tournament's progression items, as the history function writes them."""
+
+    rounds: list[AV]
+    summary: AV
+    seats: list[Seat]
+    history: list[AV]
+    stats_before: list[AV]
+    stats_after: list[AV]
+    weekly_before: list[AV | None]
+    weekly_after: list[AV]
+    entries_before: list[AV | None]
+    entries_after: list[AV]
+    histogram: list[tuple[AV | None, AV]]
+    """Each histogram item a board transaction updates: (before, after)."""
+    language: str
+    ended_ms: int
+
+
+def build(
+    shape: Shape, seed: int = 1, language: str = "en", word_length: int = WORD_LENGTH
+) -> Tournament:
+    """The items of one 8-player tournament of ``shape`` with typical players: ratings near the
+    default, a statistics item after 20 tournaments in 2 languages, a weekly entry already
+    on the board, and histogram items as full as at 1 M players (every block and value
+    counted). The rounds share ``shape.duels`` evenly, the duels ``shape.rows``."""
+    rng = random.Random(seed)
+    tid = player_id(rng)
+    started = 1_800_000_000_000
+    ended = started + shape.duration_ms
+    week = week_of(ended)
+    pids = [player_id(rng) for _ in range(PLAYERS)]
+    nicks = [nickname(rng) for _ in range(PLAYERS)]
+    ratings = [INITIAL_RATING + rng.randrange(-150, 150) for _ in range(PLAYERS)]
+    places = list(range(1, PLAYERS + 1))
+    changes = rating_changes(ratings, places)
+    seats = [
+        Seat(p, n, pl, r, r + c)
+        for p, n, pl, r, c in zip(pids, nicks, places, ratings, changes, strict=True)
+    ]
+    rows_per_duel = shape.rows / max(1, shape.duels)
+    rounds: list[AV] = []
+    made = 0
+    for n in range(1, shape.rounds + 1):
+        duels = []
+        count = (shape.duels * n) // shape.rounds - (shape.duels * (n - 1)) // shape.rounds
+        for i in range(count):
+            rows = round(rows_per_duel * (made + 1)) - round(rows_per_duel * made)
+            made += 1
+            pair = (pids[(2 * i) % PLAYERS], pids[(2 * i + 1) % PLAYERS])
+            duels.append(duel_map(rng, tid, n, i, pair, rows, word_length))
+        bye = pids[-1] if count * 2 < PLAYERS and count % 2 == 1 else None
+        rounds.append(round_record(tid, n, duels, bye, ended))
+    summary = summary_record(tid, language, started, ended, shape.rounds, seats)
+    history = [history_entry(s, tid, language, ended, seats) for s in seats]
+    langs = [language, "es" if language != "es" else "en"][:LANGUAGES_PLAYED]
+    stats_before = [stats_item(s.player_id, 20, langs, week) for s in seats]
+    stats_after = [stats_item(s.player_id, 21, langs, week) for s in seats]
+    weekly_before: list[AV | None] = [weekly_entry(language, week, s, 40) for s in seats]
+    weekly_after = [
+        weekly_entry(language, week, s, 40 + s.rating_after - s.rating_before) for s in seats
+    ]
+    entries_before: list[AV | None] = [
+        rating_entry(s.player_id, s.nickname, s.rating_before, 41) for s in seats
+    ]
+    entries_after = [rating_entry(s.player_id, s.nickname, s.rating_after, 42) for s in seats]
+    histogram: list[tuple[AV | None, AV]] = []
+    full_blocks = {b: 3_000 + 40 * b for b in range(6, 38)}  # 400..2400: every block counted
+    for s in seats:
+        shard = schema.histogram_shard(s.player_id)
+        histogram.append((blocks_item(shard, full_blocks), blocks_item(shard, full_blocks)))
+        for block in sorted(
+            {s.rating_before // schema.HISTOGRAM_BLOCK, s.rating_after // schema.HISTOGRAM_BLOCK}
+        ):
+            base = block * schema.HISTOGRAM_BLOCK
+            full = {base + v: 120 for v in range(schema.HISTOGRAM_BLOCK)}
+            histogram.append((values_item(block, shard, full), values_item(block, shard, full)))
+    return Tournament(
+        rounds,
+        summary,
+        seats,
+        history,
+        stats_before,
+        stats_after,
+        weekly_before,
+        weekly_after,
+        entries_before,
+        entries_after,
+        histogram,
+        language,
+        ended,
+    )
+
+
+def writes(t: Tournament) -> Writes:
+    """The history function's writes for ``t`` (spec, write side 2): each round record and the
+    summary a conditional Put; per player a transaction (history entry, statistics, weekly
+    entry: 2x), the best-rating Update (1 WRU whether its condition holds or not), and the
+    board transaction (rating entry + its histogram items: 2x) with ``gsi_board``'s writes."""
+    w = Writes()
+    for r in t.rounds:
+        w.add("round records (conditional Put)", None, r, requests=1)
+    w.add("summary (conditional Put)", None, t.summary, requests=1)
+    for i in range(len(t.seats)):
+        w.add("per player: history entry (transaction)", None, t.history[i], factor=2, requests=1)
+        w.add("per player: statistics (transaction)", t.stats_before[i], t.stats_after[i], factor=2)
+        w.add(
+            "per player: weekly entry (transaction)",
+            t.weekly_before[i],
+            t.weekly_after[i],
+            factor=2,
+        )
+        w.add("per player: best rating (Update)", None, {"k": av("x")}, requests=1)
+        w.add(
+            "per player: rating entry (transaction)",
+            t.entries_before[i],
+            t.entries_after[i],
+            factor=2,
+            requests=1,
+        )
+    for before, after in t.histogram:
+        w.add("per player: histogram counters (transaction)", before, after, factor=2)
+    return w
+
+
+# ---------------------------------------------------------------------------- invocations
+@dataclass(frozen=True)
+class Invocations:
+    """The history function's invocations per tournament (stream batches)."""
+
+    records: int
+    """Stream records the event filter passes per tournament."""
+    quiet: int
+    """Upper bound: a quiet table, every batching window holding one tournament's records (one
+    per round closed, the last round's with the end's profile records)."""
+    busy: float
+    """At scale: full batches of ``BATCH_SIZE`` records."""
+    calls_per_tournament: int
+    """DynamoDB calls the function makes per tournament."""
+
+
+def invocations(t: Tournament, profile_writes: int) -> Invocations:
+    """``profile_writes``: PROFILE writes per tournament (the filter passes every PROFILE
+    record: it cannot compare the old and new images)."""
+    records = len(t.rounds) + profile_writes
+    calls = len(t.rounds) + 1 + 1 + len(t.seats) * 3  # puts, the rounds Query, per player 3
+    return Invocations(records, len(t.rounds), records / BATCH_SIZE, calls)
+
+
+# ---------------------------------------------------------------------------- reads
+def read_units_of(items: Iterable[AV | None], *, per_item: bool) -> float:
+    """Eventually consistent read units of reading ``items``: per item (GetItem, BatchGetItem)
+    or summed then rounded (Query)."""
+    sizes = [units.item_size(i) for i in items if i is not None]
+    if per_item:
+        return sum(units.read_units(s, consistent=False) for s in sizes)
+    return units.read_units(sum(sizes), consistent=False)
+
+
+def index_entry(entry: AV) -> AV:
+    """What ``gsi_board`` keeps of ``entry`` (its keys and ``BOARD_PROJECTION``)."""
+    keep = {schema.PK, schema.SK, "board_pk", "board_score", *schema.BOARD_PROJECTION}
+    return {k: v for k, v in entry.items() if k in keep}
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """Read units of each read action (eventually consistent; spec, read side)."""
+
+    profile: float
+    rating_top: float
+    rating_rank: float
+    rating_around: float
+    rating_board: float
+    weekly_board: float
+    history_page: float
+    replay: float
+
+
+def read_plan(t: Tournament) -> ReadPlan:
+    """From ``t``'s item sizes: profile = PROFILE + STATS GetItems + a Query of the last 100
+    ``HIST#`` entries; rating board = ``RATING_BOARD_SHARDS`` Queries of 100 index entries (top)
+    + BatchGetItem of ``2 x HISTOGRAM_SHARDS`` histogram items (rank) + 2 Queries of 5 per shard
+    (around) + the caller's entry; weekly = ``WEEKLY_BOARD_SHARDS`` Queries of 100 + the caller's
+    entry; history = a Query of 20 entries; replay = a Query of the summary and round records +
+    BatchGetItem of the 8 profiles (about 200 bytes each, ``infra.benchmarks.storage``)."""
+    entry = index_entry(t.entries_after[0])
+    weekly = index_entry(t.weekly_after[0])
+    profile_bytes = 200
+    stats = units.read_units(units.item_size(t.stats_after[0]), consistent=False)
+    hist_page = read_units_of([t.history[0]] * 100, per_item=False)
+    top = schema.RATING_BOARD_SHARDS * read_units_of([entry] * 100, per_item=False)
+    blocks = [after for after, _ in t.histogram[:1]]
+    values = [after for after, _ in t.histogram[1:2]]
+    rank = schema.HISTOGRAM_SHARDS * (
+        read_units_of(blocks, per_item=True) + read_units_of(values, per_item=True)
+    )
+    around = 2 * schema.RATING_BOARD_SHARDS * read_units_of([entry] * 5, per_item=False)
+    me = read_units_of([t.entries_after[0]], per_item=True)
+    weekly_top = schema.WEEKLY_BOARD_SHARDS * read_units_of([weekly] * 100, per_item=False)
+    replay = read_units_of([t.summary, *t.rounds], per_item=False) + len(t.seats) * 0.5
+    return ReadPlan(
+        profile=0.5 * math.ceil(profile_bytes / 4096) + stats + hist_page,
+        rating_top=top,
+        rating_rank=rank,
+        rating_around=around,
+        rating_board=top + rank + around + me,
+        weekly_board=weekly_top + read_units_of([t.weekly_after[0]], per_item=True),
+        history_page=read_units_of([t.history[0]] * 20, per_item=False),
+        replay=replay,
+    )
+
+
+# ---------------------------------------------------------------------------- storage
+def stored_bytes(items: Iterable[AV | None]) -> int:
+    """Billed bytes (DynamoDB's size + ``ITEM_OVERHEAD_BYTES`` each)."""
+    return sum(units.item_size(i) + ITEM_OVERHEAD_BYTES for i in items if i is not None)
+
+
+def storage_gb_months(t: Tournament) -> dict[str, tuple[int, float]]:
+    """Per kind: (billed bytes per tournament, GB-months until the TTL). Records and history
+    entries are kept ``RECORD_TTL_SECONDS``; a weekly entry ``WEEKLY_TTL_SECONDS`` (charged here
+    in full to one tournament, though a week's tournaments of a player share it). Statistics,
+    rating entries and histogram items are kept per player, not per tournament: left out."""
+    year = schema.RECORD_TTL_SECONDS / MONTH_S
+    weeks = schema.WEEKLY_TTL_SECONDS / MONTH_S
+    rounds = stored_bytes(t.rounds)
+    summary = stored_bytes([t.summary])
+    history = stored_bytes(t.history)
+    weekly = stored_bytes(t.weekly_after) + stored_bytes(index_entry(e) for e in t.weekly_after)
+    return {
+        "round records": (rounds, rounds * year / 1e9),
+        "summary": (summary, summary * year / 1e9),
+        "history entries": (history, history * year / 1e9),
+        "weekly entries (+ index)": (weekly, weekly * weeks / 1e9),
+    }
+
+
+# ---------------------------------------------------------------------------- the bill
+READS_PER_PLAYER: dict[str, float] = {
+    "profile": 1.0,
+    "rating board": 1.0,
+    "weekly board": 1.0,
+    "history page": 1.0,
+    "replay": 0.5,
+}
+"""Read actions per player per tournament (assumption: a look at each screen after a
+tournament, every other player opening the replay)."""
+READ_CALLS: dict[str, int] = {
+    "profile": 3,
+    "rating board": schema.RATING_BOARD_SHARDS * 3 + 2,
+    "weekly board": schema.WEEKLY_BOARD_SHARDS + 1,
+    "history page": 1,
+    "replay": 2,
+}
+"""DynamoDB calls per read action (spec, read side): profile = PROFILE, STATS, a ``HIST#``
+Query; rating board = per shard the top Query and 2 "around" Queries, the histogram
+BatchGetItem, the caller's entry; weekly = per shard a Query, the caller's entry; history = a
+Query; replay = a Query and the profiles' BatchGetItem."""
+
+
+@dataclass(frozen=True)
+class Played:
+    """What the played tournament wrote that the history function's filter passes."""
+
+    shape: Shape
+    profile_writes: list[int]
+    """When (ms from the first write) each PROFILE write happened."""
+    round_closes: list[int]
+    """When each round closed (its last duel's end), ms on the same clock."""
+    state_writes: int
+    """Writes of the tournament item (each would be a stream record the filter drops)."""
+
+
+def play(seed: int = 11) -> Played:
+    """One tournament played on moto as the cost benchmark plays it (same seed), with every
+    write's key and time noted (a botocore hook on the client)."""
+    from infra.benchmarks.calls import CountingBackend, moto_env
+    from infra.benchmarks.play import PlayStyle, play_tournament
+
+    writes_at: list[tuple[str, str, int]] = []
+
+    def keys(params: dict[str, Any], op: str) -> list[AV]:
+        if op == "PutItem":
+            return [params["Item"]]
+        if op in ("UpdateItem", "DeleteItem"):
+            return [params["Key"]]
+        if op == "TransactWriteItems":
+            out = []
+            for t in params["TransactItems"]:
+                ((kind, spec),) = t.items()
+                if kind != "ConditionCheck":
+                    out.append(spec.get("Item") or spec["Key"])
+            return out
+        return []
+
+    with moto_env():
+        b = CountingBackend(seed=seed)
+
+        def hook(params: dict[str, Any], model: Any, **_: Any) -> None:
+            for k in keys(params, model.name):
+                writes_at.append((k[schema.PK]["S"], k[schema.SK]["S"], b.clock.now_ms()))
+
+        b.client.meta.events.register("before-parameter-build.dynamodb.*", hook)
+        run = play_tournament(b, PlayStyle(), seed=seed)
+    t0 = min(at for _, _, at in writes_at)
+    closes: dict[str, int] = {}
+    for duel_id, at in run.duel_ends.items():
+        round_no = duel_id.split(".")[1]
+        closes[round_no] = max(closes.get(round_no, 0), at - t0)
+    return Played(
+        shape=Shape(run.rounds, run.duels, run.rows, run.duration_ms),
+        profile_writes=[
+            at - t0 for pk, sk, at in writes_at if pk.startswith("PLAYER#") and sk == "PROFILE"
+        ],
+        round_closes=sorted(closes.values()),
+        state_writes=sum(1 for pk, sk, _ in writes_at if sk == "STATE"),
+    )
+
+
+def batches(times: Sequence[int], window_ms: int = BATCH_WINDOW_S * 1000) -> int:
+    """Invocations of a quiet table: a batch opens at a record and takes every record of the
+    next ``window_ms`` (up to ``BATCH_SIZE``)."""
+    count, opened, size = 0, None, 0
+    for t in sorted(times):
+        if opened is None or t - opened >= window_ms or size >= BATCH_SIZE:
+            count, opened, size = count + 1, t, 0
+        size += 1
+    return count
+
+
+@dataclass
+class Bill:
+    """The added cost per tournament (USD) by line, and the figures behind it."""
+
+    lines: list[tuple[str, float, str]]
+    """(item, USD per tournament, how)."""
+    base_usd: float
+    """Today's all-in cost per tournament (figure 3)."""
+    wru: float
+    index_wru: float
+    records: int
+    invocations_quiet: int
+    invocations_busy: float
+    storage_bytes: int
+    gb_months: float
+    reads: ReadPlan
+    rru_per_tournament: float
+    replay_reply_bytes: int
+    replay_worst_bytes: int
+    """The replay reply of the largest tournament: ``WORST``."""
+    play_path_wru: float
+    """Write units the tournament item's writes gain by carrying the closed round (the
+    round-closing write of each round)."""
+
+    @property
+    def write_side_usd(self) -> float:
+        return sum(u for item, u, _ in self.lines if not item.startswith("reads"))
+
+    @property
+    def reads_usd(self) -> float:
+        return sum(u for item, u, _ in self.lines if item.startswith("reads"))
+
+    @property
+    def total_usd(self) -> float:
+        return self.write_side_usd + self.reads_usd
+
+
+def reply_bytes(t: Tournament) -> int:
+    """Bytes of the replay reply for ``t`` (its record as JSON, keys as the spec)."""
+    import json
+
+    from boto3.dynamodb.types import TypeDeserializer
+
+    des = TypeDeserializer()
+
+    def plain(x: AV) -> dict[str, Any]:
+        return {k: des.deserialize(v) for k, v in x.items() if k not in (schema.PK, schema.SK)}
+
+    summary = plain(t.summary)
+    record = {
+        "format": "wordle-tournament-record",
+        "version": 1,
+        **{k: summary[k] for k in ("tournament_id", "language", "started_ms", "ended_ms")},
+        "players": summary["players"],
+        "rounds": [{k: plain(r)[k] for k in ("round_no", "bye", "duels")} for r in t.rounds],
+    }
+    body = {"type": "replay", "request_id": "r" * 16, "seq": None, "record": record}
+    return len(json.dumps(body, default=int, separators=(",", ":")).encode())
+
+
+WORST = Shape(
+    rounds=PLAYERS * LIVES - 1,
+    duels=PLAYERS * LIVES - 1,
+    rows=(PLAYERS * LIVES - 1) * 12,
+    duration_ms=0,
+)
+"""The largest record: every duel costs at least one life, so at most 8 x 3 - 1 = 23 duels (one
+a round at worst, for the most per-round overhead), each of 12 rows (6 turns each) of the
+longest words (``WORD_LENGTHS``)."""
+
+
+def bill(played: Played, prices: dict[str, Any], base_usd: float) -> Bill:
+    """The added cost of progression per tournament at ``prices`` (``infra.benchmarks.prices``)."""
+    from infra.benchmarks.prices import CALL_LATENCY_MS
+
+    ddb, lam, api = prices["dynamodb"], prices["lambda"], prices["apigateway_websocket"]
+    t = build(played.shape)
+    w = writes(t)
+    wru_usd = float(ddb["write_request_unit"])
+    rru_usd = float(ddb["read_request_unit"])
+    gbs_usd = float(lam["gb_second_arm64"])
+    inv = invocations(t, len(played.profile_writes))
+    quiet = batches(played.round_closes + played.profile_writes)
+    history_ms = (
+        inv.calls_per_tournament * CALL_LATENCY_MS["dynamodb"]
+        + (inv.records + len(t.seats)) * CPU_MS_PER_RECORD
+    )
+    lines: list[tuple[str, float, str]] = [
+        (
+            "history function: writes",
+            (w.table + w.index) * wru_usd,
+            f"{w.table:.0f} WRU table + {w.index:.0f} WRU gsi_board",
+        ),
+        (
+            "history function: invocations",
+            quiet * float(lam["request"]) + history_ms / 1000 * HISTORY_MEMORY_MB / 1024 * gbs_usd,
+            f"{quiet} invocations (a quiet table; {inv.records / BATCH_SIZE:.2f} at scale), "
+            f"{history_ms:.0f} ms at {HISTORY_MEMORY_MB} MB",
+        ),
+        ("stream reads", 0.0, f"free for a Lambda trigger ({STREAM_PRICING})"),
+    ]
+    storage = storage_gb_months(t)
+    gb_months = sum(g for _, g in storage.values())
+    storage_bytes = sum(b for b, _ in storage.values())
+    per_gb = float(ddb["storage_gb_month"]) + float(ddb["pitr_gb_month"])
+    lines.append(
+        (
+            "storage (records a year, weekly entries 5 weeks)",
+            gb_months * per_gb,
+            f"{storage_bytes:,} bytes, {gb_months:.6f} GB-months, storage + PITR",
+        )
+    )
+    # the play path: the round-closing write carries the closed round
+    round_wru = sum(units.write_units(units.item_size(r)) for r in t.rounds)
+    lines.append(
+        (
+            "tournament item: the closed round in the round-closing write",
+            round_wru * wru_usd,
+            f"about {round_wru} WRU more over {len(t.rounds)} rounds (estimate: the round's "
+            "size added to one write)",
+        )
+    )
+    reads = read_plan(t)
+    rru = {
+        "profile": reads.profile,
+        "rating board": reads.rating_board,
+        "weekly board": reads.weekly_board,
+        "history page": reads.history_page,
+        "replay": reads.replay,
+    }
+    replay_bytes = reply_bytes(t)
+    increment = int(api["message_increment_bytes"])
+    out_messages = dict.fromkeys(READ_CALLS, 1) | {"replay": math.ceil(replay_bytes / increment)}
+    per = len(t.seats)
+    reads_rru = sum(per * n * rru[a] for a, n in READS_PER_PLAYER.items())
+    reads_inv = sum(per * n for n in READS_PER_PLAYER.values())
+    reads_ms = sum(
+        per * n * (READ_CALLS[a] * CALL_LATENCY_MS["dynamodb"] + CPU_MS_PER_RECORD)
+        for a, n in READS_PER_PLAYER.items()
+    )
+    reads_messages = sum(per * n * (1 + out_messages[a]) for a, n in READS_PER_PLAYER.items())
+    lines += [
+        ("reads: read units", reads_rru * rru_usd, f"{reads_rru:.0f} RRU"),
+        (
+            "reads: invocations",
+            reads_inv * float(lam["request"])
+            + reads_ms / 1000 * PROGRESSION_MEMORY_MB / 1024 * gbs_usd,
+            f"{reads_inv:.0f} invocations, {reads_ms:.0f} ms at {PROGRESSION_MEMORY_MB} MB "
+            "(calls in turn)",
+        ),
+        (
+            "reads: API Gateway messages",
+            reads_messages * float(api["message"]),
+            f"{reads_messages:.0f} messages in and out",
+        ),
+    ]
+    return Bill(
+        lines=lines,
+        base_usd=base_usd,
+        wru=w.table,
+        index_wru=w.index,
+        records=inv.records,
+        invocations_quiet=quiet,
+        invocations_busy=inv.busy,
+        storage_bytes=storage_bytes,
+        gb_months=gb_months,
+        reads=reads,
+        rru_per_tournament=reads_rru,
+        replay_reply_bytes=replay_bytes,
+        replay_worst_bytes=reply_bytes(build(WORST, word_length=max(WORD_LENGTHS))),
+        play_path_wru=float(round_wru),
+    )
+
+
+# ---------------------------------------------------------------------------- the report
+TITLE = "## 3d. Progression (issue 38): the added cost per tournament"
+
+
+def measure(base_usd: float | None = None, seed: int = 11) -> Bill:
+    """Play one tournament (as figure 3) and bill progression's additions; ``base_usd``:
+    today's all-in cost per tournament (default: ``results.json``'s, figure 3)."""
+    from infra.benchmarks.prices import load_prices
+
+    if base_usd is None:
+        from infra.benchmarks.figures import load_results
+
+        base_usd = float(load_results()["cost"]["total"])
+    return bill(play(seed), load_prices(), base_usd)
+
+
+def _usd(x: float) -> str:
+    return f"${x:.6f}"
+
+
+def section(b: Bill) -> str:
+    """The section ``TITLE`` of ``infra/benchmarks/RESULTS.md``."""
+    rows = [
+        f"| {item} | {_usd(usd)} | {100 * usd / b.base_usd:.1f}% | {how} |"
+        for item, usd, how in b.lines
+    ]
+    r = b.reads
+    reads = ", ".join(f"{n:g} {a}" for a, n in READS_PER_PLAYER.items())
+    write_pct = 100 * b.write_side_usd / b.base_usd
+    total_pct = 100 * b.total_usd / b.base_usd
+    return f"""{TITLE}
+
+`infra.benchmarks.progression` (`python -m infra.benchmarks.progression --write` rewrites this
+section; a full run of `python -m infra.benchmarks` writes it too): the items the spec's history
+function writes for the tournament figure 3 plays (same seed: {b.records} stream records pass
+the event filter — one per round closed, every PROFILE write), built with the real keys and
+sized by DynamoDB's rules; transactions' table writes at 2x, `gsi_board` writes at 1x (a moved
+score: a delete and a put). Stream reads by a Lambda trigger are free ({STREAM_PRICING}).
+Storage: each item + 100 bytes, records and history entries a year (`RECORD_TTL_SECONDS`),
+weekly entries 5 weeks, storage + PITR. Reads: {reads}
+per player per tournament (an assumption), each one invocation of `progression` at
+{PROGRESSION_MEMORY_MB} MB with its calls in turn, a message in and its reply out (32 KB
+increments). Today's all-in cost: {_usd(b.base_usd)} (figure 3).
+
+| added item | USD / tournament | of today's cost | how |
+|---|---|---|---|
+{chr(10).join(rows)}
+| **write side (history, storage, play path)** | **{_usd(b.write_side_usd)}** \
+| **{write_pct:.1f}%** | |
+| **with the reads** | **{_usd(b.total_usd)}** | **{total_pct:.1f}%** | |
+
+Before: {_usd(b.base_usd)} per tournament; after: {_usd(b.base_usd + b.write_side_usd)} with the
+history written ({write_pct:.1f}%, aim <= 10%),
+{_usd(b.base_usd + b.total_usd)} with the assumed reads ({total_pct:.1f}%). Read units per
+action: profile {r.profile:g}, rating board {r.rating_board:g} (top 100 {r.rating_top:g}, rank
+{r.rating_rank:g}, around {r.rating_around:g}), weekly board {r.weekly_board:g}, history page
+{r.history_page:g}, replay {r.replay:g}. The replay reply of this tournament is
+{b.replay_reply_bytes:,} bytes; of the largest possible one (23 duels of 12 rows of 6 letters)
+{b.replay_worst_bytes:,} bytes, under API Gateway's 128 KB message limit
+({100 * b.replay_worst_bytes / 131072:.0f}%).
+"""
+
+
+def write(text: str, path: Any = None) -> None:
+    """Replace (or add, before figure 4) the section ``TITLE`` of ``RESULTS.md``."""
+    import re
+    from pathlib import Path
+
+    out = Path(path) if path is not None else Path(__file__).with_name("RESULTS.md")
+    current = out.read_text()
+    pattern = re.compile(rf"(?ms)^{re.escape(TITLE)}\n.*?(?=^## )")
+    if pattern.search(current):
+        updated = pattern.sub(lambda _: text.rstrip() + "\n\n", current)
+    else:
+        at = current.index("\n## 4. ")
+        updated = current[:at] + "\n\n" + text.rstrip() + "\n" + current[at:]
+    out.write_text(updated)
+
+
+def results_json(b: Bill) -> dict[str, Any]:
+    """The figures the docs quote (``infra.benchmarks.figures``)."""
+    return {
+        "base_usd": b.base_usd,
+        "write_side_usd": b.write_side_usd,
+        "total_usd": b.total_usd,
+        "lines": [{"item": i, "usd": u, "how": h} for i, u, h in b.lines],
+        "wru": b.wru,
+        "index_wru": b.index_wru,
+        "records": b.records,
+        "invocations_quiet": b.invocations_quiet,
+        "invocations_busy": b.invocations_busy,
+        "storage_bytes": b.storage_bytes,
+        "rru_per_tournament": b.rru_per_tournament,
+        "replay_reply_bytes": b.replay_reply_bytes,
+        "replay_worst_bytes": b.replay_worst_bytes,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import json
+    import os
+
+    from infra.benchmarks.figures import RESULTS_JSON, load_results
+
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.benchmarks.progression", description=__doc__
+    )
+    parser.add_argument("--write", action="store_true", help="update RESULTS.md and results.json")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
+    b = measure()
+    text = section(b)
+    print(text)
+    if args.write:
+        write(text)
+        results = load_results()
+        results["progression"] = results_json(b)
+        RESULTS_JSON.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
