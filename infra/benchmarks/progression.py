@@ -22,8 +22,9 @@ from boto3.dynamodb.types import TypeSerializer
 from infra.benchmarks import units
 from infra.benchmarks.storage import ITEM_OVERHEAD_BYTES, MONTH_S
 from shared.adapters.dynamo import schema
+from shared.domain.duel import DuelId
 from shared.domain.rating import INITIAL_RATING, rating_changes
-from shared.domain.tournament import LIVES, WORD_LENGTHS, DuelId
+from shared.domain.tournament import LIVES, WORD_LENGTHS
 
 AV = dict[str, Any]
 _SERIALIZER = TypeSerializer()
@@ -53,7 +54,7 @@ data capture for DynamoDB Streams")."""
 
 def av(value: Any) -> AV:
     """A Python value (str, int, bool, None, list, dict) in DynamoDB's attribute-value form."""
-    return _SERIALIZER.serialize(value)  # type: ignore[no-any-return]
+    return dict(_SERIALIZER.serialize(value))
 
 
 def item(key: dict[str, str], **attributes: Any) -> AV:
