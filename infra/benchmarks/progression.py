@@ -634,6 +634,10 @@ class Bill:
     replay_reply_bytes: int
     replay_worst_bytes: int
     """The replay reply of the largest tournament: ``WORST``."""
+    compact_saving_usd: float
+    """What ``compact_rounds`` would save per tournament (storage, round writes, play path)."""
+    compact_bytes: tuple[int, int]
+    """Round records' billed bytes per tournament: as specified, and compact."""
     play_path_wru: float
     """Write units the tournament item's writes gain by carrying the closed round (the
     round-closing write of each round)."""
@@ -672,6 +676,26 @@ def reply_bytes(t: Tournament) -> int:
     }
     body = {"type": "replay", "request_id": "r" * 16, "seq": None, "record": record}
     return len(json.dumps(body, default=int, separators=(",", ":")).encode())
+
+
+def compact_rounds(rounds: list[AV]) -> list[AV]:
+    """``rounds`` with each row stored compactly (a proposal): ``marks`` as one letter per tile
+    (``c``/``p``/``a``), ``tiles`` left out where they are the word's letters (a reader derives
+    them)."""
+    from boto3.dynamodb.types import TypeDeserializer
+
+    des = TypeDeserializer()
+    out = []
+    for r in rounds:
+        plain = {k: des.deserialize(v) for k, v in r.items()}
+        for duel in plain["duels"]:
+            for row in duel["rows"]:
+                if row["tiles"] is not None and row["tiles"] == list(row["word"]):
+                    del row["tiles"]
+                if row["marks"] is not None:
+                    row["marks"] = "".join(m[0] for m in row["marks"])
+        out.append({k: av(v) for k, v in plain.items()})
+    return out
 
 
 WORST = Shape(
@@ -770,7 +794,19 @@ def bill(played: Played, prices: dict[str, Any], base_usd: float) -> Bill:
             f"{reads_messages:.0f} messages in and out",
         ),
     ]
+    small = compact_rounds(t.rounds)
+    small_bytes = stored_bytes(small)
+    small_wru = sum(units.write_units(units.item_size(r)) for r in small)
+    saving = (
+        (storage["round records"][0] - small_bytes)
+        * (schema.RECORD_TTL_SECONDS / MONTH_S)
+        / 1e9
+        * per_gb
+        + 2 * (round_wru - small_wru) * wru_usd  # the record's Put and the play path's write
+    )
     return Bill(
+        compact_saving_usd=saving,
+        compact_bytes=(storage["round records"][0], small_bytes),
         lines=lines,
         base_usd=base_usd,
         wru=w.table,
@@ -848,6 +884,12 @@ action: profile {r.profile:g}, rating board {r.rating_board:g} (top 100 {r.ratin
 {b.replay_reply_bytes:,} bytes; of the largest possible one (23 duels of 12 rows of 6 letters)
 {b.replay_worst_bytes:,} bytes, under API Gateway's 128 KB message limit
 ({100 * b.replay_worst_bytes / 131072:.0f}%).
+
+Proposal (not in the totals): rows stored compactly (`compact_rounds`: marks as one letter per
+tile, tiles left out where they are the word's letters) make the round records
+{b.compact_bytes[0]:,} -> {b.compact_bytes[1]:,} bytes per tournament and save
+{_usd(b.compact_saving_usd)} ({100 * b.compact_saving_usd / b.base_usd:.1f}% of today's cost);
+the export format can stay as specified (the reader expands them).
 """
 
 
@@ -883,6 +925,7 @@ def results_json(b: Bill) -> dict[str, Any]:
         "rru_per_tournament": b.rru_per_tournament,
         "replay_reply_bytes": b.replay_reply_bytes,
         "replay_worst_bytes": b.replay_worst_bytes,
+        "compact_saving_usd": b.compact_saving_usd,
     }
 
 
