@@ -44,6 +44,16 @@ HISTORY_MEMORY_MB = 256
 """The history function's memory when the CDK source configures none yet (assumption)."""
 PROGRESSION_MEMORY_MB = 256
 """The read actions' function (``progression``) memory when the CDK source has none yet."""
+
+
+def memory_mb(module: str, default: int) -> int:
+    """``module``'s memory as the CDK source configures it (``infra.cdk.constructs.functions``),
+    else ``default``."""
+    from infra.benchmarks.prices import function_memory_mb
+
+    return function_memory_mb().get(module, default)
+
+
 CPU_MS_PER_RECORD = 2.0
 """The history function's own CPU per stream record (decode the image, build items; stated:
 the tournament document's decode measured in figure 1b takes about 1 ms)."""
@@ -709,8 +719,17 @@ a round at worst, for the most per-round overhead), each of 12 rows (6 turns eac
 longest words (``WORD_LENGTHS``)."""
 
 
-def bill(played: Played, prices: dict[str, Any], base_usd: float) -> Bill:
-    """The added cost of progression per tournament at ``prices`` (``infra.benchmarks.prices``)."""
+def bill(
+    played: Played,
+    prices: dict[str, Any],
+    base_usd: float,
+    history_mb: int | None = None,
+    progression_mb: int | None = None,
+) -> Bill:
+    """The added cost of progression per tournament at ``prices`` (``infra.benchmarks.prices``);
+    the functions' memory: as configured (``memory_mb``) unless given."""
+    history_mb = history_mb or memory_mb("history", HISTORY_MEMORY_MB)
+    progression_mb = progression_mb or memory_mb("progression", PROGRESSION_MEMORY_MB)
     from infra.benchmarks.prices import CALL_LATENCY_MS
 
     ddb, lam, api = prices["dynamodb"], prices["lambda"], prices["apigateway_websocket"]
@@ -733,9 +752,9 @@ def bill(played: Played, prices: dict[str, Any], base_usd: float) -> Bill:
         ),
         (
             "history function: invocations",
-            quiet * float(lam["request"]) + history_ms / 1000 * HISTORY_MEMORY_MB / 1024 * gbs_usd,
+            quiet * float(lam["request"]) + history_ms / 1000 * history_mb / 1024 * gbs_usd,
             f"{quiet} invocations (a quiet table; {inv.records / BATCH_SIZE:.2f} at scale), "
-            f"{history_ms:.0f} ms at {HISTORY_MEMORY_MB} MB",
+            f"{history_ms:.0f} ms at {history_mb} MB",
         ),
         ("stream reads", 0.0, f"free for a Lambda trigger ({STREAM_PRICING})"),
     ]
@@ -783,9 +802,8 @@ def bill(played: Played, prices: dict[str, Any], base_usd: float) -> Bill:
         ("reads: read units", reads_rru * rru_usd, f"{reads_rru:.0f} RRU"),
         (
             "reads: invocations",
-            reads_inv * float(lam["request"])
-            + reads_ms / 1000 * PROGRESSION_MEMORY_MB / 1024 * gbs_usd,
-            f"{reads_inv:.0f} invocations, {reads_ms:.0f} ms at {PROGRESSION_MEMORY_MB} MB "
+            reads_inv * float(lam["request"]) + reads_ms / 1000 * progression_mb / 1024 * gbs_usd,
+            f"{reads_inv:.0f} invocations, {reads_ms:.0f} ms at {progression_mb} MB "
             "(calls in turn)",
         ),
         (
@@ -864,8 +882,8 @@ sized by DynamoDB's rules; transactions' table writes at 2x, `gsi_board` writes 
 score: a delete and a put). Stream reads by a Lambda trigger are free ({STREAM_PRICING}).
 Storage: each item + 100 bytes, records and history entries a year (`RECORD_TTL_SECONDS`),
 weekly entries 5 weeks, storage + PITR. Reads: {reads}
-per player per tournament (an assumption), each one invocation of `progression` at
-{PROGRESSION_MEMORY_MB} MB with its calls in turn, a message in and its reply out (32 KB
+per player per tournament (an assumption), each one invocation of `progression` (memory as
+the line says) with its calls in turn, a message in and its reply out (32 KB
 increments). Today's all-in cost: {_usd(b.base_usd)} (figure 3).
 
 | added item | USD / tournament | of today's cost | how |

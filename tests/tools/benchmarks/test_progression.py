@@ -63,7 +63,7 @@ def test_the_bill_keeps_the_reads_apart_and_the_stream_free() -> None:
         round_closes=[100_000 * n for n in range(1, 9)],
         state_writes=160,
     )
-    b = pg.bill(played, prices.load_prices(), base_usd=0.003)
+    b = pg.bill(played, prices.load_prices(), base_usd=0.003, history_mb=256, progression_mb=256)
     lines = {item: usd for item, usd, _ in b.lines}
     assert lines["stream reads"] == 0.0
     assert b.records == 8 + 24
