@@ -565,38 +565,87 @@ class Played:
     """When each round closed (its last duel's end), ms on the same clock."""
     state_writes: int
     """Writes of the tournament item (each would be a stream record the filter drops)."""
+    records: list[AV] = field(default_factory=list)
+    """The table's stream during the play (``stream_record``), in order."""
+
+
+def _written_keys(params: dict[str, Any], op: str) -> list[AV]:
+    """The keys a write request names (a ConditionCheck writes nothing)."""
+    if op == "PutItem":
+        return [{k: params["Item"][k] for k in (schema.PK, schema.SK)}]
+    if op in ("UpdateItem", "DeleteItem"):
+        return [params["Key"]]
+    if op == "TransactWriteItems":
+        out = []
+        for t in params["TransactItems"]:
+            ((kind, spec),) = t.items()
+            if kind != "ConditionCheck":
+                key = spec["Item"] if "Item" in spec else spec["Key"]
+                out.append({k: key[k] for k in (schema.PK, schema.SK)})
+        return out
+    return []
+
+
+def stream_record(old: AV | None, new: AV | None, key: AV, at_ms: int, seq: int) -> AV:
+    """A DynamoDB Streams record as Lambda receives it (``NEW_AND_OLD_IMAGES``) for ``old`` ->
+    ``new`` (https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html)."""
+    image: dict[str, Any] = {
+        "ApproximateCreationDateTime": at_ms // 1000,
+        "Keys": key,
+        "SequenceNumber": f"{seq:021d}",
+        "SizeBytes": units.item_size(old) + units.item_size(new),
+        "StreamViewType": schema.STREAM_VIEW_TYPE,
+    }
+    if old is not None:
+        image["OldImage"] = old
+    if new is not None:
+        image["NewImage"] = new
+    return {
+        "eventID": f"{seq:08x}",
+        "eventName": "INSERT" if old is None else "REMOVE" if new is None else "MODIFY",
+        "eventVersion": "1.1",
+        "eventSource": "aws:dynamodb",
+        "awsRegion": "us-east-1",
+        "dynamodb": image,
+        "eventSourceARN": "arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/2026-01-01",
+    }
 
 
 def play(seed: int = 11) -> Played:
     """One tournament played on moto as the cost benchmark plays it (same seed), with every
-    write's key and time noted (a botocore hook on the client)."""
+    write's key and time noted, and the table's stream as DynamoDB would write it (each changed
+    item's old and new image, read around the write by an unhooked client: ``stream_record``;
+    moto's own stream API is not used)."""
     from infra.benchmarks.calls import CountingBackend, moto_env
     from infra.benchmarks.play import PlayStyle, play_tournament
 
     writes_at: list[tuple[str, str, int]] = []
-
-    def keys(params: dict[str, Any], op: str) -> list[AV]:
-        if op == "PutItem":
-            return [params["Item"]]
-        if op in ("UpdateItem", "DeleteItem"):
-            return [params["Key"]]
-        if op == "TransactWriteItems":
-            out = []
-            for t in params["TransactItems"]:
-                ((kind, spec),) = t.items()
-                if kind != "ConditionCheck":
-                    out.append(spec.get("Item") or spec["Key"])
-            return out
-        return []
+    records: list[AV] = []
 
     with moto_env():
         b = CountingBackend(seed=seed)
+        raw = b.counter.raw
 
-        def hook(params: dict[str, Any], model: Any, **_: Any) -> None:
-            for k in keys(params, model.name):
+        def get(key: AV) -> AV | None:
+            found: AV | None = raw.get_item(
+                TableName=b.table_name, Key=key, ConsistentRead=True
+            ).get("Item")
+            return found
+
+        def before(params: dict[str, Any], model: Any, context: Any, **_: Any) -> None:
+            keys = _written_keys(params, model.name)
+            context["progression_before"] = [(k, get(k)) for k in keys]
+            for k in keys:
                 writes_at.append((k[schema.PK]["S"], k[schema.SK]["S"], b.clock.now_ms()))
 
-        b.client.meta.events.register("before-parameter-build.dynamodb.*", hook)
+        def after(model: Any, context: Any, **_: Any) -> None:
+            for key, old in context.pop("progression_before", []):
+                new = get(key)
+                if new != old:
+                    records.append(stream_record(old, new, key, b.clock.now_ms(), len(records)))
+
+        b.client.meta.events.register("provide-client-params.dynamodb.*", before)
+        b.client.meta.events.register("after-call.dynamodb.*", after)
         run = play_tournament(b, PlayStyle(), seed=seed)
     t0 = min(at for _, _, at in writes_at)
     closes: dict[str, int] = {}
@@ -610,6 +659,7 @@ def play(seed: int = 11) -> Played:
         ],
         round_closes=sorted(closes.values()),
         state_writes=sum(1 for pk, sk, _ in writes_at if sk == "STATE"),
+        records=records,
     )
 
 

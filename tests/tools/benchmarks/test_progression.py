@@ -86,3 +86,19 @@ def test_compact_rows_keep_what_a_reader_cannot_derive() -> None:
             assert "tiles" not in a
             assert a["marks"]["S"] == "".join(m["S"][0] for m in b["marks"]["L"])
     assert pg.stored_bytes(small) < pg.stored_bytes(t.rounds)
+
+
+def test_the_played_stream_has_each_rating_change_once() -> None:
+    played = pg.play()
+    profiles = [
+        r["dynamodb"]
+        for r in played.records
+        if r["dynamodb"]["Keys"][schema.SK]["S"] == "PROFILE" and r["eventName"] == "MODIFY"
+    ]
+    changed = [p for p in profiles if p["OldImage"].get("rating") != p["NewImage"].get("rating")]
+    assert len(changed) == 8
+    assert len(played.profile_writes) >= len(profiles)
+    assert all(r["dynamodb"]["StreamViewType"] == schema.STREAM_VIEW_TYPE for r in played.records)
+    assert played.state_writes >= sum(
+        r["dynamodb"]["Keys"][schema.SK]["S"] == "STATE" for r in played.records
+    )
