@@ -506,6 +506,18 @@ def read_plan(t: Tournament) -> ReadPlan:
     )
 
 
+def history_reads(t: Tournament) -> float:
+    """Read units the history function spends per tournament (strongly consistent): the Query
+    of the round records at the end, the summary's GetItem, and per rating change a GetItem of
+    the profile (about 200 bytes) and of the board entry (the version condition's input)."""
+    rounds = units.read_units(sum(units.item_size(r) for r in t.rounds), consistent=True)
+    summary = units.read_units(units.item_size(t.summary), consistent=True)
+    per_change = units.read_units(200, consistent=True) + units.read_units(
+        units.item_size(t.entries_after[0]), consistent=True
+    )
+    return rounds + summary + len(t.seats) * per_change
+
+
 # ---------------------------------------------------------------------------- storage
 def stored_bytes(items: Iterable[AV | None]) -> int:
     """Billed bytes (DynamoDB's size + ``ITEM_OVERHEAD_BYTES`` each)."""
@@ -704,11 +716,11 @@ class Bill:
 
     @property
     def write_side_usd(self) -> float:
-        return sum(u for item, u, _ in self.lines if not item.startswith("reads"))
+        return sum(u for item, u, _ in self.lines if not item.startswith("reads:"))
 
     @property
     def reads_usd(self) -> float:
-        return sum(u for item, u, _ in self.lines if item.startswith("reads"))
+        return sum(u for item, u, _ in self.lines if item.startswith("reads:"))
 
     @property
     def total_usd(self) -> float:
@@ -805,6 +817,12 @@ def bill(
             quiet * float(lam["request"]) + history_ms / 1000 * history_mb / 1024 * gbs_usd,
             f"{quiet} invocations (a quiet table; {inv.records / BATCH_SIZE:.2f} at scale), "
             f"{history_ms:.0f} ms at {history_mb} MB",
+        ),
+        (
+            "history function: reads",
+            history_reads(t) * rru_usd,
+            f"{history_reads(t):g} RRU (the rounds' Query at the end, the summary check, "
+            "per rating change the profile and the board entry, strongly consistent)",
         ),
         ("stream reads", 0.0, f"free for a Lambda trigger ({STREAM_PRICING})"),
     ]

@@ -381,6 +381,10 @@ VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
         "8 histogram shards, block counters only when the block changes",
         {"histogram_shards": 8, "skip_same_block": True},
     ),
+    (
+        f"{schema.HISTOGRAM_SHARDS} histogram shards, block counters only when the block changes",
+        {"histogram_shards": schema.HISTOGRAM_SHARDS, "skip_same_block": True},
+    ),
 )
 
 
@@ -451,7 +455,7 @@ each of the 8 takes 2,000 / 8 x 2 = 500 WCU/s on average and more on the shard t
 `{hk.split(":", 1)[1]}` at {hw:.0f} WCU/s ({_pct(hw)}); a rank read reads
 2 x {schema.HISTOGRAM_SHARDS} small items instead of 2 x 8. Skipping
 the block counters when the block does not change (their net change is 0) would also do, at 8
-shards (third row), but needs the writer's care; both can be combined.
+shards (third row); both combined: fourth row.
 
 Reads (eventually consistent, from this population's items): top 100 of the rating board
 {reads.rating_top:.1f} RCU ({schema.RATING_BOARD_SHARDS} Queries of 100 index entries,
