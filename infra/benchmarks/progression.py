@@ -930,8 +930,37 @@ def _usd(x: float) -> str:
     return f"${x:.6f}"
 
 
+def reflow(text: str, width: int = 96) -> str:
+    """``text`` with each prose paragraph refilled to ``width`` (headings, tables and blank
+    lines kept as they are); no word is broken."""
+    import textwrap
+
+    out: list[str] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            out.append(
+                textwrap.fill(" ".join(para), width, break_long_words=False, break_on_hyphens=False)
+            )
+            para.clear()
+
+    for line in text.splitlines():
+        if not line.strip() or line.startswith(("#", "|")):
+            flush()
+            out.append(line)
+        else:
+            para.append(line.strip())
+    flush()
+    return "\n".join(out) + "\n"
+
+
 def section(b: Bill) -> str:
     """The section ``TITLE`` of ``infra/benchmarks/RESULTS.md``."""
+    return reflow(_section(b))
+
+
+def _section(b: Bill) -> str:
     rows = [
         f"| {item} | {_usd(usd)} | {100 * usd / b.base_usd:.1f}% | {how} |"
         for item, usd, how in b.lines

@@ -415,6 +415,10 @@ def table(runs: list[tuple[str, BoardLoad]]) -> str:
 def report(runs: list[tuple[str, BoardLoad]], commit: str) -> str:
     """The section ``SECTION`` of ``RESULTS.md``: ``runs`` = (variant, result), the schema's
     own shard count among them (its name starts with "schema")."""
+    return pg.reflow(_report(runs, commit))
+
+
+def _report(runs: list[tuple[str, BoardLoad]], commit: str) -> str:
     r = next(b for name, b in runs if name.startswith("schema"))
     spec = runs[0][1]
     p = r.peak

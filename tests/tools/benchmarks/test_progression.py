@@ -103,3 +103,17 @@ def test_the_played_stream_has_each_rating_change_once() -> None:
     assert played.state_writes >= sum(
         r["dynamodb"]["Keys"][schema.SK]["S"] == "STATE" for r in played.records
     )
+
+
+def test_reflow_refills_prose_and_keeps_tables_and_headings() -> None:
+    text = "## Title\n\nsome words\nsplit `across a` line\n\n| a | b |\n|---|---|\n"
+    out = pg.reflow(text, width=20)
+    assert out.splitlines() == [
+        "## Title",
+        "",
+        "some words split",
+        "`across a` line",
+        "",
+        "| a | b |",
+        "|---|---|",
+    ]
