@@ -579,6 +579,8 @@ class Played:
     """Writes of the tournament item (each would be a stream record the filter drops)."""
     records: list[AV] = field(default_factory=list)
     """The table's stream during the play (``stream_record``), in order."""
+    history: HistoryRun | None = None
+    """The real history function over that stream (``run_history``), when the tree has it."""
 
 
 def _written_keys(params: dict[str, Any], op: str) -> list[AV]:
@@ -623,11 +625,12 @@ def stream_record(old: AV | None, new: AV | None, key: AV, at_ms: int, seq: int)
     }
 
 
-def play(seed: int = 11) -> Played:
+def play(seed: int = 11, with_history: bool = False) -> Played:
     """One tournament played on moto as the cost benchmark plays it (same seed), with every
     write's key and time noted, and the table's stream as DynamoDB would write it (each changed
     item's old and new image, read around the write by an unhooked client: ``stream_record``;
-    moto's own stream API is not used)."""
+    moto's own stream API is not used); ``with_history``: then run the real history function
+    over it (``run_history``)."""
     from infra.benchmarks.calls import CountingBackend, moto_env
     from infra.benchmarks.play import PlayStyle, play_tournament
 
@@ -659,6 +662,9 @@ def play(seed: int = 11) -> Played:
         b.client.meta.events.register("provide-client-params.dynamodb.*", before)
         b.client.meta.events.register("after-call.dynamodb.*", after)
         run = play_tournament(b, PlayStyle(), seed=seed)
+        b.client.meta.events.unregister("provide-client-params.dynamodb.*", before)
+        b.client.meta.events.unregister("after-call.dynamodb.*", after)
+        history = run_history(b, records) if with_history else None
     t0 = min(at for _, _, at in writes_at)
     closes: dict[str, int] = {}
     for duel_id, at in run.duel_ends.items():
@@ -672,6 +678,7 @@ def play(seed: int = 11) -> Played:
         round_closes=sorted(closes.values()),
         state_writes=sum(1 for pk, sk, _ in writes_at if sk == "STATE"),
         records=records,
+        history=history,
     )
 
 
@@ -684,6 +691,123 @@ def batches(times: Sequence[int], window_ms: int = BATCH_WINDOW_S * 1000) -> int
             count, opened, size = count + 1, t, 0
         size += 1
     return count
+
+
+def stream_settings() -> tuple[int, int]:
+    """(records per batch, batching window in s) of the history function's event source
+    mapping: ``functions.streams.HISTORY`` when the tree has it, else the spec's
+    ``BATCH_SIZE`` and ``BATCH_WINDOW_S``."""
+    import importlib
+
+    try:
+        source = importlib.import_module("functions.streams").HISTORY
+    except (ImportError, AttributeError):
+        return BATCH_SIZE, BATCH_WINDOW_S
+    return int(source.batch_size), int(source.batching_window_s)
+
+
+def _leaf_matches(conditions: list[Any], value: AV | None) -> bool:
+    """One leaf of a Lambda filter pattern (literals, ``prefix``, ``exists``) against a value
+    (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html)."""
+    for c in conditions:
+        if isinstance(c, dict) and "exists" in c:
+            if bool(c["exists"]) == (value is not None):
+                return True
+        elif isinstance(c, dict) and "prefix" in c:
+            if isinstance(value, str) and value.startswith(str(c["prefix"])):
+                return True
+        elif value == c:
+            return True
+    return False
+
+
+def matches(pattern: dict[str, Any], event: Any) -> bool:
+    """Whether a stream record matches a Lambda filter pattern (nested keys; leaves are lists
+    of conditions)."""
+    for key, want in pattern.items():
+        value = event.get(key) if isinstance(event, dict) else None
+        if isinstance(want, dict):
+            if not matches(want, value if value is not None else {}):
+                return False
+        elif not _leaf_matches(want, value):
+            return False
+    return True
+
+
+def history_filters() -> tuple[dict[str, Any], ...] | None:
+    """The history function's filter patterns (``functions.streams.HISTORY``), None when the
+    tree has none yet."""
+    import importlib
+
+    try:
+        return tuple(importlib.import_module("functions.streams").HISTORY.filters)
+    except (ImportError, AttributeError):
+        return None
+
+
+def group_batches(records: list[AV], window_s: int, size: int) -> list[list[AV]]:
+    """``records`` cut as a quiet table's event source mapping would: a batch opens at a
+    record and takes the records of the next ``window_s`` seconds, up to ``size``."""
+    out: list[list[AV]] = []
+    opened = None
+    for r in records:
+        at = int(r["dynamodb"]["ApproximateCreationDateTime"])
+        if opened is None or at - opened >= window_s or len(out[-1]) >= size:
+            out.append([])
+            opened = at
+        out[-1].append(r)
+    return out
+
+
+@dataclass(frozen=True)
+class HistoryRun:
+    """The real history function run over the played tournament's filtered stream."""
+
+    records: int
+    invocations: int
+    calls: int
+    wru: float
+    index_wru: float
+    rru: float
+    failures: int
+
+
+def run_history(backend: Any, records: list[AV]) -> HistoryRun | None:
+    """Run ``functions.history`` (when the tree has it) on ``records`` filtered by its
+    mapping's patterns and cut in batches, inside ``backend``'s call counting (each batch one
+    invocation); None when the tree has no history function yet."""
+    import importlib
+    from types import SimpleNamespace
+
+    filters = history_filters()
+    try:
+        handler = importlib.import_module("functions.history")
+        adapter = importlib.import_module("shared.adapters.dynamo.history")
+    except ImportError:
+        return None
+    if filters is None:
+        return None
+    passed = [r for r in records if any(matches(f, r) for f in filters)]
+    size, window = stream_settings()
+    store = adapter.DynamoHistory(backend.client, backend.table_name, backend.clock.now_ms)
+    deps = SimpleNamespace(history=store)
+    mark = backend.counter.mark()
+    failures = 0
+    for batch in group_batches(passed, window, size):
+        with backend.counter.invocation("history"):
+            answer = handler.handle({"Records": batch}, deps)
+        failures += len(answer.get("batchItemFailures", []))
+    invs = backend.counter.since(mark)
+    calls = [c for i in invs for c in i.calls]
+    return HistoryRun(
+        records=len(passed),
+        invocations=len(invs),
+        calls=len(calls),
+        wru=sum(c.wru for c in calls),
+        index_wru=sum(c.gsi_wru for c in calls),
+        rru=sum(c.rru for c in calls),
+        failures=failures,
+    )
 
 
 @dataclass
@@ -706,6 +830,8 @@ class Bill:
     replay_reply_bytes: int
     replay_worst_bytes: int
     """The replay reply of the largest tournament: ``WORST``."""
+    measured: bool
+    """The history function's lines come from running it (``run_history``), not the model."""
     compact_saving_usd: float
     """What ``compact_rounds`` would save per tournament (storage, round writes, play path)."""
     compact_bytes: tuple[int, int]
@@ -781,6 +907,42 @@ a round at worst, for the most per-round overhead), each of 12 rows (6 turns eac
 longest words (``WORD_LENGTHS``)."""
 
 
+def _modelled_history_lines(
+    t: Tournament,
+    w: Writes,
+    inv: Invocations,
+    quiet: int,
+    history_ms: float,
+    history_mb: int,
+    prices: dict[str, Any],
+) -> list[tuple[str, float, str]]:
+    """The history function's lines from the spec's items alone (no function to run yet)."""
+    ddb, lam = prices["dynamodb"], prices["lambda"]
+    wru_usd = float(ddb["write_request_unit"])
+    rru_usd = float(ddb["read_request_unit"])
+    gbs_usd = float(lam["gb_second_arm64"])
+    return [
+        (
+            "history function: writes",
+            (w.table + w.index) * wru_usd,
+            f"{w.table:.0f} WRU table + {w.index:.0f} WRU gsi_board",
+        ),
+        (
+            "history function: invocations",
+            quiet * float(lam["request"]) + history_ms / 1000 * history_mb / 1024 * gbs_usd,
+            f"{quiet} invocations (a quiet table; {inv.records / BATCH_SIZE:.2f} at scale), "
+            f"{history_ms:.0f} ms at {history_mb} MB",
+        ),
+        (
+            "history function: reads",
+            history_reads(t) * rru_usd,
+            f"{history_reads(t):g} RRU (the rounds' Query at the end, the summary check, "
+            "per rating change the profile and the board entry, strongly consistent)",
+        ),
+        ("stream reads", 0.0, f"free for a Lambda trigger ({STREAM_PRICING})"),
+    ]
+
+
 def bill(
     played: Played,
     prices: dict[str, Any],
@@ -801,31 +963,39 @@ def bill(
     rru_usd = float(ddb["read_request_unit"])
     gbs_usd = float(lam["gb_second_arm64"])
     inv = invocations(t, len(played.profile_writes))
-    quiet = batches(played.round_closes + played.profile_writes)
+    quiet = batches(played.round_closes + played.profile_writes, stream_settings()[1] * 1000)
     history_ms = (
         inv.calls_per_tournament * CALL_LATENCY_MS["dynamodb"]
         + (inv.records + len(t.seats)) * CPU_MS_PER_RECORD
     )
-    lines: list[tuple[str, float, str]] = [
-        (
-            "history function: writes",
-            (w.table + w.index) * wru_usd,
-            f"{w.table:.0f} WRU table + {w.index:.0f} WRU gsi_board",
-        ),
-        (
-            "history function: invocations",
-            quiet * float(lam["request"]) + history_ms / 1000 * history_mb / 1024 * gbs_usd,
-            f"{quiet} invocations (a quiet table; {inv.records / BATCH_SIZE:.2f} at scale), "
-            f"{history_ms:.0f} ms at {history_mb} MB",
-        ),
-        (
-            "history function: reads",
-            history_reads(t) * rru_usd,
-            f"{history_reads(t):g} RRU (the rounds' Query at the end, the summary check, "
-            "per rating change the profile and the board entry, strongly consistent)",
-        ),
-        ("stream reads", 0.0, f"free for a Lambda trigger ({STREAM_PRICING})"),
-    ]
+    real = played.history
+    if real is not None and real.invocations:
+        # measured: the real function on moto over the played stream (calls counted)
+        real_ms = real.calls * CALL_LATENCY_MS["dynamodb"] + real.records * CPU_MS_PER_RECORD
+        lines: list[tuple[str, float, str]] = [
+            (
+                "history function: writes",
+                (real.wru + real.index_wru) * wru_usd,
+                f"{real.wru:.0f} WRU table + {real.index_wru:.0f} WRU gsi_board (measured: the "
+                f"real function on moto; the model says {w.table:.0f} + {w.index:.0f})",
+            ),
+            (
+                "history function: invocations",
+                real.invocations * float(lam["request"])
+                + real_ms / 1000 * history_mb / 1024 * gbs_usd,
+                f"{real.invocations} invocations for {real.records} records (measured, a quiet "
+                f"table; {real.records / BATCH_SIZE:.2f} at scale), {real.calls} calls, "
+                f"{real_ms:.0f} ms at {history_mb} MB",
+            ),
+            (
+                "history function: reads",
+                real.rru * rru_usd,
+                f"{real.rru:g} RRU (measured; the model says {history_reads(t):g})",
+            ),
+            ("stream reads", 0.0, f"free for a Lambda trigger ({STREAM_PRICING})"),
+        ]
+    else:
+        lines = _modelled_history_lines(t, w, inv, quiet, history_ms, history_mb, prices)
     storage = storage_gb_months(t)
     gb_months = sum(g for _, g in storage.values())
     storage_bytes = sum(b for b, _ in storage.values())
@@ -891,6 +1061,7 @@ def bill(
         + 2 * (round_wru - small_wru) * wru_usd  # the record's Put and the play path's write
     )
     return Bill(
+        measured=real is not None and real.invocations > 0,
         compact_saving_usd=saving,
         compact_bytes=(storage["round records"][0], small_bytes),
         lines=lines,
@@ -923,7 +1094,7 @@ def measure(base_usd: float | None = None, seed: int = 11) -> Bill:
         from infra.benchmarks.figures import load_results
 
         base_usd = float(load_results()["cost"]["total"])
-    return bill(play(seed), load_prices(), base_usd)
+    return bill(play(seed, with_history=True), load_prices(), base_usd)
 
 
 def _usd(x: float) -> str:
@@ -966,17 +1137,28 @@ def _section(b: Bill) -> str:
         for item, usd, how in b.lines
     ]
     r = b.reads
+    model = (
+        f"the items the spec's history function writes for the tournament figure 3 plays (same "
+        f"seed: {b.records} stream records pass the event filter — one per round closed, every "
+        "PROFILE write), built with the real keys and sized by DynamoDB's rules; transactions' "
+        "table writes at 2x, `gsi_board` writes at 1x (a moved score: a delete and a put)."
+    )
+    method = (
+        "the real history function (`functions/history.py`) run on moto over the stream of the "
+        "tournament figure 3 plays (same seed; the records its mapping's filters pass, cut in "
+        "batches by its batching window as on a quiet table; every call counted and sized as "
+        f"figure 1 does); the storage, the reads and the replay from {model}"
+        if b.measured
+        else model
+    )
     reads = ", ".join(f"{n:g} {a}" for a, n in READS_PER_PLAYER.items())
     write_pct = 100 * b.write_side_usd / b.base_usd
     total_pct = 100 * b.total_usd / b.base_usd
     return f"""{TITLE}
 
 `infra.benchmarks.progression` (`python -m infra.benchmarks.progression --write` rewrites this
-section; a full run of `python -m infra.benchmarks` writes it too): the items the spec's history
-function writes for the tournament figure 3 plays (same seed: {b.records} stream records pass
-the event filter — one per round closed, every PROFILE write), built with the real keys and
-sized by DynamoDB's rules; transactions' table writes at 2x, `gsi_board` writes at 1x (a moved
-score: a delete and a put). Stream reads by a Lambda trigger are free ({STREAM_PRICING}).
+section; a full run of `python -m infra.benchmarks` writes it too): {method}
+Stream reads by a Lambda trigger are free ({STREAM_PRICING}).
 Storage: each item + 100 bytes, records and history entries a year (`RECORD_TTL_SECONDS`),
 weekly entries 5 weeks, storage + PITR. Reads: {reads}
 per player per tournament (an assumption), each one invocation of `progression` (memory as

@@ -117,3 +117,27 @@ def test_reflow_refills_prose_and_keeps_tables_and_headings() -> None:
         "| a | b |",
         "|---|---|",
     ]
+
+
+def _record(pk: str, sk: str, new: dict[str, object] | None, at_s: int = 0) -> dict[str, object]:
+    key = {schema.PK: {"S": pk}, schema.SK: {"S": sk}}
+    return pg.stream_record(None, None if new is None else {**key, **new}, key, at_s * 1000, 0)
+
+
+def test_filter_patterns_match_as_lambda_filters_do() -> None:
+    closed_round = {
+        "dynamodb": {
+            "Keys": {schema.PK: {"S": [{"prefix": "TOURN#"}]}, schema.SK: {"S": ["STATE"]}},
+            "NewImage": {"hist": {"N": [{"exists": True}]}},
+        }
+    }
+    assert pg.matches(closed_round, _record("TOURN#t", "STATE", {"hist": {"N": "3"}}))
+    assert not pg.matches(closed_round, _record("TOURN#t", "STATE", {"seq": {"N": "3"}}))
+    assert not pg.matches(closed_round, _record("TOURN#t", "ROUND#01", {"hist": {"N": "3"}}))
+    assert not pg.matches(closed_round, _record("LOBBY#t", "STATE", {"hist": {"N": "3"}}))
+
+
+def test_a_quiet_table_cuts_batches_by_window_and_size() -> None:
+    records = [_record("PLAYER#p", "PROFILE", {}, at) for at in (0, 1, 2, 9, 30)]
+    assert [len(b) for b in pg.group_batches(records, window_s=2, size=100)] == [2, 1, 1, 1]
+    assert [len(b) for b in pg.group_batches(records, window_s=60, size=2)] == [2, 2, 1]
