@@ -695,7 +695,7 @@ def batches(times: Sequence[int], window_ms: int = BATCH_WINDOW_S * 1000) -> int
 
 def stream_settings() -> tuple[int, int]:
     """(records per batch, batching window in s) of the history function's event source
-    mapping: ``functions.streams.HISTORY`` when the tree has it, else the spec's
+    mapping: ``HISTORY`` of the streams entrypoint module when the tree has it, else the spec's
     ``BATCH_SIZE`` and ``BATCH_WINDOW_S``."""
     import importlib
 
@@ -735,8 +735,8 @@ def matches(pattern: dict[str, Any], event: Any) -> bool:
 
 
 def history_filters() -> tuple[dict[str, Any], ...] | None:
-    """The history function's filter patterns (``functions.streams.HISTORY``), None when the
-    tree has none yet."""
+    """The history function's filter patterns (``HISTORY`` of the streams entrypoint module),
+    None when the tree has none yet."""
     import importlib
 
     try:
@@ -773,7 +773,7 @@ class HistoryRun:
 
 
 def run_history(backend: Any, records: list[AV]) -> HistoryRun | None:
-    """Run ``functions.history`` (when the tree has it) on ``records`` filtered by its
+    """Run the history entrypoint (when the tree has it) on ``records`` filtered by its
     mapping's patterns and cut in batches, inside ``backend``'s call counting (each batch one
     invocation); None when the tree has no history function yet."""
     import importlib
