@@ -1,7 +1,8 @@
 """Entrypoints: the WebSocket message routes, one Lambda function per route group, generated
 from the protocol's actions (``shared.protocol.inbound.ACTIONS``): ``guess``, ``join``,
 ``leave``, ``nickname``, ``session`` (and ``sign_out_everywhere``), ``party`` (the six
-``party_*`` actions) and
+``party_*`` actions), ``progression`` (the read-only ``profile``, ``leaderboard``, ``history``
+and ``replay``) and
 ``default`` (API Gateway's ``$default``: bodies whose ``action`` matched no route). ``ping`` has
 no function: API Gateway answers it (``functions.routes.MOCK_ROUTES``, ruling 14).
 
@@ -40,6 +41,7 @@ from shared.services.errors import NoSessionError
 if TYPE_CHECKING:
     from shared.protocol import outbound
     from shared.services import duels, matchmaking, outbox, parties, presence, sessions
+    from shared.services import progression as reads
     from shared.services.outbox import Request
 else:
     outbound = lazy_module("shared.protocol.outbound")
@@ -47,6 +49,7 @@ else:
         lazy_module(f"shared.services.{name}")
         for name in ("duels", "matchmaking", "outbox", "parties", "presence", "sessions")
     )
+    reads = lazy_module("shared.services.progression")
 
 OK = {"statusCode": 200}
 
@@ -156,6 +159,26 @@ def _party_reset_invite(deps: Deps, req: Request, message: msg.PartyResetInviteA
     _held(deps, pid, req)
 
 
+def _profile(deps: Deps, req: Request, message: msg.ProfileAction) -> None:
+    pid, req = _player(deps, req)
+    reads.profile(deps, req, pid, message.player_id)
+
+
+def _leaderboard(deps: Deps, req: Request, message: msg.LeaderboardAction) -> None:
+    pid, req = _player(deps, req)
+    reads.leaderboard(deps, req, pid, message.board, message.language, message.week)
+
+
+def _history(deps: Deps, req: Request, message: msg.HistoryAction) -> None:
+    pid, req = _player(deps, req)
+    reads.history(deps, req, pid, message.player_id, message.cursor, message.limit)
+
+
+def _replay(deps: Deps, req: Request, message: msg.ReplayAction) -> None:
+    _player(deps, req)  # a session is required
+    reads.replay(deps, req, message.tournament_id)
+
+
 ACTIONS: dict[str, Action[Any]] = {
     "session": Action(msg.SessionAction, _session),
     "sign_out_everywhere": Action(msg.SignOutEverywhereAction, _sign_out_everywhere),
@@ -169,6 +192,10 @@ ACTIONS: dict[str, Action[Any]] = {
     "party_start": Action(msg.PartyStartAction, _party_start),
     "party_remove": Action(msg.PartyRemoveAction, _party_remove),
     "party_reset_invite": Action(msg.PartyResetInviteAction, _party_reset_invite),
+    "profile": Action(msg.ProfileAction, _profile),
+    "leaderboard": Action(msg.LeaderboardAction, _leaderboard),
+    "history": Action(msg.HistoryAction, _history),
+    "replay": Action(msg.ReplayAction, _replay),
 }
 """Every inbound action but the gateway-answered ones (``MOCK_ROUTES``; checked below) -> its
 use case. A ``ping`` that reaches a function anyway (a misrouted body) is ``unknown_action``."""
@@ -354,6 +381,7 @@ leave = Entrypoint(route(MESSAGE_FUNCTIONS["leave"]))
 guess = Entrypoint(route(MESSAGE_FUNCTIONS["guess"]))
 nickname = Entrypoint(route(MESSAGE_FUNCTIONS["nickname"]))
 party = Entrypoint(route(MESSAGE_FUNCTIONS["party"]))
+progression = Entrypoint(route(MESSAGE_FUNCTIONS["progression"]))
 default = Entrypoint(route(MESSAGE_FUNCTIONS["default"]))
 
 ENTRYPOINTS: dict[str, Entrypoint] = {
@@ -363,6 +391,7 @@ ENTRYPOINTS: dict[str, Entrypoint] = {
     "guess": guess,
     "nickname": nickname,
     "party": party,
+    "progression": progression,
     "default": default,
 }
 """Function name -> its Lambda handler (``functions.messages.<name>``)."""
@@ -381,6 +410,7 @@ __all__ = [
     "leave",
     "nickname",
     "party",
+    "progression",
     "route",
     "session",
 ]

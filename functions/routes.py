@@ -68,11 +68,18 @@ MOCK_ROUTES: dict[str, MockRoute] = {"ping": PONG}
 """Route key -> its gateway-made answer (no function)."""
 
 
+PROGRESSION_ACTIONS = frozenset({"profile", "leaderboard", "history", "replay"})
+"""The read-only actions of profiles, leaderboards, history and replays (issue 38)."""
+
+
 def function_of(action: str) -> str:
     """The Lambda function (route group) of an action: ``party`` for the ``party_*`` ones,
-    ``session`` for ``sign_out_everywhere`` (the session's tokens), else the action itself."""
+    ``session`` for ``sign_out_everywhere`` (the session's tokens), ``progression`` for the
+    read-only ``PROGRESSION_ACTIONS``, else the action itself."""
     if action == "sign_out_everywhere":
         return "session"
+    if action in PROGRESSION_ACTIONS:
+        return "progression"
     return "party" if action.startswith("party_") else action
 
 

@@ -86,16 +86,25 @@ PER_PLAYER: Final[dict[str, float]] = {
     "$disconnect": 8 / TOURNAMENT_PLAYER_SECONDS,
     "join": 8 / TOURNAMENT_PLAYER_SECONDS,
     "clock": 42 / TOURNAMENT_PLAYER_SECONDS,
+    "profile": 1 / TOURNAMENT_PLAYER_SECONDS,
+    "leaderboard": 2 / TOURNAMENT_PLAYER_SECONDS,
+    "history": 1 / TOURNAMENT_PLAYER_SECONDS,
+    "replay": 1 / TOURNAMENT_PLAYER_SECONDS,
+    "progression": 5 / TOURNAMENT_PLAYER_SECONDS,
 }
 """Messages or invocations per second per concurrent player ([B]: 221 pings, the busiest
 route on the stage's default throttle; 136 guess invocations, refused words included; one
 ``$connect``, ``session``, ``join`` and ``$disconnect`` per tournament: the upper bound; 42
 clock wakes). ``leave``,
 ``nickname``, ``party`` and ``$default`` are rare in [B]: counted as one per player per
-tournament (an assumption)."""
+tournament (an assumption). The read-only progression actions (issue 38) are not in [B]:
+assumed one ``profile``, two ``leaderboard`` (rating and weekly), one ``history`` and one
+``replay`` per player per tournament, five ``progression`` invocations in all."""
 
-MEAN_DURATION_S: Final[dict[str, float]] = {"clock": 0.0398}
-"""Mean billed duration per invocation ([B]); every route function: 0.0705 s."""
+MEAN_DURATION_S: Final[dict[str, float]] = {"clock": 0.0398, "progression": 0.15}
+"""Mean billed duration per invocation ([B]); every route function: 0.0705 s. ``progression``
+is an estimate, not a measurement: a rating ``leaderboard`` makes about 50 small reads one
+after the other (``shared.services.progression.leaderboard``), twice a route's mean."""
 ROUTE_DURATION_S: Final = 0.0705
 
 FUNCTION_RATE: Final[dict[str, str]] = {
@@ -108,9 +117,15 @@ FUNCTION_RATE: Final[dict[str, str]] = {
     "nickname": "session",
     "party": "session",
     "default": "session",
+    "progression": "progression",
     "apply_deadlines": "clock",
 }
 """Function module -> the :data:`PER_PLAYER` rate that invokes it."""
+NOT_PER_PLAYER: Final = frozenset({"watchdog", "history"})
+"""Functions no per-player rate invokes: the watchdog (one run a minute, one at a time) and the
+history function (``functions.streams.HISTORY``: one invocation per stream shard at a time, so
+its reservation caps the shards read at once; a lower one grows the iterator age, which
+alarms)."""
 STORM_FUNCTIONS: Final = frozenset({"connect", "session", "disconnect"})
 """Functions a reconnect storm invokes once per player within :data:`STORM_SECONDS`."""
 STORM_ROUTES: Final = frozenset({"$connect", "session"})
@@ -125,8 +140,10 @@ FUNCTION_TIMEOUT_S: Final[dict[str, int]] = {
     "guess": 10,
     "nickname": 10,
     "party": 20,
+    "progression": 10,
     "apply_deadlines": CLOCK_FUNCTION_TIMEOUT_S,
     "watchdog": 60,
+    "history": 60,
 }
 """Function module -> its Lambda timeout in seconds (``infra.cdk.constructs.functions.SPECS``
 deploys it; the twin enforces it). Each leaves the worst case of one AWS call
@@ -151,6 +168,7 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
         reserved={
             "apply_deadlines": 10,
             "watchdog": 1,
+            "history": 2,
             "connect": 5,
             "disconnect": 5,
             "default": 2,
@@ -160,6 +178,7 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
             "guess": 10,
             "nickname": 2,
             "party": 3,
+            "progression": 2,
         },
         target_players=500,
     ),
@@ -170,10 +189,17 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
             "$connect": Throttle(3_500, 5_000),
             "session": Throttle(3_500, 5_000),
             "guess": Throttle(4_000, 8_000),
+            # the read-only progression routes (issue 38): a few per player per tournament;
+            # capped so that a flood of reads cannot take the stage's default bucket
+            "profile": Throttle(100, 200),
+            "leaderboard": Throttle(200, 400),
+            "history": Throttle(100, 200),
+            "replay": Throttle(100, 200),
         },
         reserved={
             "apply_deadlines": 150,
             "watchdog": 1,
+            "history": 40,
             "connect": 750,
             "disconnect": 750,
             "default": 50,
@@ -183,6 +209,7 @@ STAGE_LIMITS: Final[dict[str, StageLimits]] = {
             "guess": 800,
             "nickname": 50,
             "party": 50,
+            "progression": 100,
         },
         target_players=TARGET_PLAYERS,
     ),
@@ -214,7 +241,7 @@ class Binding:
 
 def bindings(limits: StageLimits) -> list[Binding]:
     """Every limit ``limits`` sets, with the players at which it binds (from
-    :data:`PER_PLAYER`; the ``watchdog``, one at a time by design, left out). A throttle binds
+    :data:`PER_PLAYER`; :data:`NOT_PER_PLAYER` left out). A throttle binds
     at rate / per-player rate (the stage's default: of ``ping``, the busiest route without its
     own), and for ``$connect``/``session`` also when a storm of N players exceeds a full bucket plus
     :data:`STORM_SECONDS` of refill: N = rate x :data:`STORM_SECONDS` + burst. A reservation
@@ -235,7 +262,7 @@ def bindings(limits: StageLimits) -> list[Binding]:
     for key, t in sorted(limits.routes.items()):
         throttle(f"route {key}", t, PER_PLAYER[key], key in STORM_ROUTES)
     for module, reserved in sorted(limits.reserved.items()):
-        if module == "watchdog":
+        if module in NOT_PER_PLAYER:
             continue
         rate_key = FUNCTION_RATE[module]
         held = MEAN_DURATION_S.get(rate_key, ROUTE_DURATION_S) * CONCURRENCY_FACTOR

@@ -61,6 +61,7 @@ def add_stage(
     tracing: str | None = None,
     reserve_concurrency: bool = True,
     legacy_waiting_index: bool = False,
+    board_index: bool = True,
     edge_guard: bool = False,
     name: str | None = None,
     commit: str = "unknown",
@@ -80,6 +81,7 @@ def add_stage(
         tracing=tracing,
         reserve_concurrency=reserve_concurrency,
         legacy_waiting_index=legacy_waiting_index,
+        board_index=board_index,
         edge_guard=edge_guard,
         commit=commit,
         description=f"Wordle Tournament backend ({stage})",
@@ -117,6 +119,7 @@ def main() -> None:
         tracing=context("tracing"),
         reserve_concurrency=_flag(context("reserveConcurrency"), default=True),
         legacy_waiting_index=_flag(context("legacyWaitingIndex"), default=False),
+        board_index=_flag(context("boardIndex"), default=True),
         edge_guard=_flag(context("edgeGuard"), default=False),
         commit=str(context("commit") or git_commit()),
     )

@@ -14,11 +14,13 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
+from functions.streams import STREAMS
 from infra.cdk.constructs.deadline_clock import DeadlineClock
 from infra.cdk.constructs.edge import EdgeGuard
 from infra.cdk.constructs.functions import Functions, FunctionsProps
 from infra.cdk.constructs.monitoring import Monitoring, MonitoringProps
 from infra.cdk.constructs.nag import acknowledge
+from infra.cdk.constructs.streams import StreamSources
 from infra.cdk.constructs.table import GameTable
 from infra.cdk.constructs.websocket import WebSocketApi
 from infra.cdk.runtime_version import LAMBDA_PYTHON_VERSION
@@ -110,7 +112,8 @@ STAGES: dict[str, StageConfig] = {
 
 
 class WordleTournamentStack(Stack):
-    """Table, functions, WebSocket API, deadline clock and monitoring of one stage.
+    """Table, functions, WebSocket API, deadline clock, the stream's event sources and
+    monitoring of one stage.
 
     Args: config — the stage; layer_dir — the dependency layer's folder (``infra.cdk.layer``; tests
     pass a stub); code_root — the folder holding ``functions/``, ``shared/``, ``wordlists/``;
@@ -123,6 +126,7 @@ class WordleTournamentStack(Stack):
     reserve_concurrency — apply the stage's reserved concurrency (off for an account whose
     concurrency quota is too small to reserve any); legacy_waiting_index — keep the waiting
     index from before ``gsi_lobbies`` (first deployment of an upgrade; ``infra/RUNBOOK.md``);
+    board_index — create ``gsi_board`` (off only for the upgrade's second deployment);
     edge_guard — put CloudFront with an AWS WAF rate-based rule per source address in front of
     the API (``infra.cdk.constructs.edge``; us-east-1 only; output ``EdgeWebSocketUrl``).
     commit — the git commit synthesized, in every published version's description (rollback).
@@ -142,6 +146,7 @@ class WordleTournamentStack(Stack):
         tracing: str | None = None,
         reserve_concurrency: bool = True,
         legacy_waiting_index: bool = False,
+        board_index: bool = True,
         edge_guard: bool = False,
         commit: str = "unknown",
         **kwargs: Any,
@@ -154,7 +159,11 @@ class WordleTournamentStack(Stack):
         service_name = f"wordle-tournament-{config.name}"
 
         data = GameTable(
-            self, "Data", retain_data=config.retain_data, legacy_waiting_index=legacy_waiting_index
+            self,
+            "Data",
+            retain_data=config.retain_data,
+            legacy_waiting_index=legacy_waiting_index,
+            board_index=board_index,
         )
         websocket = WebSocketApi(
             self,
@@ -207,6 +216,21 @@ class WordleTournamentStack(Stack):
         # code); IAM authorises them on the machine's own ARN (AWS, "Authorization for
         # versions and aliases": https://docs.aws.amazon.com/step-functions/latest/dg/auth-version-alias.html)
         functions.attach_state_machine(clock.state_machine.state_machine_arn, clock.live_arn)
+        streams = StreamSources(
+            self,
+            "Streams",
+            table=data.table,
+            aliases={module: functions.live[module] for module in STREAMS},
+            streams=STREAMS,
+        )
+        for module, queue in streams.failure_queues.items():
+            name = "".join(part.capitalize() for part in module.split("_"))
+            CfnOutput(
+                self,
+                f"{name}FailureQueueUrl",
+                value=queue.queue_url,
+                description=f"Failed {module} stream batches (infra/RUNBOOK.md, redrive)",
+            )
         monitoring = Monitoring(
             self,
             "Monitoring",
@@ -219,6 +243,8 @@ class WordleTournamentStack(Stack):
                 stage_name=config.name,
                 access_logs=websocket.access_logs,
                 table=data.table,
+                stream_functions=tuple(STREAMS),
+                failure_queues=streams.failure_queues,
                 metrics_namespace=METRICS_NAMESPACE,
                 service_name=service_name,
                 thresholds=config.alarm_thresholds,

@@ -26,6 +26,7 @@ from infra.emulator.moto_speedups import (
     FastResponses,
     IndexedQuery,
     ItemRollback,
+    StreamRecords,
     WeakInstanceTracking,
 )
 
@@ -77,6 +78,9 @@ class EmbeddedDynamo:
         """Held while moto handles a request; tests may hold it to freeze the database."""
         self.item_rollback = ItemRollback()
         """Transactions roll back the items they name (:class:`ItemRollback`), while running."""
+        self.stream_records = StreamRecords()
+        """Stream records as DynamoDB Streams writes them (:class:`StreamRecords`), while
+        running."""
         self.indexed_query = IndexedQuery()
         """Query from the queried partition (:class:`IndexedQuery`), installed while running."""
         self.fast_responses = FastResponses()
@@ -122,6 +126,7 @@ class EmbeddedDynamo:
         self.indexed_query.install()
         self.fast_responses.install()
         self.weak_tracking.install()
+        self.stream_records.install()  # last: it wraps IndexedQuery's update_item
         self._server = _SerialisedMotoServer(ip_address=self._host, port=self._port, verbose=False)
         self._server.start()
         log.info("embedded DynamoDB (moto) on %s", self.endpoint)
@@ -136,6 +141,7 @@ class EmbeddedDynamo:
         if inner is not None:
             inner.server_close()  # ThreadedMotoServer.stop leaves the listening socket open
         self._server = None
+        self.stream_records.uninstall()  # first: it wraps IndexedQuery's update_item
         self.item_rollback.uninstall()
         self.indexed_query.uninstall()
         self.fast_responses.uninstall()

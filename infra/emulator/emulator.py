@@ -32,8 +32,9 @@ from infra.emulator.lambda_context import (
     function_name_for,
     make_context,
 )
-from infra.emulator.pool import CLOCK, WorkerPool
+from infra.emulator.pool import CLOCK, OTHER, WorkerPool
 from infra.emulator.states import LocalClock
+from infra.emulator.streams import POLL_SECONDS, StreamPoller, limited_invoker
 from infra.emulator.throttles import TwinLimits
 from shared.protocol.limits import IDLE_TIMEOUT_SECONDS, MAX_CONNECTION_SECONDS
 from shared.services.deps import Deps
@@ -172,6 +173,9 @@ class Emulator:
         gateway_seed: int | None = None,
         switch_interval_seconds: float | None = SWITCH_INTERVAL_SECONDS,
         limits: TwinLimits | str | None = "prod",
+        streams: bool = True,
+        stream_handlers: Mapping[str, HandlerSpec] | None = None,
+        stream_poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self.host = host
         self.requested_port = port
@@ -206,6 +210,14 @@ class Emulator:
         )
         """Throttles, reservations, timeouts, cold starts the gateway enforces (a stage name:
         that stage's deployed values, ``infra.limits``; None: none)."""
+
+        self.streams_enabled = streams
+        self.stream_handlers_override = stream_handlers
+        self.stream_poll_seconds = stream_poll_seconds
+        self.streams: dict[str, StreamPoller] = {}
+        """Function module -> the poller delivering the table's stream to it
+        (``functions.streams.STREAMS``; after :meth:`start`): its ``failures`` are the
+        on-failure destination."""
 
         self.env: dict[str, str] = {}
         """The environment variables this emulator exported (after :meth:`start`)."""
@@ -336,6 +348,8 @@ class Emulator:
         )
         if self._watchdog is not None and self.watchdog_seconds:
             self._watchdog_task = asyncio.create_task(self._watchdog_loop(self.watchdog_seconds))
+        if self.streams_enabled:
+            await loop.run_in_executor(self._executor, self._start_streams)
         if self.bots > 0:
             self._start_bots()
         log.info("emulator up: %s", self.url)
@@ -358,6 +372,11 @@ class Emulator:
                 if inspect.isawaitable(result):
                     await result
             self._cleanups.clear()
+            if self.streams:
+                pollers, self.streams = list(self.streams.values()), {}
+                loop = asyncio.get_running_loop()
+                for poller in pollers:
+                    await loop.run_in_executor(None, poller.stop)
             if self._gateway is not None:
                 await self._gateway.stop()
                 self._gateway = None
@@ -481,6 +500,53 @@ class Emulator:
             else:
                 os.environ[name] = value
         self._saved_env.clear()
+
+    # -- the table's stream ----------------------------------------------------------------
+
+    def _start_streams(self) -> None:
+        """One :class:`~infra.emulator.streams.StreamPoller` per ``functions.streams.STREAMS``
+        entry with a handler (the real one with the real wiring, else ``stream_handlers``),
+        reading the table's stream on the same endpoint as the handlers' DynamoDB, invoking
+        through the worker pool (lowest priority: off the play path) and ``limits``."""
+        import boto3
+
+        from functions.streams import STREAMS
+
+        handlers: dict[str, Handler] = {}
+        if self.stream_handlers_override is not None:
+            handlers = {m: resolve(h) for m, h in self.stream_handlers_override.items()}
+        elif self.deps is not None:
+            handlers = {m: bind(source.target, self.deps) for m, source in STREAMS.items()}
+        if not handlers:
+            return
+        table = self.dynamodb_client().describe_table(TableName=self.table_name)["Table"]
+        stream_arn = table.get("LatestStreamArn")
+        if not stream_arn or not table.get("StreamSpecification", {}).get("StreamEnabled"):
+            log.warning("table %s has no stream: history is not delivered", self.table_name)
+            return
+        session = self._dynamodb_session or boto3
+        client = session.client(
+            "dynamodbstreams", endpoint_url=self.dynamodb_endpoint, region_name=self.region
+        )
+        assert self._executor is not None
+        for module, handler in handlers.items():
+            invoke = limited_invoker(
+                handler,
+                module,
+                executor=self._executor,
+                limits=self.limits,
+                region=self.region,
+                priority=OTHER,
+            )
+            self.streams[module] = StreamPoller(
+                client,
+                stream_arn,
+                STREAMS[module],
+                invoke,
+                region=self.region,
+                function_arn=f"arn:aws:lambda:{self.region}:{ACCOUNT_ID}:function:{module}",
+                poll_seconds=self.stream_poll_seconds,
+            ).start()
 
     # -- watchdog --------------------------------------------------------------------------
 

@@ -33,7 +33,8 @@ class ItemRollback:
     (:meth:`install`), the backend's transaction backs up only the items its operations name
     (by key, their attributes as they were or their absence) and, when moto raises (a failed
     condition: ``TransactionCanceledException``; a validation error), puts those back —
-    the same outcome, since moto applies a transaction's operations only to those items. The
+    the same outcome, since moto applies a transaction's operations only to those items, and
+    drops the stream records the cancelled transaction and its rollback wrote (none on AWS). The
     table copy is skipped by handing moto the live table as its "backup" for the duration of the
     call (its restore is then a no-op). Requests must be serialised (they are: the
     :class:`~infra.emulator.dynamo.SerialisedApp` / in-process lock), as moto itself requires.
@@ -70,12 +71,14 @@ class ItemRollback:
 
         def transact_write_items(backend: Any, transact_items: list[dict[str, Any]]) -> None:
             saved = rollback._save(backend, transact_items)
+            streams = rollback._stream_lengths(backend)
             rollback._active = True
             try:
                 original(backend, transact_items)
             except Exception:
                 rollback._active = False
                 rollback._restore(backend, saved)
+                rollback._truncate_streams(backend, streams)
                 raise
             finally:
                 rollback._active = False
@@ -121,6 +124,28 @@ class ItemRollback:
         return saved
 
     @staticmethod
+    def _stream_lengths(backend: Any) -> dict[str, int]:
+        """Table name -> how many records its stream holds now (tables with a stream)."""
+        return {
+            name: len(table.stream_shard.items)
+            for name, table in backend.tables.items()
+            if getattr(table, "stream_shard", None) is not None
+        }
+
+    @staticmethod
+    def _truncate_streams(backend: Any, lengths: dict[str, int]) -> None:
+        """Drop the stream records written since ``lengths``: a cancelled transaction writes
+        none on AWS ("DynamoDB Streams ... only if the data is actually modified"), while the
+        items moto applied and :meth:`_restore` put back each left one (an INSERT then a
+        REMOVE of an item the transaction never wrote). moto numbers records by position, so
+        the next record takes the first dropped one's number: no reader saw it (requests are
+        serialised), so every reader still sees numbers only increase, as on AWS."""
+        for name, length in lengths.items():
+            shard = getattr(backend.tables.get(name), "stream_shard", None)
+            if shard is not None:
+                del shard.items[length:]
+
+    @staticmethod
     def _restore(
         backend: Any, saved: list[tuple[str, dict[str, Any], dict[str, Any] | None]]
     ) -> None:
@@ -146,6 +171,69 @@ def patched_moto() -> bool:
         return True
     log.warning("moto %s is not one of %s: its DynamoDB runs unpatched", __version__, PATCHED_MOTO)
     return False
+
+
+class StreamRecords:
+    """moto's stream records as DynamoDB Streams writes them (the history function reads them:
+    ``infra.emulator.streams``). moto 5.2.5 differs in two ways, both patched while installed:
+
+    - a write that changes nothing (a PutItem or UpdateItem leaving the item as it was) records
+      a MODIFY; AWS records nothing: "DynamoDB Streams ... writes a stream record only if the
+      data is actually modified" — skipped;
+    - an UpdateItem that creates its item records an INSERT of the bare key (moto puts the key
+      first) and then a second record of the update; AWS records one INSERT of the new item —
+      collapsed into that one INSERT, under the first record's sequence number.
+
+    AWS, "Change data capture for DynamoDB Streams",
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html. Requests must
+    be serialised (they are), as moto itself requires."""
+
+    def __init__(self) -> None:
+        self._installed: Any = None
+
+    def install(self) -> None:
+        """Patch ``StreamShard.add`` and ``DynamoDBBackend.update_item``."""
+        if self._installed is not None:
+            return
+        from moto.dynamodb.models.table import StreamShard
+
+        models: Any = importlib.import_module("moto.dynamodb.models")
+        original_add = StreamShard.add
+        original_update = models.DynamoDBBackend.update_item
+
+        def add(shard: Any, old: Any, new: Any) -> None:
+            if old is not None and new is not None and old.attrs == new.attrs:
+                return
+            original_add(shard, old, new)
+
+        def update_item(backend: Any, table_name: str, *args: Any, **kwargs: Any) -> Any:
+            table = backend.tables.get(table_name)
+            shard = getattr(table, "stream_shard", None)
+            before = len(shard.items) if shard is not None else 0
+            result = original_update(backend, table_name, *args, **kwargs)
+            if shard is not None and len(shard.items) - before > 1:
+                first, last = shard.items[before], shard.items[-1]
+                record = last.record
+                record["eventName"] = first.record["eventName"]  # INSERT: it was created
+                record["dynamodb"]["SequenceNumber"] = first.record["dynamodb"]["SequenceNumber"]
+                if first.record["eventName"] == "INSERT":
+                    record["dynamodb"].pop("OldImage", None)
+                del shard.items[before:]
+                shard.items.append(last)
+            return result
+
+        self._installed = (StreamShard, original_add, models, original_update)
+        setattr(StreamShard, "add", add)  # noqa: B010  (a method replaced: mypy refuses `=`)
+        models.DynamoDBBackend.update_item = update_item
+
+    def uninstall(self) -> None:
+        """Undo :meth:`install`."""
+        if self._installed is None:
+            return
+        shard_class, original_add, models, original_update = self._installed
+        shard_class.add = original_add
+        models.DynamoDBBackend.update_item = original_update
+        self._installed = None
 
 
 class IndexedQuery:

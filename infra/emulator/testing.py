@@ -161,6 +161,7 @@ class Backend:
         import boto3
 
         from functions.routes import MOCK_ROUTES, ROUTES, TIMERS
+        from shared.adapters.dynamo.boards import DynamoProgression
         from shared.adapters.dynamo.schema import create_tables
         from shared.adapters.dynamo.store import DynamoStore
         from shared.adapters.dynamo.switch import DynamoGameSwitch
@@ -190,6 +191,7 @@ class Backend:
             notifier=self.notifier,
             clock=self.clock,
             switch=DynamoGameSwitch(self.client, self.table_name),
+            progression=DynamoProgression(self.client, self.table_name),
             lexicon=lexicon,
             rng=lambda: random.Random(rng.random()),
             ids=lambda: f"id{next(counter):04d}",
@@ -203,6 +205,7 @@ class Backend:
         self.players: list[ScriptedPlayer] = []
         self._throttled: dict[str, int] = {}
         self._api_requests = itertools.count(1)
+        self._stream_pollers: dict[str, Any] = {}
 
     def throttle(self, connection_id: str, messages: int = 1) -> None:
         """API Gateway throttles the next ``messages`` messages of this connection: each is
@@ -348,6 +351,46 @@ class Backend:
                 if d is not None and not d.over and d.next_player == p.id:
                     movers.append(p)
         return movers
+
+    def deliver_streams(self, handlers: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Deliver what the table's stream holds now to the stream functions
+        (``functions.streams.STREAMS``), as the emulator does
+        (``infra.emulator.streams.StreamPoller``: the same filters, batches, retries and
+        failure destination; the batching window skipped), each record once across calls:
+        in the harness history appears when a test says so, never inside a write.
+        ``handlers`` (function module -> ``handler(event, context)``) replaces the real ones.
+        Returns function module -> its poller (``delivered``, ``failures``)."""
+        import boto3
+
+        from functions.streams import STREAMS
+        from infra.emulator.emulator import bind
+        from infra.emulator.streams import StreamPoller
+
+        if not self._stream_pollers:
+            table = self.client.describe_table(TableName=self.table_name)["Table"]
+            # botocore's default endpoint names the account (<account>.streams-ddb...), which
+            # moto's mock does not route: name the regional one
+            streams = boto3.client(
+                "dynamodbstreams",
+                region_name="us-east-1",
+                endpoint_url="https://streams.dynamodb.us-east-1.amazonaws.com",
+            )
+            for module, source in STREAMS.items():
+                handler = (handlers or {}).get(module) or bind(source.target, self.deps)
+                self._stream_pollers[module] = StreamPoller(
+                    streams,
+                    table["LatestStreamArn"],
+                    source,
+                    functools.partial(_invoke_stream_function, handler),
+                    region="us-east-1",
+                )
+        for poller in self._stream_pollers.values():
+            poller.poll(flush=True)
+        return dict(self._stream_pollers)
+
+
+def _invoke_stream_function(handler: Any, event: dict[str, Any]) -> Any:
+    return handler(event, LambdaContext())
 
 
 THROTTLED = "Too Many Requests"
@@ -522,8 +565,15 @@ def running_backend(monkeypatch: pytest.MonkeyPatch, **options: Any) -> Iterator
         "POWERTOOLS_SERVICE_NAME": "wordle-tournament",
     }.items():
         monkeypatch.setenv(key, value)
+    from infra.emulator.moto_speedups import StreamRecords
+
+    records = StreamRecords()  # stream records as DynamoDB Streams writes them
     with mock_aws():
-        yield Backend(**options)
+        records.install()
+        try:
+            yield Backend(**options)
+        finally:
+            records.uninstall()
 
 
 @pytest.fixture

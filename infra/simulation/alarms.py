@@ -18,6 +18,7 @@ from typing import Any
 from infra.emulator.metrics import Alarms, Evaluation, metric_filters
 from infra.simulation.cloud import (
     CLOCK,
+    HISTORY,
     Fault,
     quiet,
     reserved_of,
@@ -147,6 +148,16 @@ def cases(template: Mapping[str, Any]) -> list[Case]:
             "the guess function raises",
             (Fault("raise", at, target=guess),),
             ("ApiIntegrationErrors", "Api5xx", "GameDegraded"),
+        ),
+        Case(
+            "the history function reads the stream 15 min late",
+            (Fault("stream_lag", at, target=HISTORY, count=15 * 60_000),),
+            ("HistoryIteratorAge",),
+        ),
+        Case(
+            "a failed stream batch in the failure queue",
+            (Fault("stream_failures", at, count=1),),
+            ("HistoryFailureQueue",),
         ),
     ]
 

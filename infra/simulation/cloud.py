@@ -16,7 +16,12 @@ What is modelled from what the run does, at simulated time:
 - Step Functions: ``ExecutionsStarted`` per execution, ``ExecutionsFailed`` when the apply
   Task's retries ran out;
 - DynamoDB: ``ThrottledRequests`` per operation, each throttled attempt (botocore's retries
-  included), from the fake client.
+  included), from the fake client;
+- the table's stream (``functions.streams.STREAMS``; the run writes no stream, so this is a
+  model): each minute the history function's ``IteratorAge`` (AWS/Lambda, Maximum) at its
+  batching window — a mapping that keeps up reads each record within it — and its failure
+  queue's ``ApproximateNumberOfMessagesVisible`` (AWS/SQS) at 0; faults ``stream_lag`` and
+  ``stream_failures`` replace them.
 
 Faults and noise are injected through ``Fault`` (``Options.faults``).
 """
@@ -41,9 +46,13 @@ SERVICE = "wordle-tournament"
 ACCOUNT_OTHERS = "other-workloads"
 """A pseudo-function: the account's other Lambda workloads (fault ``account_load``)."""
 
+QUEUE = "history-failures"
+"""The twin's name for the history mapping's failure queue (``infra.cdk.constructs.streams``)."""
+
 CONNECT = "functions.connect.handler"
 CLOCK = "functions.apply_deadlines.handler"
 WATCHDOG = "functions.watchdog.handler"
+HISTORY = "functions.history.handler"
 
 
 def route_function(route: str) -> str:
@@ -86,9 +95,13 @@ def twin_names(template: Mapping[str, Any]) -> Callable[[Any], str]:
             names[str(props["StageName"])] = STAGE
         elif kind == "AWS::StepFunctions::StateMachine":
             names[logical_id] = MACHINE
+        elif kind == "AWS::SQS::Queue":
+            names[logical_id] = QUEUE
 
     def resolve(value: Any) -> str:
         key = value["Ref"] if isinstance(value, dict) and "Ref" in value else value
+        if isinstance(value, dict) and "Fn::GetAtt" in value:  # a queue's QueueName
+            key = value["Fn::GetAtt"][0]
         return names.get(str(key), str(key))
 
     return resolve
@@ -127,7 +140,9 @@ class Fault:
     forced throttles a minute), ``table_errors`` (``count`` system errors a minute),
     ``api_execution_errors``/``api_client_errors`` (``count`` a minute), ``post_failed``
     (every post fails), ``duplicate_wakes`` (every ``count``-th wake runs twice),
-    ``stale_index`` (every ``count``-th wake leaves a stale due-time index entry), ``bug`` (a
+    ``stale_index`` (every ``count``-th wake leaves a stale due-time index entry),
+    ``stream_lag`` (the history function's iterator age is ``count`` ms), ``stream_failures``
+    (``count`` failed batches wait in its failure queue), ``bug`` (a
     message route's store raises an unexpected error: ``internal_error``), ``busy`` (a message
     route's store is busy past its retries: ``try_again``), ``traffic`` (``count`` invocations a
     minute of ``target`` that do nothing: Lambda-level faults on functions players seldom
@@ -261,6 +276,19 @@ class CloudSide:
         self.peak = Counter({k: v for k, v in self.inflight.items() if v})
         self.account_peak = sum(self.inflight.values())
 
+    # -- the table's stream ------------------------------------------------------------------
+    def stream_minute(self) -> None:
+        """The history mapping's iterator age and failure queue depth this minute (module
+        docstring): its batching window and 0, unless ``stream_lag`` / ``stream_failures``."""
+        from functions.streams import HISTORY as SOURCE
+
+        lag = self.fault("stream_lag", HISTORY)
+        age_ms = lag.count if lag is not None else SOURCE.batching_window_s * 1000
+        self.put("AWS/Lambda", "IteratorAge", age_ms, FunctionName=HISTORY)
+        failed = self.fault("stream_failures")
+        visible = failed.count if failed is not None else 0
+        self.put("AWS/SQS", "ApproximateNumberOfMessagesVisible", visible, QueueName=QUEUE)
+
     # -- API Gateway -------------------------------------------------------------------------
     def message(self, route: str, ok: bool) -> None:
         name = "ConnectCount" if route == "$connect" else "MessageCount"
@@ -291,6 +319,7 @@ class CloudSide:
                 for _ in range(f.count):
                     self.invoke(f.target, lambda: None)
         self.sample_concurrency()
+        self.stream_minute()
         for kind, ns, name, dims in (
             ("state_throttled", "AWS/States", "ExecutionThrottled", {"StateMachineArn": MACHINE}),
             ("timed_out", "AWS/States", "ExecutionsTimedOut", {"StateMachineArn": MACHINE}),

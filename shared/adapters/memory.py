@@ -29,7 +29,7 @@ from shared.services.model import (
     TournamentRecord,
 )
 
-__all__ = ["InMemoryStore"]
+__all__ = ["InMemoryHistory", "InMemoryStore"]
 
 _Key = tuple[str, str]
 
@@ -273,3 +273,108 @@ class InMemoryStore:
         for w in writes:
             if isinstance(w, _VERSIONED):
                 w.version += 1
+
+
+class InMemoryHistory:
+    """The ``HistoryStore`` port (``shared.services.ports``) in dicts: the same conditions as
+    ``shared.adapters.dynamo.history.DynamoHistory`` (``tests/contract/test_history_contract.py``
+    runs every case on both). ``profiles``: the player profiles ``profile`` answers from (tests
+    fill it)."""
+
+    def __init__(self) -> None:
+        from shared.domain.progression import BoardEntry, Profile, RoundRecord, Summary
+
+        self.rounds: dict[tuple[str, int], RoundRecord] = {}
+        self.summaries: dict[str, Summary] = {}
+        self.entries: dict[tuple[str, str], Any] = {}
+        self.stats: dict[str, dict[str, Any]] = {}
+        self.weekly: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.board: dict[str, BoardEntry] = {}
+        self.histogram: dict[int, int] = {}
+        """Rating -> entries at it (the DynamoDB adapter shards it; the counts are the same)."""
+        self.profiles: dict[str, Profile] = {}
+
+    def put_round(self, record: Any) -> bool:
+        key = (record.tournament_id, record.round_no)
+        if key in self.rounds:
+            return False
+        self.rounds[key] = record
+        return True
+
+    def pairs(self, tournament_id: str) -> dict[int, list[tuple[str, str]]]:
+        return {
+            n: [d.players for d in r.duels]
+            for (tid, n), r in sorted(self.rounds.items())
+            if tid == tournament_id
+        }
+
+    def has_summary(self, tournament_id: str) -> bool:
+        return tournament_id in self.summaries
+
+    def put_summary(self, summary: Any) -> bool:
+        if summary.tournament_id in self.summaries:
+            return False
+        self.summaries[summary.tournament_id] = summary
+        return True
+
+    def add_entry(self, entry: Any) -> bool:
+        key = (entry.player_id, entry.tournament_id)
+        if key in self.entries:
+            return False
+        self.entries[key] = entry
+        stats = self.stats.setdefault(entry.player_id, {})
+        lang = entry.language
+        for name, add in (
+            ("tournaments", 1),
+            ("wins", entry.win),
+            ("podiums", entry.podium),
+            ("place_sum", entry.place),
+            (f"lang_{lang}_n", 1),
+            (f"lang_{lang}_places", entry.place),
+        ):
+            stats[name] = stats.get(name, 0) + add
+        stats[f"week_{lang}"] = entry.week
+        weekly = self.weekly.setdefault((lang, entry.week, entry.player_id), {"points": 0})
+        weekly["points"] += entry.points
+        weekly["nickname"] = entry.nickname
+        return True
+
+    def raise_best_rating(self, player_id: str, rating: int) -> bool:
+        stats = self.stats.setdefault(player_id, {})
+        if "best_rating" in stats and stats["best_rating"] >= rating:
+            return False
+        stats["best_rating"] = rating
+        return True
+
+    def profile(self, player_id: str) -> Any:
+        return self.profiles.get(player_id)
+
+    def board_entry(self, player_id: str) -> Any:
+        return self.board.get(player_id)
+
+    def move(self, move: Any) -> bool:
+        pid = move.after.player_id
+        current = self.board.get(pid)
+        if (current is None) != (move.before is None) or (
+            current is not None and current.version != move.before.version
+        ):
+            return False
+        if move.removed is not None:
+            self.histogram[move.removed] = self.histogram.get(move.removed, 0) - 1
+        if move.added is not None:
+            self.histogram[move.added] = self.histogram.get(move.added, 0) + 1
+        self.board[pid] = move.after
+        return True
+
+    def rename(self, player_id: str, nickname: str) -> int:
+        renamed = 0
+        for name, week in sorted(self.stats.get(player_id, {}).items()):
+            if name.startswith("week_"):
+                weekly = self.weekly.get((name.removeprefix("week_"), week, player_id))
+                if weekly is not None:
+                    weekly["nickname"] = nickname
+                    renamed += 1
+        return renamed
+
+    def forget(self, player_id: str) -> None:
+        self.stats.pop(player_id, None)

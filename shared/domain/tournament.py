@@ -146,6 +146,17 @@ class PlayerState:
 
 
 @dataclass(frozen=True, slots=True)
+class ClosedRound:
+    """A round just closed, as it ended: its number, its duels with every row, its bye. Kept
+    by the round-closing write for the history function (RULINGS.md, design notes,
+    "Progression: history")."""
+
+    round_no: int
+    duels: tuple[Duel, ...]
+    bye: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Tournament:
     """An 8-player tournament and its current round."""
 
@@ -169,6 +180,10 @@ class Tournament:
     """When operators paused the game for this tournament (UTC ms), None while it runs: no
     deadline applies and no move is taken until ``resume`` shifts every deadline by the
     pause's length (RULINGS.md, design notes, "Kill switch")."""
+    closed: ClosedRound | None = None
+    """The round the last round change closed (set when ``_open_round`` replaces the duels),
+    until a later transition starts the next round's duels (the intro's end); None before
+    that and after. The last round of a finished tournament is simply ``duels``."""
 
     # ---------------------------------------------------------------- construction and views
     @classmethod
@@ -318,7 +333,10 @@ class Tournament:
             if due is None or due > now_ms:
                 return t, events
             if t.phase is Phase.INTRO:
-                t = t._start_duels(events)
+                # the intro's end clears the closed round, unless this very transition closed
+                # it (a late call): then the write that stores it still carries it
+                fresh = t.closed if t.closed is not self.closed else None
+                t = replace(t._start_duels(events), closed=fresh)
                 continue
             # the duel whose turn deadline is earliest (ties: board order)
             duel = min((d for d in t.duels if not d.over), key=lambda d: d.turn_deadline_ms)
@@ -525,7 +543,7 @@ class Tournament:
                 nxt = d.next_player
                 assert nxt is not None
                 events.append(DuelStarted(d.duel_id, d.players, nxt, d.length, d.turn_deadline_ms))
-        return replace(self, phase=Phase.PLAYING)
+        return replace(self, phase=Phase.PLAYING, closed=None)
 
     def _close_round(self, at_ms: int, dealer: Dealer, events: list[Event]) -> Tournament:
         """Ruling 2 and 3: places for those out this round, ratings, then next round or end."""
@@ -633,6 +651,7 @@ class Tournament:
             previous_pairs=frozenset(frozenset(p) for p in pairing.pairs),
             previous_bye=pairing.bye,
             used_words=frozenset(used),
+            closed=ClosedRound(self.round_no, self.duels, self.bye) if self.duels else None,
         )
 
 

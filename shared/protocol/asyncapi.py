@@ -64,11 +64,13 @@ from shared.protocol.version import PROTOCOL, PROTOCOL_MIN
 __all__ = [
     "ASYNCAPI_PATH",
     "README_PATH",
+    "RECORD_SCHEMA_PATH",
     "REGENERATE_COMMAND",
     "build_asyncapi",
     "client_guide",
     "error_table",
     "main",
+    "record_schema",
     "render",
     "render_readme",
     "reply_table",
@@ -76,6 +78,9 @@ __all__ = [
 
 ASYNCAPI_PATH: Final = Path(__file__).with_name("asyncapi.json")
 README_PATH: Final = Path(__file__).with_name("README.md")
+RECORD_SCHEMA_PATH: Final = Path(__file__).with_name("tournament-record.schema.json")
+"""The export format's JSON Schema (``TournamentRecord``, the ``replay`` reply's ``record``)."""
+RECORD_SCHEMA_ID: Final = "urn:wordle-tournament:tournament-record:1"
 REGENERATE_COMMAND: Final = "python -m shared.protocol.asyncapi"
 CONFORMANCE_COMMAND: Final = "python -m tests.contract.record"
 """Re-records the conformance kit (``shared/protocol/conformance/``); named in the guide."""
@@ -117,7 +122,8 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.RULE_VIOLATION: "Any action refused by a game rule that has no more specific "
     "code (a fallback); `party_remove` naming the leader themselves (`party_leave` is for "
     "that).",
-    ErrorCode.UNKNOWN_LANGUAGE: "`join` or `party_start` with a code that is not a game language.",
+    ErrorCode.UNKNOWN_LANGUAGE: "`join`, `party_start` or a weekly `leaderboard` with a code "
+    "that is not a game language.",
     ErrorCode.WRONG_LENGTH: "`guess` whose word does not have the duel's length; the turn and "
     "its clock keep running.",
     ErrorCode.INVALID_LETTERS: "`guess` with letters outside the game language's alphabet; the "
@@ -183,7 +189,9 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     ErrorCode.FIELD_TOO_LONG: "Any message with a string longer than its field allows (e.g. "
     f"`request_id` over {MAX_REQUEST_ID} characters).",
     ErrorCode.INVALID_VALUE: "Any message with a field value out of range, or a string that is "
-    "not valid Unicode.",
+    "not valid Unicode; a malformed player or tournament id (`profile`, `history`, `replay`); "
+    "a `leaderboard` whose `language` is missing (weekly) or out of place (rating), as the "
+    "message says.",
     ErrorCode.NO_SESSION: "Any action but `session` and `ping` on a connection that has no "
     "session, or whose session moved to a newer connection, or closed meanwhile: send "
     "`session` (with the token) again.",
@@ -212,7 +220,13 @@ _ERROR_WHEN: Final[dict[ErrorCode, str]] = {
     "with `session` (the snapshot tells what is true).",
     ErrorCode.NOT_FOUND: (
         "`leave` by a player whose tournament no longer exists. (A `guess` naming a duel of no "
-        "tournament is answered `not_in_duel`, like any duel that is not the player's.)"
+        "tournament is answered `not_in_duel`, like any duel that is not the player's.) "
+        "`profile` or `history` of no such player; `replay` of a tournament that is unknown, "
+        "still running (its record is kept once it ends, a moment later), or past its year."
+    ),
+    ErrorCode.INVALID_CURSOR: (
+        "`history` with a `cursor` that is not a `next_cursor` of that player's pages "
+        "(forged, garbage, or another player's): start again without one."
     ),
 }
 """When each code is sent. Every member of ``ErrorCode`` must have an entry (the guide's error
@@ -494,6 +508,37 @@ The `session` reply carries the intervals below as numbers (milliseconds): `ping
   Draw and compare words in play form; a keyboard offers only the language's tiles.
 
 {normalisation_table()}
+
+## Profiles, leaderboards, history and replays (since 1.3)
+
+Four read-only requests, answered like any other (each needs a session; they change nothing and
+count against the rate limit like every message). What they show is written a moment after a
+tournament ends, off the game's path: a profile, board or history asked for right after
+`tournament_end` may not show that tournament yet; ask again a few seconds later (a `replay`
+of it is `not_found` until then). No reply ever holds a token, a connection or a party: only
+player ids, nicknames and results.
+
+- `profile` (`player_id`, default you): nickname, rating, tournaments, wins (place 1),
+  podiums (places 1-3), average place, best rating, per game language, and `rating_history`:
+  a point per tournament (the last 100, oldest first) to draw a rating chart.
+- `leaderboard` `board: "rating"`: the top 100 by rating; `me` (your rank, null until your
+  first rated tournament) and `around`: up to 5 players just above you, you, up to 5 just
+  below. A rank is 1 + the players with a higher score (ties share it; ties are listed by
+  player id). `board: "weekly"` with a game `language` (and `week`: `current`, the default,
+  or `previous`): the rating points gained in that language's tournaments that week (Monday
+  00:00 UTC to Monday; negative when lost), the top 100 and `me` (your points, 0 when none;
+  your rank only when you are in the top 100); `week` in the reply is that Monday.
+- `history` (`player_id`, `limit` 1-50, default 20): finished tournaments, newest first, each
+  with its place, rating before and after, and the opponents met (as named then). Send the
+  reply's `next_cursor` back as `cursor` for the next page; null means the last page. A cursor
+  is opaque and belongs to one player's pages: anything else is `invalid_cursor`.
+- `replay` (`tournament_id`): the whole finished tournament — every round, duel and row (with
+  when it was played), the secrets revealed, the places and rating changes, the players under
+  their current nicknames — to step through. `record` is also the export format: save it as
+  it is (JSON); its schema is `TournamentRecord` here and, as a file of its own,
+  `tournament-record.schema.json` beside this document. Kept a year; at most about
+  {_kb(MAX_MESSAGE_BYTES)} like any message (the longest tournament, 23 duels of 12 rows,
+  is about 60 KB).
 
 ## Limits
 
@@ -799,6 +844,28 @@ def build_asyncapi() -> dict[str, Any]:
     }
 
 
+def record_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the tournament export format, ``TournamentRecord``
+    (version 1), built from the same model as its AsyncAPI component; published beside the
+    document as ``RECORD_SCHEMA_PATH``. Unlike the messages it forbids unknown keys: a new
+    key is a new ``version``."""
+    from shared.protocol.outbound import TournamentRecord
+
+    schema = TypeAdapter(TournamentRecord).json_schema(
+        mode="serialization", ref_template="#/$defs/{model}"
+    )
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": RECORD_SCHEMA_ID,
+        **schema,
+    }
+
+
+def render_record_schema() -> str:
+    """``record_schema`` as committed: 2-space indented JSON, UTF-8, trailing newline."""
+    return json.dumps(record_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
 def render(document: dict[str, Any] | None = None) -> str:
     """The document as committed: 2-space indented JSON, UTF-8, trailing newline."""
     doc = build_asyncapi() if document is None else document
@@ -858,17 +925,20 @@ def render_readme(document: dict[str, Any] | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: write ``ASYNCAPI_PATH`` and ``README_PATH`` (or ``--output`` and ``--readme``);
+    """CLI: write ``ASYNCAPI_PATH``, ``README_PATH`` and ``RECORD_SCHEMA_PATH`` (or
+    ``--output``, ``--readme`` and ``--record-schema``);
     with ``--check`` only compare (exit 1 when one is out of date)."""
     parser = argparse.ArgumentParser(prog=REGENERATE_COMMAND, description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail if a file is out of date")
     parser.add_argument("--output", type=Path, default=ASYNCAPI_PATH)
     parser.add_argument("--readme", type=Path, default=README_PATH)
+    parser.add_argument("--record-schema", type=Path, default=RECORD_SCHEMA_PATH)
     args = parser.parse_args(argv)
     document = build_asyncapi()
     targets: list[tuple[Path, str]] = [
         (args.output, render(document)),
         (args.readme, render_readme(document)),
+        (args.record_schema, render_record_schema()),
     ]
     if args.check:
         stale = [

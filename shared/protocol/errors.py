@@ -81,6 +81,7 @@ class ErrorCode(StrEnum):
     TRY_AGAIN = "try_again"
     INTERNAL_ERROR = "internal_error"
     NOT_FOUND = "not_found"
+    INVALID_CURSOR = "invalid_cursor"
 
 
 PARSE_CODES: Final[frozenset[ErrorCode]] = frozenset(
@@ -160,6 +161,9 @@ _DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.TRY_AGAIN: "The server is busy; please try again.",
     ErrorCode.INTERNAL_ERROR: "Something went wrong on the server.",
     ErrorCode.NOT_FOUND: "That does not exist (any more).",
+    ErrorCode.INVALID_CURSOR: (
+        "That cursor is not one this player's history pages gave; start again without one."
+    ),
 }
 
 

@@ -128,6 +128,16 @@ INBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
     "party_reset_invite": {"action": "party_reset_invite", "request_id": "r-7"},
     "ping": {"action": "ping", "request_id": "r-9"},
     "sign_out_everywhere": {"action": "sign_out_everywhere", "request_id": "r-10"},
+    "profile": {"action": "profile", "request_id": "r-11", "player_id": "p-bob"},
+    "leaderboard": {
+        "action": "leaderboard",
+        "request_id": "r-12",
+        "board": "weekly",
+        "language": "en",
+        "week": "current",
+    },
+    "history": {"action": "history", "request_id": "r-13", "limit": 20},
+    "replay": {"action": "replay", "request_id": "r-14", "tournament_id": "t-1"},
 }
 """One example per inbound action, keyed by action."""
 
@@ -139,7 +149,7 @@ OUTBOUND_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "token": "bmV4dC1zZWNyZXQtdG9rZW4",
         "resumed": True,
         "protocol": 1,
-        "protocol_version": "1.2",
+        "protocol_version": "1.3",
         "protocol_min": "1.0",
         "ping_interval_ms": 20_000,
         "heartbeat_timeout_ms": 60_000,
@@ -274,6 +284,130 @@ _SNAPSHOT = OUTBOUND_EXAMPLES["session"]["snapshot"]
 _SNAPSHOT["round"] = _with_seq(_ROUND, None)  # a snapshot's parts are not numbered
 _SNAPSHOT["standings"] = _with_seq(_STANDINGS_EVENT, None)
 _SNAPSHOT["seq"] = 5
+
+_POINT: Final = {
+    "tournament_id": "t-1",
+    "ended_ms": _T0 + 732_000,
+    "language": "en",
+    "place": 2,
+    "rating_before": 1012,
+    "rating_after": 1030,
+}
+_RECORD_ROWS: Final = [
+    {
+        **{k: v for k, v in _ROW.items() if k != "player"},
+        "player_id": "p-ana",
+        "at_ms": _T0 + 9_000,
+    },
+    {
+        **{k: v for k, v in _SKIP.items() if k != "player"},
+        "player_id": "p-bob",
+        "at_ms": _T0 + 41_000,
+    },
+    {
+        "player_id": "p-ana",
+        "word": "slate",
+        "tiles": list("slate"),
+        "marks": ["correct"] * 5,
+        "skipped": False,
+        "at_ms": _T0 + 50_000,
+    },
+]
+OUTBOUND_EXAMPLES["profile"] = {
+    "type": "profile",
+    "request_id": "r-11",
+    "seq": None,
+    "player": {
+        "player_id": "p-ana",
+        "nickname": "Ana",
+        "rating": 1030,
+        "tournaments": 1,
+        "wins": 0,
+        "podiums": 1,
+        "average_place": 2.0,
+        "best_rating": 1030,
+        "languages": [{"language": "en", "tournaments": 1, "average_place": 2.0}],
+        "rating_history": [_POINT],
+    },
+}
+OUTBOUND_EXAMPLES["leaderboard"] = {
+    "type": "leaderboard",
+    "request_id": "r-12",
+    "seq": None,
+    "board": "weekly",
+    "language": "en",
+    "week": "2025-12-29",
+    "entries": [
+        {"rank": 1, "player_id": "p-bob", "nickname": "bob_42", "score": 40},
+        {"rank": 2, "player_id": "p-ana", "nickname": "Ana", "score": 18},
+    ],
+    "me": {"rank": 2, "player_id": "p-ana", "nickname": "Ana", "score": 18},
+    "around": [],
+}
+OUTBOUND_EXAMPLES["history"] = {
+    "type": "history",
+    "request_id": "r-13",
+    "seq": None,
+    "player_id": "p-ana",
+    "tournaments": [
+        {
+            **_POINT,
+            "players": 8,
+            "opponents": [{"player_id": "p-bob", "nickname": "bob_42"}],
+        }
+    ],
+    "next_cursor": None,
+}
+OUTBOUND_EXAMPLES["replay"] = {
+    "type": "replay",
+    "request_id": "r-14",
+    "seq": None,
+    "record": {
+        "format": "wordle-tournament-record",
+        "version": 1,
+        "tournament_id": "t-1",
+        "language": "en",
+        "started_ms": _T0,
+        "ended_ms": _T0 + 732_000,
+        "players": [
+            {
+                "player_id": "p-ana",
+                "nickname": "Ana",
+                "place": 1,
+                "rating_before": 1012,
+                "rating_change": 18,
+                "rating_after": 1030,
+            },
+            {
+                "player_id": "p-bob",
+                "nickname": "bob_42",
+                "place": 2,
+                "rating_before": 988,
+                "rating_change": -18,
+                "rating_after": 970,
+            },
+        ],
+        "rounds": [
+            {
+                "round_no": 1,
+                "bye": None,
+                "duels": [
+                    {
+                        "duel_id": "d-1",
+                        "players": ["p-ana", "p-bob"],
+                        "first": "p-ana",
+                        "word": "slate",
+                        "length": 5,
+                        "result": "win",
+                        "winner": "p-ana",
+                        "reason": "solved",
+                        "rows": _RECORD_ROWS,
+                    }
+                ],
+            }
+        ],
+    },
+}
 
 OUTBOUND_EXAMPLES["batch"] = {
     "type": "batch",

@@ -24,8 +24,10 @@ __all__ = [
     "MAX_REQUEST_ID",
     "MODEL_BY_ACTION",
     "GuessAction",
+    "HistoryAction",
     "InboundMessage",
     "JoinAction",
+    "LeaderboardAction",
     "LeaveAction",
     "NicknameAction",
     "PartyCreateAction",
@@ -35,7 +37,9 @@ __all__ = [
     "PartyResetInviteAction",
     "PartyStartAction",
     "PingAction",
+    "ProfileAction",
     "ProtocolError",
+    "ReplayAction",
     "SessionAction",
     "SignOutEverywhereAction",
     "parse_inbound",
@@ -164,6 +168,78 @@ class PartyResetInviteAction(_Inbound):
     action: Literal["party_reset_invite"] = Field(description="Route: party_reset_invite.")
 
 
+ID_PATTERN: Final = r"^[A-Za-z0-9_-]{1,64}$"
+"""What a player or tournament id looks like when a client names one (``profile``,
+``history``, ``replay``): anything else is ``invalid_value``."""
+
+HISTORY_PAGE_MAX: Final = 50
+"""The most tournaments one ``history`` page holds."""
+
+
+class ProfileAction(_Inbound):
+    """Since 1.3. A player's public profile: nickname, rating, rating history (a point per
+    tournament, the last 100), tournaments, wins, podiums, average place, best rating, per
+    game language. Read-only; the reply is ``profile`` (``not_found`` for no such player)."""
+
+    action: Literal["profile"] = Field(description="Route: profile.")
+    player_id: str | None = Field(
+        default=None,
+        max_length=64,
+        pattern=ID_PATTERN,
+        description="The player; omitted: you.",
+    )
+
+
+class LeaderboardAction(_Inbound):
+    """Since 1.3. A leaderboard: ``rating`` (every player by rating: the top 100, your rank
+    and the players just above and below you) or ``weekly`` (one game language's rating points
+    gained this week or last, reset Monday 00:00 UTC: the top 100 and your line). Read-only;
+    the reply is ``leaderboard``."""
+
+    action: Literal["leaderboard"] = Field(description="Route: leaderboard.")
+    board: Literal["rating", "weekly"] = Field(description="Which board.")
+    language: str | None = Field(
+        default=None,
+        min_length=2,
+        max_length=8,
+        description="Weekly board only (required there): the game language code.",
+    )
+    week: Literal["current", "previous"] | None = Field(
+        default=None, description="Weekly board only: this week (default) or the previous one."
+    )
+
+
+class HistoryAction(_Inbound):
+    """Since 1.3. A player's finished tournaments, newest first, a page at a time: send the
+    reply's ``next_cursor`` back as ``cursor`` for the next page. Read-only; the reply is
+    ``history`` (``invalid_cursor`` for a cursor this player's pages did not give)."""
+
+    action: Literal["history"] = Field(description="Route: history.")
+    player_id: str | None = Field(
+        default=None, max_length=64, pattern=ID_PATTERN, description="The player; omitted: you."
+    )
+    cursor: str | None = Field(
+        default=None,
+        max_length=256,
+        description="Opaque: a previous reply's next_cursor; omitted: the newest page.",
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=HISTORY_PAGE_MAX,
+        description=f"Tournaments per page, 1 to {HISTORY_PAGE_MAX}; omitted: 20.",
+    )
+
+
+class ReplayAction(_Inbound):
+    """Since 1.3. The full record of a finished tournament (every round, duel and row, the
+    secrets revealed), to step through or export. Read-only; the reply is ``replay``
+    (``not_found`` while it runs, or when it is unknown or expired)."""
+
+    action: Literal["replay"] = Field(description="Route: replay.")
+    tournament_id: str = Field(max_length=64, pattern=ID_PATTERN, description="The tournament.")
+
+
 class PingAction(_Inbound):
     """Keep-alive and clock sync; answered by ``pong`` with the server time. API Gateway
     answers it without checking it: unknown fields are ignored (the published schema allows
@@ -185,7 +261,11 @@ InboundMessage: TypeAlias = Annotated[
     | PartyRemoveAction
     | PartyResetInviteAction
     | PingAction
-    | SignOutEverywhereAction,
+    | SignOutEverywhereAction
+    | ProfileAction
+    | LeaderboardAction
+    | HistoryAction
+    | ReplayAction,
     Field(discriminator="action"),
 ]
 """Any inbound message; pydantic picks the model by ``action``."""

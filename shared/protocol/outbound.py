@@ -41,14 +41,20 @@ __all__ = [
     "EVENT_BY_TYPE",
     "TYPES",
     "BatchEvent",
+    "BoardEntry",
     "DuelBoard",
     "DuelEndEvent",
     "DuelStartEvent",
     "EliminatedEvent",
     "ErrorEvent",
+    "HistoryEntry",
+    "HistoryEvent",
     "LanguageInfo",
+    "LanguageStats",
+    "LeaderboardEvent",
     "LobbyEvent",
     "Mark",
+    "Opponent",
     "OutboundEvent",
     "Pair",
     "PartyEvent",
@@ -57,7 +63,15 @@ __all__ = [
     "PlayerStatusEvent",
     "PlayerView",
     "PongEvent",
+    "Profile",
+    "ProfileEvent",
     "RatingEvent",
+    "RatingPoint",
+    "RecordDuel",
+    "RecordPlayer",
+    "RecordRound",
+    "RecordRow",
+    "ReplayEvent",
     "RoundEvent",
     "Row",
     "SessionEvent",
@@ -65,6 +79,7 @@ __all__ = [
     "Standing",
     "StandingsEvent",
     "TournamentEndEvent",
+    "TournamentRecord",
     "TurnEvent",
     "error_event",
     "parse_outbound",
@@ -566,6 +581,219 @@ class ErrorEvent(_Event):
     )
 
 
+# --- progression (since 1.3): profiles, leaderboards, history, replays ----------------------
+_AVERAGE_PLACE = "Mean final place over those tournaments (1 is best); null before the first."
+
+
+@_message
+class LanguageStats:
+    """A player's tournaments in one game language."""
+
+    language: str = _f(description="Game language code.")
+    tournaments: int = _f(ge=0, description="Finished tournaments in this language.")
+    average_place: float | None = _f(default=None, description=_AVERAGE_PLACE)
+
+
+@_message
+class RatingPoint:
+    """One point of a rating chart: the rating after one finished tournament."""
+
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    ended_ms: int = _f(description="When the tournament ended (absolute UTC ms).")
+    language: str = _f(description="Game language code.")
+    place: int = _f(ge=1, le=8, description="Final place.")
+    rating_before: int = _f(description="Rating when the tournament started (ruling 1).")
+    rating_after: int = _f(description="Rating after its change.")
+
+
+@_message
+class Profile:
+    """A player's public profile (no token, connection or party: ruling 11)."""
+
+    player_id: str = _f(description=_PLAYER_ID)
+    nickname: str = _f(description="Current display name.")
+    rating: int = _f(description="Current rating (ruling 1).")
+    tournaments: int = _f(ge=0, description="Finished tournaments.")
+    wins: int = _f(ge=0, description="Tournaments finished on place 1.")
+    podiums: int = _f(ge=0, description="Tournaments finished on places 1 to 3.")
+    average_place: float | None = _f(default=None, description=_AVERAGE_PLACE)
+    best_rating: int | None = _f(
+        default=None, description="Highest rating after a tournament; null before the first."
+    )
+    languages: list[LanguageStats] = _f(description="Per game language, by language code.")
+    rating_history: list[RatingPoint] = _f(
+        max_length=100, description="The last 100 tournaments' points, oldest first."
+    )
+
+
+@_message
+class ProfileEvent(_Event):
+    """Reply to ``profile``: a player's public profile."""
+
+    type: Literal["profile"] = _f(default="profile", description="Discriminator.")
+    player: Profile = _f(description="The player asked for.")
+
+
+@_message
+class BoardEntry:
+    """One line of a leaderboard."""
+
+    rank: int | None = _f(
+        ge=1,
+        description="1 + the number of players with a higher score (ties share a rank); null "
+        "for your own line on a weekly board when you are not in its top 100.",
+    )
+    player_id: str = _f(description=_PLAYER_ID)
+    nickname: str = _f(description="Display name.")
+    score: int = _f(description="Rating (rating board) or rating points gained (weekly board).")
+
+
+@_message
+class LeaderboardEvent(_Event):
+    """Reply to ``leaderboard``: the top 100, your line, and (rating board) the players just
+    above and below you. Ties are ordered by player id."""
+
+    type: Literal["leaderboard"] = _f(default="leaderboard", description="Discriminator.")
+    board: Literal["rating", "weekly"] = _f(description="Which board.")
+    language: str | None = _f(default=None, description="Weekly board: its language; else null.")
+    week: str | None = _f(
+        default=None,
+        description="Weekly board: the week's Monday (UTC), YYYY-MM-DD; else null.",
+    )
+    entries: list[BoardEntry] = _f(max_length=100, description="The top 100, best first.")
+    me: BoardEntry | None = _f(
+        default=None,
+        description="Your line: on the rating board null until your first rated tournament; "
+        "on a weekly board your points (0 when none), rank null outside the top 100.",
+    )
+    around: list[BoardEntry] = _f(
+        max_length=11,
+        description="Rating board: up to 5 players just above you, you, up to 5 just below, "
+        "best first; empty when me is null, and on a weekly board.",
+    )
+
+
+@_message
+class Opponent:
+    """A player met in a tournament, as named there."""
+
+    player_id: str = _f(description=_PLAYER_ID)
+    nickname: str = _f(description="Display name in that tournament.")
+
+
+@_message
+class HistoryEntry:
+    """One finished tournament of a player."""
+
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    ended_ms: int = _f(description="When it ended (absolute UTC ms).")
+    language: str = _f(description="Game language code.")
+    place: int = _f(ge=1, le=8, description="Final place.")
+    players: int = _f(ge=2, le=8, description="Players in it.")
+    rating_before: int = _f(description="Rating when it started (ruling 1).")
+    rating_after: int = _f(description="Rating after its change.")
+    opponents: list[Opponent] = _f(description="Opponents met, in round order.")
+
+
+@_message
+class HistoryEvent(_Event):
+    """Reply to ``history``: one page of a player's finished tournaments, newest first."""
+
+    type: Literal["history"] = _f(default="history", description="Discriminator.")
+    player_id: str = _f(description=_PLAYER_ID)
+    tournaments: list[HistoryEntry] = _f(max_length=50, description="This page, newest first.")
+    next_cursor: str | None = _f(
+        default=None,
+        description="Send as history.cursor for the next (older) page; null on the last page.",
+    )
+
+
+@_message
+class RecordRow:
+    """One row of a recorded duel: a scored guess or a skipped turn."""
+
+    player_id: str = _f(description="Player id of the duelist whose turn it was.")
+    word: str | None = _f(default=None, description="The guess as normalised; null when skipped.")
+    tiles: list[str] | None = _f(
+        default=None, description="The guess split into tiles; null when skipped."
+    )
+    marks: list[Mark] | None = _f(
+        default=None, description="One mark per tile, left to right; null when skipped."
+    )
+    skipped: bool = _f(description="The turn clock ran out.")
+    at_ms: int = _f(description="When the row was played (absolute UTC ms).")
+
+
+@_message
+class RecordDuel:
+    """One recorded duel, the secret revealed (ruling 6: it is over)."""
+
+    duel_id: str = _f(description=_DUEL_ID)
+    players: list[str] = _f(min_length=2, max_length=2, description="The two duelists' ids.")
+    first: str = _f(description="Player id that moved first (ruling 5).")
+    word: str = _f(description="The secret word (normalised form).")
+    length: int = _f(ge=4, le=6, description=_LENGTH)
+    result: Literal["win", "draw"] = _f(description="win, or draw after 12 rows.")
+    winner: str | None = _f(default=None, description="Winner's player id; null on a draw.")
+    reason: Literal["solved", "turns_used", "left", "timeout"] = _f(
+        description="Why it ended, as in duel_end."
+    )
+    rows: list[RecordRow] = _f(max_length=12, description="Every row, oldest first.")
+
+
+@_message
+class RecordRound:
+    """One recorded round: its duels and bye."""
+
+    round_no: int = _f(ge=1, description="Round number, from 1.")
+    bye: str | None = _f(default=None, description="Player id with the bye, if any.")
+    duels: list[RecordDuel] = _f(description="The round's duels, in pairing order.")
+
+
+@_message
+class RecordPlayer:
+    """A player's result in a recorded tournament."""
+
+    player_id: str = _f(description=_PLAYER_ID)
+    nickname: str = _f(
+        description="The current nickname while the player exists, else the one in the record."
+    )
+    place: int = _f(ge=1, le=8, description="Final place.")
+    rating_before: int = _f(description="Rating when it started (ruling 1).")
+    rating_change: int = _f(description="Rating change.")
+    rating_after: int = _f(description="Rating after the change.")
+
+
+@_message
+class TournamentRecord:
+    """A finished tournament, whole: the export format (``wordle-tournament-record`` version
+    1; JSON Schema: ``shared/protocol/tournament-record.schema.json``)."""
+
+    format: Literal["wordle-tournament-record"] = _f(
+        default="wordle-tournament-record", description="Always wordle-tournament-record."
+    )
+    version: int = _f(
+        default=1,
+        ge=1,
+        le=1,
+        description="Format version: 1 (a new key or a changed meaning is a new version).",
+    )
+    tournament_id: str = _f(description=_TOURNAMENT_ID)
+    language: str = _f(description="Game language code.")
+    started_ms: int = _f(description="When it started (absolute UTC ms).")
+    ended_ms: int = _f(description="When it ended (absolute UTC ms).")
+    players: list[RecordPlayer] = _f(description="Every player, best place first, then by id.")
+    rounds: list[RecordRound] = _f(description="Every round, in order.")
+
+
+@_message
+class ReplayEvent(_Event):
+    """Reply to ``replay``: a finished tournament's record."""
+
+    type: Literal["replay"] = _f(default="replay", description="Discriminator.")
+    record: TournamentRecord = _f(description="The tournament, whole.")
+
+
 @_message
 class BatchEvent(_Event):
     """Several events for this connection from one change, in order, as one WebSocket message
@@ -604,6 +832,10 @@ OutboundEvent: TypeAlias = Annotated[
     | PlayerStatusEvent
     | PongEvent
     | ErrorEvent
+    | ProfileEvent
+    | LeaderboardEvent
+    | HistoryEvent
+    | ReplayEvent
     | BatchEvent,
     TaggedByType(),
 ]

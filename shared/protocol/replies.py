@@ -27,6 +27,10 @@ REPLIES: Final[dict[str, tuple[str, ...]]] = {
     "party_remove": ("party",),
     "party_reset_invite": ("party",),
     "ping": ("pong",),
+    "profile": ("profile",),
+    "leaderboard": ("leaderboard",),
+    "history": ("history",),
+    "replay": ("replay",),
 }
 """Action -> the event types that answer it when it succeeds (``error`` answers any action)."""
 
@@ -51,5 +55,10 @@ REPLY_WHEN: Final[dict[str, str]] = {
     "party_remove": "`party` with the new member list.",
     "party_reset_invite": "`party` with the new invite.",
     "ping": "`pong` (API Gateway answers it).",
+    "profile": "`profile`: the player's public profile and rating history.",
+    "leaderboard": "`leaderboard`: the top 100, your line and (rating board) the players "
+    "around you.",
+    "history": "`history`: one page of finished tournaments, newest first, and the next cursor.",
+    "replay": "`replay`: the finished tournament's record.",
 }
 """Action -> its successful answer, in words (the guide's request/reply table)."""

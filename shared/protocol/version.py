@@ -17,7 +17,7 @@ from typing import Final
 PROTOCOL_VERSION: Final[int] = 1
 """The major version this server speaks (``session`` reply ``protocol``)."""
 
-PROTOCOL_MINOR: Final[int] = 2
+PROTOCOL_MINOR: Final[int] = 3
 """The newest minor version of ``PROTOCOL_VERSION`` this server speaks."""
 
 PROTOCOL: Final[str] = f"{PROTOCOL_VERSION}.{PROTOCOL_MINOR}"

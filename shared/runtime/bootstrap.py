@@ -13,7 +13,16 @@ from typing import Any
 from shared.runtime.rate_limit import RateLimiter
 from shared.runtime.settings import Settings
 from shared.services.deps import Deps, FairPlay, Timing, new_id, new_secret
-from shared.services.ports import Clock, GameSwitch, Lexicon, Limiter, Notifier, Store
+from shared.services.ports import (
+    Clock,
+    GameSwitch,
+    HistoryStore,
+    Lexicon,
+    Limiter,
+    Notifier,
+    Progression,
+    Store,
+)
 
 CONNECT_TIMEOUT_S = 1.0
 """botocore's connect timeout (seconds): a TCP connect inside the Region takes milliseconds."""
@@ -145,8 +154,10 @@ def build(
     metrics: Callable[[str, float], None] = powertools_metric,
     limiter: Limiter | None = None,
     switch: GameSwitch | None = None,
+    progression: Progression | None = None,
     session: Any = None,
     fan_out: Callable[[Sequence[Callable[[], int]]], list[int]] | None = None,
+    history: HistoryStore | None = None,
 ) -> Deps:
     """The dependencies for ``settings``: the given ports, else the adapters — DynamoStore,
     ApiGatewayNotifier, StepFunctionsClock (boto3 imported lazily so that a cold start pays for
@@ -156,7 +167,11 @@ def build(
     built. ``session``: the ``boto3.session.Session`` the clients are made from (default: a new
     one, made when the first client is); the local runtime passes one with its in-process
     transports registered (``infra.emulator.inprocess``). ``switch``: the kill switch; default:
-    ``DynamoGameSwitch`` on the table when the store is built here, else None (never paused)."""
+    ``DynamoGameSwitch`` on the table when the store is built here, else None (never paused).
+    ``history``: the progression items; default: ``DynamoHistory`` on the store's table when the
+    store is a ``DynamoStore`` (built here or passed in), else None;
+    ``progression``: the progression reads; default: ``DynamoProgression`` on the table when
+    the store is built here, else None."""
     sessions: list[Any] = [] if session is None else [session]
 
     def boto_session() -> Any:
@@ -183,6 +198,17 @@ def build(
         store = DynamoStore(dynamodb, settings.table_name, clock.now_ms)
         if switch is None:
             switch = DynamoGameSwitch(dynamodb, settings.table_name)
+        if progression is None:
+            from shared.adapters.dynamo.boards import DynamoProgression
+
+            progression = DynamoProgression(dynamodb, settings.table_name)
+    if history is None:
+        from shared.adapters.dynamo.store import DynamoStore
+
+        if isinstance(store, DynamoStore):
+            from shared.adapters.dynamo.history import DynamoHistory
+
+            history = DynamoHistory(store.client, store.table_name, clock.now_ms)
     if notifier is None:
         from shared.adapters.notifier import ApiGatewayNotifier
 
@@ -216,8 +242,10 @@ def build(
         metrics=metrics,
         limiter=limiter,
         switch=switch,
+        progression=progression,
         max_message_bytes=settings.max_message_bytes,
         watchdog_grace_ms=round(settings.watchdog_grace_seconds * 1000),
         fair_play=fair_play(settings),
         fan_out=thread_fan_out() if fan_out is None else fan_out,
+        history=history,
     )

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shared.protocol.limits import MAX_FRAME_BYTES
-from shared.services.ports import Clock, GameSwitch, Lexicon, Limiter, Notifier, Store
+from shared.services.ports import (
+    Clock,
+    GameSwitch,
+    HistoryStore,
+    Lexicon,
+    Limiter,
+    Notifier,
+    Progression,
+    Store,
+)
 
 if TYPE_CHECKING:
     from shared.domain.tournament import Dealer
@@ -92,10 +101,13 @@ class Deps:
     - ``metrics``: counts an operational metric ``(name, count)`` (Powertools on Lambda);
     - ``limiter``: the per-connection message rate limit the entrypoints apply (None: none);
     - ``switch``: the operators' kill switch (None: never paused);
+    - ``progression``: the read side of profiles, leaderboards, history and replays (issue
+      38; None: those actions are unavailable);
     - ``fair_play``: the identity limits and farm detection (``FairPlay``);
     - ``watchdog_grace_ms``, ``watchdog_budget_ms``, ``fan_out``: the watchdog's settings;
     - ``max_attempts``, ``backoff_base_s``, ``backoff_cap_s``: the retry policy
-      (``shared.services.change.run``).
+      (``shared.services.change.run``);
+    - ``history``: the progression items (the history function's port; None: not kept).
     """
 
     store: Store
@@ -110,6 +122,7 @@ class Deps:
     metrics: Callable[[str, float], None] = no_metric
     limiter: Limiter | None = None
     switch: GameSwitch | None = None
+    progression: Progression | None = None
     max_message_bytes: int = MAX_FRAME_BYTES
     """The largest inbound frame the entrypoints accept (API Gateway's 32 KB frame)."""
     watchdog_grace_ms: int = 5_000
@@ -128,6 +141,8 @@ class Deps:
     max_attempts: int = 10
     backoff_base_s: float = 0.01
     backoff_cap_s: float = 0.2
+    history: HistoryStore | None = None
+    """The progression items (the history function's port); None: not kept here."""
 
     def dealer(self, language: str) -> Dealer:
         """The domain's source of chance and durations for one decision in ``language``."""

@@ -53,6 +53,20 @@ class NotFoundError(ServiceError):
     code = "not_found"
 
 
+class InvalidCursorError(ServiceError):
+    """A ``history`` cursor that no page of that player's history gave (forged, another
+    player's, or garbage); nothing happened."""
+
+    code = "invalid_cursor"
+
+
+class InvalidValueError(ServiceError):
+    """A field well-formed on its own but not valid with the others (a leaderboard's
+    ``language`` missing or out of place); ``message`` names it."""
+
+    code = "invalid_value"
+
+
 class TryAgainError(ServiceError):
     """The server was busy with a concurrent change; please try again."""
 

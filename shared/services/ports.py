@@ -14,6 +14,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from shared.domain.languages import Language
     from shared.domain.matchmaking import WaitingLobby
+    from shared.domain.progression import (
+        BoardEntry,
+        BoardMove,
+        PlayerEntry,
+        Profile,
+        RoundRecord,
+        Summary,
+    )
     from shared.domain.tournament import SecretSource
     from shared.domain.words import AllowedWords
     from shared.services.model import (
@@ -183,6 +191,59 @@ class Store(Protocol):
     def commit(self, writes: Sequence[Write]) -> None: ...
 
 
+class HistoryStore(Protocol):
+    """The progression items the history function keeps (DynamoDB:
+    ``shared.adapters.dynamo.history.DynamoHistory``; RULINGS.md, "Progression: history").
+    Every write is idempotent: a repeat finds its condition failed and changes nothing."""
+
+    def put_round(self, record: RoundRecord) -> bool:
+        """Store a closed round once; False when it was stored before."""
+        ...
+
+    def pairs(self, tournament_id: str) -> dict[int, list[tuple[str, str]]]:
+        """The duels' players of each stored round (round number -> pairs), read consistently."""
+        ...
+
+    def has_summary(self, tournament_id: str) -> bool:
+        """The finished tournament's summary is stored (its players' entries are all done)."""
+        ...
+
+    def put_summary(self, summary: Summary) -> bool:
+        """Store the summary once; False when it was stored before."""
+        ...
+
+    def add_entry(self, entry: PlayerEntry) -> bool:
+        """In one transaction: the player's history entry, their statistics and weekly board
+        points; False (nothing changed) when the entry was stored before."""
+        ...
+
+    def raise_best_rating(self, player_id: str, rating: int) -> bool:
+        """Set the best rating to ``rating`` if higher (or unset); False when not."""
+        ...
+
+    def profile(self, player_id: str) -> Profile | None:
+        """The player's nickname, rating and version as stored (consistent), None if gone."""
+        ...
+
+    def board_entry(self, player_id: str) -> BoardEntry | None:
+        """The player's rating board entry or tombstone (consistent read), None if neither."""
+        ...
+
+    def move(self, move: BoardMove) -> bool:
+        """Apply ``move`` (entry and histogram in one transaction) if the entry is still
+        ``move.before``; False (nothing changed) if it changed since it was read."""
+        ...
+
+    def rename(self, player_id: str, nickname: str) -> int:
+        """Set the nickname of the player's weekly board entries (the weeks their statistics
+        list); returns how many were updated."""
+        ...
+
+    def forget(self, player_id: str) -> None:
+        """Delete the player's statistics (the player item expired)."""
+        ...
+
+
 class Lexicon(Protocol):
     """The word lists of the game languages (adapter: ``shared.adapters.lexicon``)."""
 
@@ -225,3 +286,68 @@ class Limiter(Protocol):
         ...
 
     def forget(self, connection_id: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BoardLine:
+    """One leaderboard entry as stored: the player, the name shown and the score (rating, or
+    rating points gained in a week)."""
+
+    player_id: str
+    nickname: str
+    score: int
+
+
+class Progression(Protocol):
+    """The read side of issue 38 (``shared.adapters.dynamo.boards.DynamoProgression``; in
+    memory: ``shared.adapters.memory_progression.InMemoryProgression``): statistics,
+    per-player history, the leaderboards and tournament records, as the history function
+    writes them. Every read
+    is eventually consistent and read-only; the read units each costs are stated on the
+    adapter and in ``shared/domain/RULINGS.md``, "Progression: reads"."""
+
+    def stats(self, player_id: str) -> dict[str, Any] | None:
+        """The player's ``STATS`` item, or None before the first finished tournament."""
+        ...
+
+    def history(
+        self, player_id: str, limit: int, before: str | None = None
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """Up to ``limit`` of the player's ``HIST#`` items, newest first, each with its
+        ``sk``; only those whose sort key is below ``before`` when given. Second: True when
+        older ones remain."""
+        ...
+
+    def rating_top(self, limit: int) -> list[BoardLine]:
+        """The rating board's best ``limit`` entries, best first, ties by player id."""
+        ...
+
+    def weekly_top(self, language: str, week: str, limit: int) -> list[BoardLine]:
+        """One language's week board's best ``limit`` entries (``week``: its Monday,
+        YYYY-MM-DD), best first, ties by player id."""
+        ...
+
+    def rating_entry(self, player_id: str) -> BoardLine | None:
+        """The player's rating board entry (None before the first rated tournament)."""
+        ...
+
+    def weekly_entry(self, language: str, week: str, player_id: str) -> BoardLine | None:
+        """The player's entry on one language's week board, or None."""
+        ...
+
+    def rating_ranks(self, scores: Iterable[int]) -> dict[int, int]:
+        """Each score's rank on the rating board: 1 + the number of entries with a higher
+        score (the histogram)."""
+        ...
+
+    def rating_around(self, line: BoardLine, n: int) -> tuple[list[BoardLine], list[BoardLine]]:
+        """The up to ``n`` entries just above ``line`` and the up to ``n`` just below it on
+        the rating board (order: score descending, then player id), each best first."""
+        ...
+
+    def tournament_record(
+        self, tournament_id: str
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """A finished tournament's ``RECORD`` item and its ``ROUND#`` items in round order,
+        or None when it has no summary (running, unknown or expired)."""
+        ...

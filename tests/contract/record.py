@@ -354,6 +354,55 @@ def refusals(backend: Backend) -> None:
     mover.send("guess", duel_id=duel.duel_id, word="q" * duel.length, request_id="e-6")
 
 
+def progression(backend: Backend) -> None:
+    """Profiles, leaderboards, history and replays (since 1.3; read-only): after a finished
+    tournament (its record, history entries, statistics and board entries as the history
+    function writes them, off the play path), a player opens their `profile` (rating chart
+    points), the `leaderboard` by rating (top 100, their rank and the players around them) and
+    the weekly one of English, their `history` a page at a time (`next_cursor` sent back as
+    `cursor`; a forged cursor gets `error` `invalid_cursor`) and the `replay` of the
+    tournament (every round, duel and row, the secrets revealed); a `replay` of an unknown
+    tournament gets `error` `not_found`."""
+    from shared.services.progression import week_of
+    from tests.functional.progression import seed
+
+    players = [_connect(backend, f"p{i}") for i in range(8)]
+    put = seed.dynamo_put(backend.client, backend.table_name)
+    names = {p.id: p.last("session")["player"]["nickname"] for p in players}
+    changes = [25, 18, 11, 4, -4, -11, -18, -25]
+    seats = [seed.Seat(p.id, names[p.id], n + 1, 1000, changes[n]) for n, p in enumerate(players)]
+    now = backend.clock.now
+    earlier = seed.eight_player_tournament(
+        "t-earlier", seats[::-1], started_ms=now - 8_000_000, rows=4, rng=random.Random(1)
+    )
+    last = seed.eight_player_tournament(
+        "t-last", seats, started_ms=now - 4_000_000, rows=3, rng=random.Random(2)
+    )
+    for t in (earlier, last):
+        seed.put_tournament(put, t)
+    for n, p in enumerate(players):
+        seed.put_stats(put, p.id, [(LANGUAGE, 8 - n), (LANGUAGE, n + 1)], best=1000 + changes[n])
+    seed.put_rating_board(
+        put, [(p.id, names[p.id], 1000 + changes[n]) for n, p in enumerate(players)]
+    )
+    seed.put_weekly(
+        put,
+        LANGUAGE,
+        week_of(now),
+        [(p.id, names[p.id], changes[n]) for n, p in enumerate(players)],
+        now,
+    )
+    me = players[3]
+    me.send("profile", request_id="pr-1")
+    me.send("leaderboard", board="rating", request_id="lb-1")
+    me.send("leaderboard", board="weekly", language=LANGUAGE, request_id="lb-2")
+    me.send("history", limit=1, request_id="h-1")
+    me.send("history", limit=1, cursor=me.last("history")["next_cursor"], request_id="h-2")
+    me.send("history", cursor="Zm9yZ2Vk", request_id="h-3")
+    me.send("replay", tournament_id="t-last", request_id="rp-1")
+    me.send("replay", tournament_id="t-unknown", request_id="rp-2")
+
+
 SCENARIOS: Final[dict[str, Scenario]] = {
     "join": join,
     "play": play,
@@ -362,6 +411,7 @@ SCENARIOS: Final[dict[str, Scenario]] = {
     "resume": resume,
     "party": party,
     "refusals": refusals,
+    "progression": progression,
 }
 """Scenario name (the file's stem) -> script, in the order the index lists them."""
 

@@ -28,6 +28,10 @@ from tests.contract.record import KIT_DIR, SCENARIOS
 
 OLD_DIR = Path(__file__).with_name("recorded_1_0")
 URI = "urn:wordle-tournament:asyncapi"
+LATER_SCENARIOS = frozenset({"progression"})
+"""Scenarios of actions added after 1.0 (``progression``: 1.3), which a 1.0 client never
+sends, so it never gets their replies: no 1.0 recording."""
+OLD_SCENARIOS = [s for s in SCENARIOS if s not in LATER_SCENARIOS]
 
 
 def _validators(doc: dict[str, Any]) -> dict[tuple[str, str], Draft202012Validator]:
@@ -52,12 +56,12 @@ def _messages(path: Path, sender: str) -> Iterator[dict[str, Any]]:
 
 
 def test_the_old_recordings_are_all_there() -> None:
-    assert {p.stem for p in OLD_DIR.glob("*.json")} == {*SCENARIOS, "asyncapi"}
+    assert {p.stem for p in OLD_DIR.glob("*.json")} == {*OLD_SCENARIOS, "asyncapi"}
     old = json.loads((OLD_DIR / "asyncapi.json").read_text(encoding="utf-8"))
     assert old["info"]["version"] == "1"
 
 
-@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize("scenario", OLD_SCENARIOS)
 def test_what_a_1_0_client_sent_is_still_valid(scenario: str) -> None:
     validators = _validators(build_asyncapi())
     sent = list(_messages(OLD_DIR / f"{scenario}.json", "client"))
@@ -68,7 +72,7 @@ def test_what_a_1_0_client_sent_is_still_valid(scenario: str) -> None:
         parse_inbound(json.dumps(message))  # raises ProtocolError if refused
 
 
-@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize("scenario", OLD_SCENARIOS)
 def test_a_1_0_client_reads_what_the_server_sends_today(scenario: str) -> None:
     old = json.loads((OLD_DIR / "asyncapi.json").read_text(encoding="utf-8"))
     validators = _validators(old)

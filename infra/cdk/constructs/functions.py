@@ -28,6 +28,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from functions.routes import MESSAGE_FUNCTIONS, ROUTES, TIMERS, function_name
+from functions.streams import STREAMS
 from infra.cdk.bytecode import build_code_asset
 from infra.cdk.constructs.nag import acknowledge, wildcard_resource_finding
 from infra.cdk.runtime_version import LAMBDA_PYTHON_VERSION, RUNTIME_ENVIRONMENT
@@ -94,6 +95,10 @@ class FunctionSpec:
     indexes: tuple[str, ...] = ()
     pushes: bool = True
     schedules: bool = True
+    queries_table: bool = False
+    """Queries the table itself (not only ``indexes``): the history function reads a
+    tournament's round records (``TOURN#<id>``, ``ROUND#...``), the progression function a
+    player's history entries and a tournament's record."""
     settings: tuple[str, ...] = ()
     description: str = ""
     machine_from_event: bool = False
@@ -204,6 +209,15 @@ SPECS: dict[str, FunctionSpec] = {
             description="party_* actions",
         ),
         FunctionSpec(
+            "progression",
+            512,
+            FUNCTION_TIMEOUT_S["progression"],
+            indexes=(schema.GSI_BOARD,),
+            queries_table=True,
+            settings=_MESSAGE,
+            description="profile, leaderboard, history, replay: read-only",
+        ),
+        FunctionSpec(
             "apply_deadlines",
             512,
             # the deadline machine's retries and handover budget count on this timeout
@@ -219,14 +233,24 @@ SPECS: dict[str, FunctionSpec] = {
             settings=("watchdog_grace_seconds",),
             description="every minute: applies deadlines whose timer never fired",
         ),
+        FunctionSpec(
+            "history",
+            512,
+            FUNCTION_TIMEOUT_S["history"],
+            pushes=False,
+            schedules=False,
+            queries_table=True,
+            description="the table's stream: round and tournament records, boards",
+        ),
     )
 }
 
 
 def handler_modules() -> list[str]:
-    """The functions named by ``ROUTES`` and ``TIMERS`` (``functions.routes.function_name``;
-    each becomes one Lambda function)."""
-    return list(dict.fromkeys(function_name(t) for t in [*ROUTES.values(), *TIMERS.values()]))
+    """The functions named by ``ROUTES``, ``TIMERS`` and ``functions.streams.STREAMS``
+    (``functions.routes.function_name``; each becomes one Lambda function)."""
+    targets = [*ROUTES.values(), *TIMERS.values(), *(s.target for s in STREAMS.values())]
+    return list(dict.fromkeys(function_name(t) for t in targets))
 
 
 def settings_environment(values: dict[str, str], names: frozenset[str]) -> dict[str, str]:
@@ -381,12 +405,16 @@ class Functions(Construct):
         return role
 
     def _acknowledge_wildcards(self, spec: FunctionSpec, role: iam.Role) -> None:
-        acknowledge(
-            role,
-            "AwsSolutions-IAM5[Resource::*]",
+        reason = (
             "Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords accept "
-            "only Resource '*' (CDK adds exactly these two actions for Tracing.ACTIVE).",
+            "only Resource '*' (CDK adds exactly these two actions for Tracing.ACTIVE)."
         )
+        if spec.module in STREAMS:
+            reason += (
+                " Reading the table's stream: dynamodb:ListStreams has no resource type "
+                "(Resource '*'; the stream's own actions name its ARN)."
+            )
+        acknowledge(role, "AwsSolutions-IAM5[Resource::*]", reason)
         if spec.pushes:
             for arn in self._props.connections_arns:
                 acknowledge(
@@ -421,6 +449,12 @@ class Functions(Construct):
                     sid="ReadWriteItems",
                     actions=[*READ_ACTIONS, *WRITE_ACTIONS],
                     resources=[table_arn],
+                )
+            )
+        if spec.queries_table:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="QueryTable", actions=["dynamodb:Query"], resources=[table_arn]
                 )
             )
         if spec.indexes:

@@ -17,6 +17,12 @@ What the alarms see (each is explained, with what to check and what to do, in
 - Step Functions: failed and timed-out deadline executions, throttled state transitions
   (``ExecutionThrottled``) and throttled ``StartExecution`` calls (``ThrottledEvents``,
   dimension ``APIName``: an API metric of the account, not of one machine);
+- the table's stream (``functions.streams.STREAMS``): each reading function's ``IteratorAge``
+  (how old the last record it read was: it falls behind) and its on-failure queue's visible
+  messages (a batch given up after its retries: history lost until redriven) — AWS, "Working
+  with Lambda function metrics", event source mapping metrics, and "Available CloudWatch
+  metrics for Amazon SQS",
+  https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html;
 - API Gateway: client errors (4xx), integration and execution errors, and 5xx answers counted
   from the access log by a metric filter (a WebSocket API publishes no 5XX metric: AWS,
   "Monitor WebSocket API execution with CloudWatch metrics",
@@ -47,6 +53,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
@@ -104,6 +111,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "FunctionThrottles": 5,
     "TableThrottles": 10,
     "StartExecutionThrottles": 5,
+    "StreamIteratorAgeMs": 600_000,
 }
 """Thresholds a stage may override (``MonitoringProps.thresholds``). Throttles are counted per
 attempt, a retried one too (botocore retries DynamoDB and StartExecution throttles; a Task
@@ -155,6 +163,10 @@ class MonitoringProps:
     throttle: ``saturation_threshold``)."""
     thresholds: Mapping[str, float] = field(default_factory=dict)
     """Overrides of ``DEFAULT_THRESHOLDS``."""
+    stream_functions: tuple[str, ...] = ()
+    """Modules of ``functions`` that read the table's stream (an ``IteratorAge`` alarm each)."""
+    failure_queues: Mapping[str, sqs.IQueue] = field(default_factory=dict)
+    """Module -> its stream mapping's on-failure queue (a visible-messages alarm each)."""
     page_topic_arn: str | None = None
     """Where ``GameDegraded`` notifies (an existing SNS topic that pages on-call); none: nobody
     is paged."""
@@ -180,6 +192,7 @@ class Monitoring(Construct):
         self._build_table_alarms()
         self._build_state_machine_alarms()
         self._build_api_alarms()
+        self._build_stream_alarms()
         self.game_degraded = self._build_game_degraded()
         self.topics: dict[str, dict[str, str]] = {"page": {}, "ticket": {}}
         self._build_alarm_actions()
@@ -458,6 +471,35 @@ class Monitoring(Construct):
                 "API Gateway answered 5xx (counted from the access log).",
             )
 
+    def _build_stream_alarms(self) -> None:
+        """Per stream-reading function: ``<Name>IteratorAge`` (Maximum over
+        ``StreamIteratorAgeMs`` for 3 periods: it falls behind the table's writes, history
+        and boards lag) and ``<Name>FailureQueue`` (a failed batch waits for a redrive)."""
+        props = self._props
+        for module in props.stream_functions:
+            name = "".join(part.capitalize() for part in module.split("_"))
+            function = props.functions[module]
+            self._alarm(
+                f"{name}IteratorAge",
+                function.metric("IteratorAge", period=PERIOD, statistic="Maximum"),
+                f"The {module} function reads the table's stream late (iterator age over "
+                f"{self._thresholds['StreamIteratorAgeMs'] / 60_000:g} min, 3 periods in a row).",
+                threshold=self._thresholds["StreamIteratorAgeMs"],
+                evaluation_periods=3,
+                runbook="StreamIteratorAge",
+            )
+            queue = props.failure_queues.get(module)
+            if queue is not None:
+                self._alarm(
+                    f"{name}FailureQueue",
+                    queue.metric_approximate_number_of_messages_visible(
+                        period=PERIOD, statistic="Maximum"
+                    ),
+                    f"A batch of stream records for the {module} function failed past its "
+                    "retries: its metadata waits in the failure queue for a redrive.",
+                    runbook="StreamFailureQueue",
+                )
+
     def _build_game_degraded(self) -> cw.CompositeAlarm:
         members = [self.alarms[name] for name in sorted(PAGE) if name in self.alarms]
         return cw.CompositeAlarm(
@@ -588,6 +630,21 @@ class Monitoring(Construct):
                     self._app_metric("TimerLateMs", "p50"),
                     self._app_metric("TimerLateMs", "p99"),
                     self._app_metric("TimerLateMs", "Maximum"),
+                ],
+            ),
+            cw.GraphWidget(
+                title="Stream: iterator age max (ms) and failed batches",
+                left=[
+                    props.functions[m].metric(
+                        "IteratorAge", period=PERIOD, statistic="Maximum", label=m
+                    )
+                    for m in props.stream_functions
+                ],
+                right=[
+                    q.metric_approximate_number_of_messages_visible(
+                        period=PERIOD, statistic="Maximum", label=f"{m} failure queue"
+                    )
+                    for m, q in props.failure_queues.items()
                 ],
             ),
         )

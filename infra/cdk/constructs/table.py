@@ -36,13 +36,16 @@ def _keys(key_schema: list[dict[str, str]]) -> tuple[dynamodb.Attribute, dynamod
 
 
 class GameTable(Construct):
-    """One on-demand table with point-in-time recovery and TTL; in a stage that keeps its data
+    """One on-demand table with point-in-time recovery, TTL and a stream
+    (``schema.STREAM_VIEW_TYPE``); in a stage that keeps its data
     (prod) also deletion protection and CloudFormation's ``RetainExceptOnCreate`` (kept on stack
     deletion, deleted by the rollback of the operation that created it).
 
     ``legacy_waiting_index`` keeps the waiting index from before ``gsi_lobbies``
-    (``schema.LEGACY_WAITING_INDEX``) for the first of the two deployments that upgrade a stack
-    created with it: CloudFormation adds or deletes one GSI per update, never both.
+    (``schema.LEGACY_WAITING_INDEX``) for the first of the three deployments that upgrade a
+    stack created with it: CloudFormation adds or deletes one GSI per update, never both.
+    ``board_index=False`` (implied by ``legacy_waiting_index``) leaves out ``gsi_board``, the
+    leaderboards' index, until the third (``infra/RUNBOOK.md``).
 
     Attributes: ``table`` — the ``dynamodb.Table``; ``index_names`` — its GSI names.
     """
@@ -54,10 +57,15 @@ class GameTable(Construct):
         *,
         retain_data: bool,
         legacy_waiting_index: bool = False,
+        board_index: bool = True,
     ) -> None:
         super().__init__(scope, construct_id)
         self.table = self._build_table(retain_data)
         indexes = list(schema.GLOBAL_SECONDARY_INDEXES)
+        if legacy_waiting_index or not board_index:
+            # one GSI added or deleted per update: the upgrade from ``gsi_waiting`` adds
+            # ``gsi_board`` in a deployment of its own (infra/RUNBOOK.md)
+            indexes = [i for i in indexes if i["IndexName"] != schema.GSI_BOARD]
         if legacy_waiting_index:
             indexes.insert(0, schema.LEGACY_WAITING_INDEX)
         self.index_names = self._build_indexes(indexes)
@@ -74,6 +82,8 @@ class GameTable(Construct):
                 point_in_time_recovery_enabled=True
             ),
             time_to_live_attribute=schema.TTL_ATTRIBUTE,
+            # the history function reads it (``functions.streams``): old and new images
+            stream=dynamodb.StreamViewType(schema.STREAM_VIEW_TYPE),
             deletion_protection=retain_data,
             # RetainExceptOnCreate: kept but for a rollback of the create (``infra.cdk.stack``,
             # ``retained_removal_policy``)

@@ -241,6 +241,11 @@ class DynamoStore:
         self._now_ms = now_ms
         self.sleep = sleep
 
+    @property
+    def table_name(self) -> str:
+        """The table this store reads and writes."""
+        return self._table
+
     # ------------------------------------------------------------------ reads
     def _get(self, key: dict[str, str]) -> dict[str, Any] | None:
         resp = self._client.get_item(TableName=self._table, Key=to_av(key), ConsistentRead=True)

@@ -14,7 +14,7 @@ from typing import Any
 from shared.adapters.dynamo import schema
 from shared.domain.duel import Duel, DuelResult, EndReason, Row
 from shared.domain.scoring import Mark
-from shared.domain.tournament import Phase, PlayerState, Tournament
+from shared.domain.tournament import ClosedRound, Phase, PlayerState, Tournament
 from shared.services.model import TournamentRecord
 
 STATE_SCHEMA = 2
@@ -47,11 +47,24 @@ to migrate the old one (or refuse it).
   number (``TournamentRecord.seqs``, player id to int), written once any event was numbered.
   A reader from before it ignores it (and its next write drops it: numbering then restarts
   at 1, which a client sees as a gap and resyncs from; RULINGS.md, "Event sequence numbers").
+
+  Later again, still schema 2: an optional ``"closed"`` key, ``[round_no, bye, [duels]]``
+  (``Tournament.closed``, the duels as in ``"duels"``), written from the round-closing write
+  until the next round's duels start, for the history function (RULINGS.md, "Progression:
+  history"). A reader from before it ignores it (and its next write drops it: that round's
+  record is then written from the round-closing write's stream record all the same).
 """
 
 COMPRESSION_LEVEL = 6
 """zlib's level for the state document: level 9 saves under 1% more on these documents for about
 twice the CPU (measured by ``python -m infra.benchmarks --only items``)."""
+
+
+HISTORY_ATTRIBUTE = "hist"
+"""The tournament item's top-level Number, present only in writes that carry a closed round
+(its number) or a finished tournament (its last round's number): the stream's event filter
+selects those records by it without decoding the document (RULINGS.md, "Progression:
+history")."""
 
 
 class StateSchemaError(ValueError):
@@ -283,10 +296,12 @@ def tournament_to_state(rec: TournamentRecord) -> bytes:
                       rating_change, connected, reconnect_deadline_ms], ...],
          "duels": [see _compact_duel], "bye", "prev_pairs": [[a, b], ...], "prev_bye",
          "used": [word, ...], "conn": {player_id: connection_id}, "party": {player_id: party_id},
-         "byes": [bye count, ...], "paused": ms, "seq": {player_id: last seq}}
+         "byes": [bye count, ...], "paused": ms, "seq": {player_id: last seq},
+         "closed": [round_no, bye, [see _compact_duel]]}
 
     ``"byes"``, in the order of ``"players"``, came later (see ``STATE_SCHEMA``); ``"paused"``
-    (``Tournament.paused_ms``), only while paused; ``"seq"`` last, once an event was numbered.
+    (``Tournament.paused_ms``), only while paused; ``"seq"``, once an event was numbered;
+    ``"closed"`` (``Tournament.closed``), only while a just-closed round is kept.
     """
     t = rec.tournament
     doc = {
@@ -327,6 +342,12 @@ def tournament_to_state(rec: TournamentRecord) -> bytes:
         doc["paused"] = t.paused_ms
     if rec.seqs:
         doc["seq"] = dict(rec.seqs)
+    if t.closed is not None:
+        doc["closed"] = [
+            t.closed.round_no,
+            t.closed.bye,
+            [_compact_duel(d, t.started_ms) for d in t.closed.duels],
+        ]
     raw = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return zlib.compress(raw, COMPRESSION_LEVEL)
 
@@ -371,8 +392,17 @@ def _tournament_from_compact(d: dict[str, Any]) -> Tournament:
         intro_deadline_ms=d["intro"],
         duels=tuple(_duel_from_compact(x, d["started"]) for x in d["duels"]),
         paused_ms=d.get("paused"),
+        closed=_closed_from_compact(d.get("closed"), d["started"]),
         **_history(d),
     )
+
+
+def _closed_from_compact(c: list[Any] | None, first_ms: int) -> ClosedRound | None:
+    """``Tournament.closed`` from the document's ``"closed"`` (None when absent)."""
+    if c is None:
+        return None
+    round_no, bye, duels = c
+    return ClosedRound(round_no, tuple(_duel_from_compact(x, first_ms) for x in duels), bye)
 
 
 def tournament_from_state(
@@ -436,6 +466,10 @@ def tournament_to_item(rec: TournamentRecord, now_ms: int) -> dict[str, Any]:
         item["fresh_seats"] = seats
     if rec.flagged:
         item["flagged"] = True
+    if t.over:
+        item[HISTORY_ATTRIBUTE] = t.round_no
+    elif t.closed is not None:
+        item[HISTORY_ATTRIBUTE] = t.closed.round_no
     return item
 
 

@@ -1,7 +1,7 @@
 // Generated from shared/protocol/asyncapi.json by Modelina (models.mjs --dts): do not edit.
 // Regenerate: node shared/protocol/client/models.mjs --dts shared/protocol/client/protocol.d.ts
 
-export type Game = SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelStartEvent | TurnEvent | DuelEndEvent | StandingsEvent | EliminatedEvent | RatingEvent | TournamentEndEvent | PartyEvent | PlayerStatusEvent | PongEvent | ErrorEvent | BatchEvent;
+export type Game = SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelStartEvent | TurnEvent | DuelEndEvent | StandingsEvent | EliminatedEvent | RatingEvent | TournamentEndEvent | PartyEvent | PlayerStatusEvent | PongEvent | ErrorEvent | ProfileEvent | LeaderboardEvent | HistoryEvent | ReplayEvent | BatchEvent;
 
 export interface SessionEvent {
   'request_id': string | null;
@@ -217,13 +217,13 @@ export interface ErrorEvent {
   'additionalProperties'?: Record<string, any>;
 }
 
-export type ErrorCode = "rule_violation" | "unknown_language" | "wrong_length" | "invalid_letters" | "not_in_word_list" | "not_your_turn" | "turn_over" | "not_in_duel" | "duel_over" | "duel_not_started" | "not_in_tournament" | "eliminated" | "tournament_over" | "lobby_full" | "rating_window" | "already_queued" | "already_playing" | "not_queued" | "party_full" | "not_party_leader" | "not_in_party" | "already_in_party" | "party_member_playing" | "party_member_offline" | "unknown_invite" | "invalid_nickname" | "nickname_lookalike" | "paused" | "message_too_large" | "invalid_json" | "not_an_object" | "unknown_action" | "missing_field" | "unknown_field" | "wrong_type" | "field_too_long" | "invalid_value" | "no_session" | "invalid_token" | "session_bound" | "unsupported_protocol" | "too_many_new_players" | "session_replaced" | "rate_limited" | "try_again" | "internal_error" | "not_found";
+export type ErrorCode = "rule_violation" | "unknown_language" | "wrong_length" | "invalid_letters" | "not_in_word_list" | "not_your_turn" | "turn_over" | "not_in_duel" | "duel_over" | "duel_not_started" | "not_in_tournament" | "eliminated" | "tournament_over" | "lobby_full" | "rating_window" | "already_queued" | "already_playing" | "not_queued" | "party_full" | "not_party_leader" | "not_in_party" | "already_in_party" | "party_member_playing" | "party_member_offline" | "unknown_invite" | "invalid_nickname" | "nickname_lookalike" | "paused" | "message_too_large" | "invalid_json" | "not_an_object" | "unknown_action" | "missing_field" | "unknown_field" | "wrong_type" | "field_too_long" | "invalid_value" | "no_session" | "invalid_token" | "session_bound" | "unsupported_protocol" | "too_many_new_players" | "session_replaced" | "rate_limited" | "try_again" | "internal_error" | "not_found" | "invalid_cursor";
 
 export interface BatchEvent {
   'request_id': any;
   'seq': any;
   'type': "batch";
-  'events': (SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelStartEvent | TurnEvent | DuelEndEvent | StandingsEvent | EliminatedEvent | RatingEvent | TournamentEndEvent | PartyEvent | PlayerStatusEvent | PongEvent | ErrorEvent)[];
+  'events': (SessionEvent | PlayerEvent | LobbyEvent | RoundEvent | DuelStartEvent | TurnEvent | DuelEndEvent | StandingsEvent | EliminatedEvent | RatingEvent | TournamentEndEvent | PartyEvent | PlayerStatusEvent | PongEvent | ErrorEvent | ProfileEvent | LeaderboardEvent | HistoryEvent | ReplayEvent)[];
   'additionalProperties'?: Record<string, any>;
 }
 
@@ -308,6 +308,170 @@ export type PongEventType = "pong";
 
 export type ErrorEventType = "error";
 
+export interface ProfileEvent {
+  'request_id': string | null;
+  'seq': number | null;
+  'type': "profile";
+  'player': Profile;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type ProfileEventType = "profile";
+
+export interface Profile {
+  'player_id': string;
+  'nickname': string;
+  'rating': number;
+  'tournaments': number;
+  'wins': number;
+  'podiums': number;
+  'average_place': number | null;
+  'best_rating': number | null;
+  'languages': LanguageStats[];
+  'rating_history': RatingPoint[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface LanguageStats {
+  'language': string;
+  'tournaments': number;
+  'average_place': number | null;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface RatingPoint {
+  'tournament_id': string;
+  'ended_ms': number;
+  'language': string;
+  'place': number;
+  'rating_before': number;
+  'rating_after': number;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface LeaderboardEvent {
+  'request_id': string | null;
+  'seq': number | null;
+  'type': "leaderboard";
+  'board': LeaderboardBoard;
+  'language': string | null;
+  'week': string | null;
+  'entries': BoardEntry[];
+  'me': BoardEntry | null;
+  'around': BoardEntry[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type LeaderboardEventType = "leaderboard";
+
+export type LeaderboardBoard = "rating" | "weekly";
+
+export interface BoardEntry {
+  'rank': number | null;
+  'player_id': string;
+  'nickname': string;
+  'score': number;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface HistoryEvent {
+  'request_id': string | null;
+  'seq': number | null;
+  'type': "history";
+  'player_id': string;
+  'tournaments': HistoryEntry[];
+  'next_cursor': string | null;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type HistoryEventType = "history";
+
+export interface HistoryEntry {
+  'tournament_id': string;
+  'ended_ms': number;
+  'language': string;
+  'place': number;
+  'players': number;
+  'rating_before': number;
+  'rating_after': number;
+  'opponents': Opponent[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface Opponent {
+  'player_id': string;
+  'nickname': string;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface ReplayEvent {
+  'request_id': string | null;
+  'seq': number | null;
+  'type': "replay";
+  'record': TournamentRecord;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type ReplayEventType = "replay";
+
+export interface TournamentRecord {
+  'format': "wordle-tournament-record";
+  'version': number;
+  'tournament_id': string;
+  'language': string;
+  'started_ms': number;
+  'ended_ms': number;
+  'players': RecordPlayer[];
+  'rounds': RecordRound[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface RecordPlayer {
+  'player_id': string;
+  'nickname': string;
+  'place': number;
+  'rating_before': number;
+  'rating_change': number;
+  'rating_after': number;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface RecordRound {
+  'round_no': number;
+  'bye': string | null;
+  'duels': RecordDuel[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export interface RecordDuel {
+  'duel_id': string;
+  'players': string[];
+  'first': string;
+  'word': string;
+  'length': number;
+  'result': RecordDuelResult;
+  'winner': string | null;
+  'reason': RecordDuelReason;
+  'rows': RecordRow[];
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type RecordDuelResult = "win" | "draw";
+
+export type RecordDuelReason = "solved" | "turns_used" | "left" | "timeout";
+
+export interface RecordRow {
+  'player_id': string;
+  'word': string | null;
+  'tiles': string[] | null;
+  'marks': RecordRowMark[] | null;
+  'skipped': boolean;
+  'at_ms': number;
+  'additionalProperties'?: Record<string, any>;
+}
+
+export type RecordRowMark = "correct" | "present" | "absent";
+
 export interface SessionAction {
   'request_id'?: string | null;
   'action': "session";
@@ -381,4 +545,34 @@ export interface PingAction {
 export interface SignOutEverywhereAction {
   'request_id'?: string | null;
   'action': "sign_out_everywhere";
+}
+
+export interface ProfileAction {
+  'request_id'?: string | null;
+  'action': "profile";
+  'player_id'?: string | null;
+}
+
+export interface LeaderboardAction {
+  'request_id'?: string | null;
+  'action': "leaderboard";
+  'board': LeaderboardBoard;
+  'language'?: string | null;
+  'week'?: LeaderboardWeek | null;
+}
+
+export type LeaderboardWeek = "current" | "previous";
+
+export interface HistoryAction {
+  'request_id'?: string | null;
+  'action': "history";
+  'player_id'?: string | null;
+  'cursor'?: string | null;
+  'limit'?: number | null;
+}
+
+export interface ReplayAction {
+  'request_id'?: string | null;
+  'action': "replay";
+  'tournament_id': string;
 }

@@ -17,6 +17,14 @@ import type {
   PartyResetInviteAction,
   PingAction,
   SignOutEverywhereAction,
+  ProfileAction,
+  LeaderboardAction,
+  HistoryAction,
+  ReplayAction,
+  ProfileEvent,
+  LeaderboardEvent,
+  HistoryEvent,
+  ReplayEvent,
 } from "./protocol.js";
 
 export * from "./protocol.js";
@@ -42,7 +50,11 @@ export type ClientMessage =
   | PartyRemoveAction
   | PartyResetInviteAction
   | PingAction
-  | SignOutEverywhereAction;
+  | SignOutEverywhereAction
+  | ProfileAction
+  | LeaderboardAction
+  | HistoryAction
+  | ReplayAction;
 
 export type ConnectionState = "idle" | "connecting" | "open" | "session" | "reconnecting" | "closed";
 
@@ -138,6 +150,21 @@ export declare class WordleClient {
   request(message: ClientMessage, options?: RequestOptions): Promise<ServerEvent>;
   send(message: ClientMessage, options?: RequestOptions): string | null;
   nextRequestId(action?: string): string;
+  /** `profile` (since 1.3): a player's public profile (default: you). */
+  profile(playerId?: string, options?: RequestOptions): Promise<ProfileEvent>;
+  /** `leaderboard` (since 1.3): the rating board, or a language's weekly board. */
+  leaderboard(
+    board: "rating" | "weekly",
+    filter?: { language?: string; week?: "current" | "previous" },
+    options?: RequestOptions,
+  ): Promise<LeaderboardEvent>;
+  /** `history` (since 1.3): a page of finished tournaments, newest first. */
+  history(
+    page?: { playerId?: string; cursor?: string; limit?: number },
+    options?: RequestOptions,
+  ): Promise<HistoryEvent>;
+  /** `replay` (since 1.3): a finished tournament's record. */
+  replay(tournamentId: string, options?: RequestOptions): Promise<ReplayEvent>;
   ping(): void;
   /** `session` with the stored token on this connection: the reply's snapshot redraws. */
   resync(): Promise<boolean>;

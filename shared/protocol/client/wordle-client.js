@@ -5,7 +5,7 @@
 // the contract by Modelina).
 
 /** The protocol version this library speaks, declared in every `session` (MAJOR.MINOR). */
-export const PROTOCOL_VERSION = "1.2";
+export const PROTOCOL_VERSION = "1.3";
 
 /** Defaults, from the guide: a message every 20 s, 60 s silence is a dead connection. */
 export const DEFAULTS = Object.freeze({
@@ -198,6 +198,37 @@ export class WordleClient {
     const request_id = message.request_id || this.nextRequestId(message.action);
     this.request({ ...message, request_id }, options).catch(() => {});
     return request_id;
+  }
+
+  /** `profile` (since 1.3): a player's public profile, by id (default: you). Resolves with the
+   * `profile` reply; rejects with ProtocolError `not_found` / `invalid_value`. */
+  profile(playerId = undefined, options = {}) {
+    return this.request({ action: "profile", ...(playerId ? { player_id: playerId } : {}) }, options);
+  }
+
+  /** `leaderboard` (since 1.3): `board` "rating", or "weekly" with `language` and `week`
+   * ("current" or "previous"). Resolves with the `leaderboard` reply. */
+  leaderboard(board, { language, week } = {}, options = {}) {
+    const message = { action: "leaderboard", board };
+    if (language != null) message.language = language;
+    if (week != null) message.week = week;
+    return this.request(message, options);
+  }
+
+  /** `history` (since 1.3): one page of a player's finished tournaments, newest first; pass the
+   * reply's `next_cursor` as `cursor` for the next. Resolves with the `history` reply. */
+  history({ playerId, cursor, limit } = {}, options = {}) {
+    const message = { action: "history" };
+    if (playerId != null) message.player_id = playerId;
+    if (cursor != null) message.cursor = cursor;
+    if (limit != null) message.limit = limit;
+    return this.request(message, options);
+  }
+
+  /** `replay` (since 1.3): a finished tournament's record (`reply.record`, the export format).
+   * Resolves with the `replay` reply; rejects `not_found` while it runs. */
+  replay(tournamentId, options = {}) {
+    return this.request({ action: "replay", tournament_id: tournamentId }, options);
   }
 
   nextRequestId(action = "request") {

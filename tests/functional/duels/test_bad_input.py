@@ -27,6 +27,10 @@ MINIMAL = {
     "party_reset_invite": {},
     "sign_out_everywhere": {},
     "ping": {},
+    "profile": {},
+    "leaderboard": {"board": "rating"},
+    "history": {},
+    "replay": {"tournament_id": "id0001"},
 }
 
 

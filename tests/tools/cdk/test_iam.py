@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from functions.streams import STREAMS
 from infra.cdk.constructs.functions import SPECS
 from shared.adapters.dynamo import schema
 from tests.tools.cdk.cfn import (
@@ -34,8 +35,13 @@ ONLY_STAR = {
     "logs:PutResourcePolicy",
     "logs:DescribeResourcePolicies",
     "logs:DescribeLogGroups",
+    # Lambda's stream poller (the history function's role): ListStreams has no resource type.
+    "dynamodb:ListStreams",
 }
 """Actions allowed on Resource "*" (AWS offers no narrower resource for them)."""
+
+STREAM_READ = {"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}
+"""What Lambda's poller does with a stream-reading function's role, on the stream's ARN."""
 
 CONNECTIONS = re.compile(
     r"^arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<WebSocketApi\w+>"
@@ -96,12 +102,16 @@ def test_connect_may_only_put_an_item(dev):
 
 
 def test_only_join_queries_the_waiting_index_and_only_the_watchdog_the_due_one(dev):
+    """... and only the read-only progression function the board index and the table (a
+    player's history, a tournament's record: issue 38)."""
     (table_id,) = resources(dev, "AWS::DynamoDB::Table")
     for module in SPECS:
         queries = {r for a, r in granted(dev, _role_of(dev, module)) if a == "dynamodb:Query"}
         expected = {
             "join": {f"<{table_id}.Arn>/index/{schema.GSI_WAITING}"},
             "watchdog": {f"<{table_id}.Arn>/index/{schema.GSI_DUE}"},
+            "history": {f"<{table_id}.Arn>"},  # a tournament's round records
+            "progression": {f"<{table_id}.Arn>", f"<{table_id}.Arn>/index/{schema.GSI_BOARD}"},
         }.get(module, set())
         assert queries == expected, module
 
@@ -112,7 +122,14 @@ def test_no_function_scans_or_touches_another_table(dev):
         for action, resource in granted(dev, _role_of(dev, module)):
             if action.startswith("dynamodb:"):
                 assert action != "dynamodb:Scan"
-                assert resource.startswith(f"<{table_id}.Arn>"), (module, resource)
+                if action == "dynamodb:ListStreams":  # no resource type (ONLY_STAR)
+                    assert module in STREAMS, module
+                    assert resource == "*", (module, resource)
+                elif action in STREAM_READ:
+                    assert module in STREAMS, (module, action)
+                    assert resource == f"<{table_id}.StreamArn>", (module, resource)
+                else:
+                    assert resource.startswith(f"<{table_id}.Arn>"), (module, resource)
 
 
 def test_schedulers_start_only_the_deadline_machine(dev):

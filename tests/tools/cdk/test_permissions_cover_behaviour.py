@@ -1,8 +1,9 @@
 """Infrastructure: each function's declared needs (``infra.cdk.constructs.functions.SPECS``, from
 which its IAM role and environment are built) cover what its handler really does. Whole
 tournaments, parties, disconnects and the watchdog run through the real handlers on moto
-(``backend`` fixture) while every DynamoDB operation and index, every push and every scheduled
-deadline is recorded against the handler module that caused it."""
+(``backend`` fixture), then the table's stream through the stream functions as their mappings
+filter it (``functions.streams``), while every DynamoDB operation and index, every push and
+every scheduled deadline is recorded against the handler module that caused it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from functions.routes import ROUTES, TIMERS, function_name
+from functions.streams import STREAMS
 from infra.cdk.constructs.functions import READ_ACTIONS, SPECS, WRITE_ACTIONS, TableAccess
 
 _TRANSACT = {
@@ -48,6 +50,8 @@ class _Recorder:
         self.actions: dict[str, set[tuple[str, str | None]]] = defaultdict(set)
         self.pushed: set[str] = set()
         self.scheduled: set[str] = set()
+        self.invoked: set[str] = set()
+        """Stream functions run (``_stream``), whether or not they touched anything."""
         targets = {**ROUTES, **TIMERS}
         for key, entrypoint in list(backend.entrypoints.items()):
             backend.entrypoints[key] = _Attributed(self, function_name(targets[key]), entrypoint)
@@ -112,6 +116,28 @@ def _play(backend: Any) -> None:
     assert backend.tournament(tid).tournament.over
 
 
+def _stream(backend: Any, recorder: _Recorder) -> None:
+    """The table's stream so far through each stream function, as the twin delivers it
+    (``Backend.deliver_streams``), attributed to it."""
+    from infra.emulator.emulator import bind
+
+    def attributed(module: str, handler: Any) -> Any:
+        def run(event: dict[str, Any], context: Any) -> Any:
+            recorder._stack.append(module)
+            try:
+                return handler(event, context)
+            finally:
+                recorder._stack.pop()
+
+        return run
+
+    handlers = {m: attributed(m, bind(s.target, backend.deps)) for m, s in STREAMS.items()}
+    for module, poller in backend.deliver_streams(handlers).items():
+        assert poller.delivered > 0, f"the game wrote nothing {module} reads"
+        assert poller.failures == []
+        recorder.invoked.add(module)
+
+
 def _party_and_strays(backend: Any) -> None:
     leader, friend, stray = backend.player("lead"), backend.player("friend"), backend.player("x")
     leader.send("party_create")
@@ -126,19 +152,34 @@ def _party_and_strays(backend: Any) -> None:
     assert stray.errors[-2:] == ["unknown_action", "unknown_action"]
 
 
+def _progression(backend: Any) -> None:
+    """The read-only actions of issue 38, each of its reads once."""
+    reader = backend.player("reader")
+    reader.send("profile")
+    reader.send("leaderboard", board="rating")
+    reader.send("leaderboard", board="weekly", language="en")
+    reader.send("history")
+    reader.send("replay", tournament_id="id0001")
+
+
 def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
     recorder = _Recorder(backend, monkeypatch)
     _play(backend)
     _party_and_strays(backend)
+    _progression(backend)
     backend.clock.advance(24 * 3600 * 1000)
     backend.call("watchdog", {})
+    _stream(backend, recorder)
 
-    assert set(recorder.actions) | recorder.pushed == set(SPECS), "every handler ran"
+    ran = set(recorder.actions) | recorder.pushed | recorder.invoked
+    assert ran == set(SPECS), "every handler ran"
     for module, spec in SPECS.items():
         allowed = {("dynamodb:PutItem", None)}
         if spec.table is TableAccess.READ_WRITE:
             allowed = {(a, None) for a in (*READ_ACTIONS, *WRITE_ACTIONS)}
         allowed |= {("dynamodb:Query", index) for index in spec.indexes}
+        if spec.queries_table:
+            allowed.add(("dynamodb:Query", None))
         assert recorder.actions[module] <= allowed, (module, recorder.actions[module] - allowed)
         if module in recorder.pushed:
             assert spec.pushes, module
@@ -146,7 +187,8 @@ def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
             assert spec.schedules, module
 
     # And why the grants are as wide as they are: join queries the
-    # waiting index, the watchdog the due index; $connect only records the connection.
+    # waiting index, the watchdog the due index, progression the board index and the table
+    # (history entries, records); $connect only records the connection.
     queried = {
         (module, index)
         for module, actions in recorder.actions.items()
@@ -154,6 +196,7 @@ def test_declared_needs_cover_what_every_handler_does(backend, monkeypatch):
         if action == "dynamodb:Query"
     }
     assert {("join", "gsi_lobbies"), ("watchdog", "gsi_due")} <= queried
+    assert {("progression", "gsi_board"), ("progression", None)} <= queried
     assert recorder.actions["connect"] == {("dynamodb:PutItem", None)}
     assert "connect" not in recorder.pushed | recorder.scheduled
     assert {"guess", "apply_deadlines", "disconnect"} <= recorder.scheduled

@@ -95,9 +95,9 @@ def _table_alone(**kwargs):
 
 
 def test_the_first_upgrade_deployment_keeps_the_legacy_waiting_index_beside_the_new_one():
-    """Upgrading a stack made with ``gsi_waiting`` takes two deployments (CloudFormation adds or
-    deletes one GSI per update): the first keeps it and adds ``gsi_lobbies``, the next drops
-    it. Either way, exactly one GSI differs from the stack before."""
+    """Upgrading a stack made with ``gsi_waiting`` takes three deployments (CloudFormation adds
+    or deletes one GSI per update): the first keeps it and adds ``gsi_lobbies``, the next drops
+    it, the last adds ``gsi_board``. Each time exactly one GSI differs from the stack before."""
     legacy = _table_alone(legacy_waiting_index=True)
     current = _table_alone()
     names = {i["IndexName"] for i in legacy["GlobalSecondaryIndexes"]}
@@ -105,5 +105,9 @@ def test_the_first_upgrade_deployment_keeps_the_legacy_waiting_index_beside_the_
     assert {"AttributeName": "waiting_sk", "AttributeType": "S"} in legacy["AttributeDefinitions"]
     (old,) = [i for i in legacy["GlobalSecondaryIndexes"] if i["IndexName"] == "gsi_waiting"]
     assert old["KeySchema"] == schema.LEGACY_WAITING_INDEX["KeySchema"]
-    assert {i["IndexName"] for i in current["GlobalSecondaryIndexes"]} == names - {"gsi_waiting"}
+    dropped = _table_alone(board_index=False)
+    assert {i["IndexName"] for i in dropped["GlobalSecondaryIndexes"]} == names - {"gsi_waiting"}
+    assert {i["IndexName"] for i in current["GlobalSecondaryIndexes"]} == (
+        names - {"gsi_waiting"}
+    ) | {schema.GSI_BOARD}
     assert schema.GSI_WAITING != "gsi_waiting"  # a new name: no GSI changes in place

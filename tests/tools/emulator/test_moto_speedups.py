@@ -25,17 +25,20 @@ def dynamo() -> Iterator[EmbeddedDynamo]:
 
 
 def _patched_points() -> tuple[Any, ...]:
-    """What the four speed-ups replace in moto (functions, compared by identity)."""
+    """What the four speed-ups and the stream records' patch replace in moto (functions,
+    compared by identity)."""
     from moto.core.common_models import BaseModel
     from moto.core.responses import ActionResult
     from moto.dynamodb.models import DynamoDBBackend
-    from moto.dynamodb.models.table import Table
+    from moto.dynamodb.models.table import StreamShard, Table
 
     return (
         DynamoDBBackend.transact_write_items,
         Table.query,
         ActionResult.execute_result,
         BaseModel.__dict__["__new__"],
+        StreamShard.add,
+        DynamoDBBackend.update_item,
     )
 
 

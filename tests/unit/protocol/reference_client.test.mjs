@@ -71,7 +71,7 @@ test("a first connection sends a tokenless session and a ping, and stores the re
   await h.session();
   assert.deepEqual(h.socket().sent.map((m) => m.action), ["session", "ping"]);
   assert.equal(h.socket().sent[0].token, undefined);
-  assert.equal(h.socket().sent[0].protocol, "1.2", "the version it speaks");
+  assert.equal(h.socket().sent[0].protocol, "1.3", "the version it speaks");
   assert.equal(h.storage.get(), "tok-2");
   assert.equal(h.client.state, "session");
   assert.deepEqual(h.seen.states, ["connecting", "open", "session"]);
@@ -251,7 +251,7 @@ test("invalid_token starts over: the token is forgotten and a tokenless session 
   h.socket().receive({ type: "error", request_id: null, code: "invalid_token", message: "no" });
   await h.flush();
   assert.equal(h.storage.get(), null);
-  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.2" });
+  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.3" });
 });
 
 test("requests before the session reply are refused locally", async () => {
@@ -277,7 +277,7 @@ test("resync sends session with the token on the same connection; its reply redr
   const h = harness();
   await h.session();
   assert.equal(await h.client.resync(), true);
-  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.2", token: "tok-2" });
+  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.3", token: "tok-2" });
   h.socket().receive({ type: "session", request_id: null, player: { id: "p1" }, token: "tok-3", resumed: true, snapshot: {} });
   assert.equal(h.storage.get(), "tok-3");
   assert.equal(h.sockets.length, 1, "no reconnect");
@@ -292,7 +292,7 @@ test("no_session fails the request and resyncs on the same connection", async ()
   h.socket().receive({ type: "error", request_id, code: "no_session", message: "send session" });
   await assert.rejects(reply, (err) => err.code === "no_session");
   await h.flush();
-  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.2", token: "tok-2" });
+  assert.deepEqual(h.socket().sent.at(-1), { action: "session", protocol: "1.3", token: "tok-2" });
 });
 
 test("unsupported_protocol closes for good: reconnecting would not help", async () => {
@@ -305,4 +305,37 @@ test("unsupported_protocol closes for good: reconnecting would not help", async 
   assert.ok(h.seen.states.includes("closed:unsupported_protocol"));
   await h.advance(60000);
   assert.equal(h.sockets.length, 1);
+});
+
+test("profile, leaderboard, history and replay send their action and resolve with the reply", async () => {
+  const h = harness();
+  await h.session();
+  const calls = [
+    [() => h.client.profile(), { action: "profile" }, "profile"],
+    [() => h.client.profile("p2"), { action: "profile", player_id: "p2" }, "profile"],
+    [() => h.client.leaderboard("rating"), { action: "leaderboard", board: "rating" }, "leaderboard"],
+    [
+      () => h.client.leaderboard("weekly", { language: "en", week: "previous" }),
+      { action: "leaderboard", board: "weekly", language: "en", week: "previous" },
+      "leaderboard",
+    ],
+    [() => h.client.history(), { action: "history" }, "history"],
+    [
+      () => h.client.history({ playerId: "p2", cursor: "abc", limit: 5 }),
+      { action: "history", player_id: "p2", cursor: "abc", limit: 5 },
+      "history",
+    ],
+    [() => h.client.replay("t-1"), { action: "replay", tournament_id: "t-1" }, "replay"],
+  ];
+  for (const [call, expected, type] of calls) {
+    const reply = call();
+    const { request_id, ...sent } = h.socket().sent.at(-1);
+    assert.deepEqual(sent, expected);
+    h.socket().receive({ type, request_id, seq: null });
+    assert.equal((await reply).type, type);
+  }
+  const missing = h.client.replay("t-9");
+  const { request_id } = h.socket().sent.at(-1);
+  h.socket().receive({ type: "error", request_id, code: "not_found", message: "no" });
+  await assert.rejects(missing, (err) => err instanceof ProtocolError && err.code === "not_found");
 });

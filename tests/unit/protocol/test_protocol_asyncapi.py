@@ -265,7 +265,7 @@ def test_the_guide_tells_old_clients_how_to_read_new_messages(doc: dict[str, Any
     guide = doc["info"]["description"]
     for needle in ("Unknown `type`", "Unknown enum value", "Swift", "Kotlin", "CHANGELOG.md"):
         assert needle in guide, needle
-    assert doc["info"]["version"] == "1.2"
+    assert doc["info"]["version"] == "1.3"
 
 
 def test_each_languages_normalisation_in_the_guide_is_what_the_code_does(

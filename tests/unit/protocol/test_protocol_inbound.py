@@ -47,6 +47,10 @@ def test_actions_are_the_design_vocabulary() -> None:
         "party_reset_invite",
         "ping",
         "sign_out_everywhere",
+        "profile",  # issue 38: the read-only progression actions
+        "leaderboard",
+        "history",
+        "replay",
     }
     assert len(ACTIONS) == len(set(ACTIONS))
 

@@ -56,6 +56,10 @@ def test_types_are_the_design_vocabulary() -> None:
         "player_status",
         "pong",
         "error",
+        "profile",  # issue 38: the replies of the read-only progression actions
+        "leaderboard",
+        "history",
+        "replay",
         "batch",  # the envelope of one change's events for a connection
     }
 
