@@ -472,19 +472,25 @@ class ReadPlan:
     replay: float
 
 
+TOP_PER_SHARD = 25
+"""Index entries a top-100 read takes from each board shard (4 x the fair share of 16 shards;
+the read side's plan, ``shared/domain/RULINGS.md``, "Progression: reads")."""
+
+
 def read_plan(t: Tournament) -> ReadPlan:
-    """From ``t``'s item sizes: profile = PROFILE + STATS GetItems + a Query of the last 100
-    ``HIST#`` entries; rating board = ``RATING_BOARD_SHARDS`` Queries of 100 index entries (top)
-    + BatchGetItem of ``2 x HISTOGRAM_SHARDS`` histogram items (rank) + 2 Queries of 5 per shard
-    (around) + the caller's entry; weekly = ``WEEKLY_BOARD_SHARDS`` Queries of 100 + the caller's
-    entry; history = a Query of 20 entries; replay = a Query of the summary and round records +
-    BatchGetItem of the 8 profiles (about 200 bytes each, ``infra.benchmarks.storage``)."""
+    """From ``t``'s item sizes, as the read side reads ("Progression: reads"): profile = the
+    player item (strongly consistent) + STATS + a Query of 101 ``HIST#`` entries; rating board
+    = ``RATING_BOARD_SHARDS`` Queries of ``TOP_PER_SHARD`` index entries (top) + BatchGetItem of
+    ``2 x HISTOGRAM_SHARDS`` histogram items (rank) + 2 Queries of 5 per shard (around) + the
+    caller's entry; weekly = ``WEEKLY_BOARD_SHARDS`` Queries of ``TOP_PER_SHARD`` + the
+    caller's entry; history = the player item + a Query of 21 entries; replay = a Query of the
+    summary and round records + the 8 players' items (strongly consistent, about 200 bytes)."""
     entry = index_entry(t.entries_after[0])
     weekly = index_entry(t.weekly_after[0])
-    profile_bytes = 200
+    player = units.read_units(200, consistent=True)
     stats = units.read_units(units.item_size(t.stats_after[0]), consistent=False)
-    hist_page = read_units_of([t.history[0]] * 100, per_item=False)
-    top = schema.RATING_BOARD_SHARDS * read_units_of([entry] * 100, per_item=False)
+    hist_page = read_units_of([t.history[0]] * 101, per_item=False)
+    top = schema.RATING_BOARD_SHARDS * read_units_of([entry] * TOP_PER_SHARD, per_item=False)
     blocks = [after for after, _ in t.histogram[:1]]
     values = [after for after, _ in t.histogram[1:2]]
     rank = schema.HISTOGRAM_SHARDS * (
@@ -492,16 +498,18 @@ def read_plan(t: Tournament) -> ReadPlan:
     )
     around = 2 * schema.RATING_BOARD_SHARDS * read_units_of([entry] * 5, per_item=False)
     me = read_units_of([t.entries_after[0]], per_item=True)
-    weekly_top = schema.WEEKLY_BOARD_SHARDS * read_units_of([weekly] * 100, per_item=False)
-    replay = read_units_of([t.summary, *t.rounds], per_item=False) + len(t.seats) * 0.5
+    weekly_top = schema.WEEKLY_BOARD_SHARDS * read_units_of(
+        [weekly] * TOP_PER_SHARD, per_item=False
+    )
+    replay = read_units_of([t.summary, *t.rounds], per_item=False) + len(t.seats) * player
     return ReadPlan(
-        profile=0.5 * math.ceil(profile_bytes / 4096) + stats + hist_page,
+        profile=player + stats + hist_page,
         rating_top=top,
         rating_rank=rank,
         rating_around=around,
         rating_board=top + rank + around + me,
         weekly_board=weekly_top + read_units_of([t.weekly_after[0]], per_item=True),
-        history_page=read_units_of([t.history[0]] * 20, per_item=False),
+        history_page=player + read_units_of([t.history[0]] * 21, per_item=False),
         replay=replay,
     )
 
@@ -557,13 +565,13 @@ READ_CALLS: dict[str, int] = {
     "profile": 3,
     "rating board": schema.RATING_BOARD_SHARDS * 3 + 2,
     "weekly board": schema.WEEKLY_BOARD_SHARDS + 1,
-    "history page": 1,
+    "history page": 2,
     "replay": 2,
 }
 """DynamoDB calls per read action (spec, read side): profile = PROFILE, STATS, a ``HIST#``
 Query; rating board = per shard the top Query and 2 "around" Queries, the histogram
-BatchGetItem, the caller's entry; weekly = per shard a Query, the caller's entry; history = a
-Query; replay = a Query and the profiles' BatchGetItem."""
+BatchGetItem, the caller's entry; weekly = per shard a Query, the caller's entry; history =
+the player item and a Query; replay = a Query and the profiles' BatchGetItem."""
 
 
 @dataclass(frozen=True)
@@ -581,6 +589,8 @@ class Played:
     """The table's stream during the play (``stream_record``), in order."""
     history: HistoryRun | None = None
     """The real history function over that stream (``run_history``), when the tree has it."""
+    play_wru: float = 0.0
+    """Write units (table + indexes) the play's own invocations consumed (figure 3 counts)."""
 
 
 def _written_keys(params: dict[str, Any], op: str) -> list[AV]:
@@ -664,6 +674,7 @@ def play(seed: int = 11, with_history: bool = False) -> Played:
         run = play_tournament(b, PlayStyle(), seed=seed)
         b.client.meta.events.unregister("provide-client-params.dynamodb.*", before)
         b.client.meta.events.unregister("after-call.dynamodb.*", after)
+        play_wru = sum(c.wru + c.gsi_wru for inv in b.counter.invocations for c in inv.calls)
         history = run_history(b, records) if with_history else None
     t0 = min(at for _, _, at in writes_at)
     closes: dict[str, int] = {}
@@ -679,6 +690,7 @@ def play(seed: int = 11, with_history: bool = False) -> Played:
         state_writes=sum(1 for pk, sk, _ in writes_at if sk == "STATE"),
         records=records,
         history=history,
+        play_wru=play_wru,
     )
 
 
@@ -949,6 +961,7 @@ def bill(
     base_usd: float,
     history_mb: int | None = None,
     progression_mb: int | None = None,
+    base_play_wru: float | None = None,
 ) -> Bill:
     """The added cost of progression per tournament at ``prices`` (``infra.benchmarks.prices``);
     the functions' memory: as configured (``memory_mb``) unless given."""
@@ -1009,14 +1022,25 @@ def bill(
     )
     # the play path: the round-closing write carries the closed round
     round_wru = sum(units.write_units(units.item_size(r)) for r in t.rounds)
-    lines.append(
-        (
-            "tournament item: the closed round in the round-closing write",
-            round_wru * wru_usd,
-            f"about {round_wru} WRU more over {len(t.rounds)} rounds (estimate: the round's "
-            "size added to one write)",
+    if base_play_wru is not None and played.play_wru:
+        extra = played.play_wru - base_play_wru
+        lines.append(
+            (
+                "play path: the tournament item keeps the closed round",
+                extra * wru_usd,
+                f"{extra:+.0f} WRU (measured: the play's {played.play_wru:.0f} WRU against "
+                f"figure 3's {base_play_wru:.0f})",
+            )
         )
-    )
+    else:
+        lines.append(
+            (
+                "play path: the tournament item keeps the closed round",
+                round_wru * wru_usd,
+                f"about {round_wru} WRU more over {len(t.rounds)} rounds (estimate: the "
+                "round's size added to one write)",
+            )
+        )
     reads = read_plan(t)
     rru = {
         "profile": reads.profile,
@@ -1087,14 +1111,16 @@ TITLE = "## 3d. Progression (issue 38): the added cost per tournament"
 
 def measure(base_usd: float | None = None, seed: int = 11) -> Bill:
     """Play one tournament (as figure 3) and bill progression's additions; ``base_usd``:
-    today's all-in cost per tournament (default: ``results.json``'s, figure 3)."""
+    today's all-in cost per tournament (default: ``results.json``'s, figure 3); the play
+    path's write units are compared with that run's."""
+    from infra.benchmarks.figures import load_results
     from infra.benchmarks.prices import load_prices
 
     if base_usd is None:
-        from infra.benchmarks.figures import load_results
-
         base_usd = float(load_results()["cost"]["total"])
-    return bill(play(seed, with_history=True), load_prices(), base_usd)
+    counts = load_results().get("cost", {}).get("counts", {})
+    base_wru = float(counts["wru"]) + float(counts["gsi_wru"]) if "wru" in counts else None
+    return bill(play(seed, with_history=True), load_prices(), base_usd, base_play_wru=base_wru)
 
 
 def _usd(x: float) -> str:

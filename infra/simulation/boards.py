@@ -305,7 +305,7 @@ class _Model:
                 pg.rating_entry(self.ids[i], self.nickname(i), self.rating[i], 41)
             )
             pk = entry["board_pk"]["S"]
-            if len(top[pk]) < 100:
+            if len(top[pk]) < pg.TOP_PER_SHARD:
                 top[pk].append(entry)
         top_units = {pk: pg.read_units_of(es, per_item=False) for pk, es in top.items()}
         around = pg.read_units_of(next(iter(top.values()))[:5], per_item=False)
@@ -462,7 +462,8 @@ the block counters when the block does not change (their net change is 0) would 
 shards (third row); both combined: fourth row.
 
 Reads (eventually consistent, from this population's items): top 100 of the rating board
-{reads.rating_top:.1f} RCU ({schema.RATING_BOARD_SHARDS} Queries of 100 index entries,
+{reads.rating_top:.1f} RCU ({schema.RATING_BOARD_SHARDS} Queries of {pg.TOP_PER_SHARD} index
+entries,
 {top_shard:.1f} RCU each); a rank {reads.rating_rank:.1f} RCU (BatchGetItem of the
 {r.peak.histogram_shards} block items and the {r.peak.histogram_shards} value items of the
 caller's block, 0.5 each); "around" {reads.rating_around:.1f} RCU (2 Queries of 5 per shard);
