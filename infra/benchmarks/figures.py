@@ -266,6 +266,16 @@ def renderers(fig: dict[str, Any], res: dict[str, Any]) -> dict[str, Callable[[]
             "above are slightly high.\n"
         )
 
+    def progression_text() -> str:
+        prog = res["progression"]
+        base = float(prog["base_usd"])
+        return (
+            f"{_usd(prog['write_side_usd'], 6)} per tournament "
+            f"({100 * prog['write_side_usd'] / base:.1f}% of {_usd(base)}) for the history "
+            f"written, the boards and the storage; {_usd(prog['total_usd'], 6)} "
+            f"({100 * prog['total_usd'] / base:.1f}%) with the assumed reads"
+        )
+
     def sqs_clock() -> str:
         clock = cost["clock"]
         total = float(clock["best_total"])
@@ -335,6 +345,7 @@ def renderers(fig: dict[str, Any], res: dict[str, Any]) -> dict[str, Callable[[]
         "lambda-memory": memory_table,
         "right-sized-usd": lambda: _usd(cost["right_sized_total"]),
         "storage": storage_text,
+        "progression-usd": progression_text,
     }
 
 

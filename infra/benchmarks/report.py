@@ -30,6 +30,8 @@ class Results:
     capacity: Any = None
     memory: list[Any] | None = None
     """Figure 3b: ``infra.benchmarks.memory.Sizing`` per function (with figure 3)."""
+    progression: Any = None
+    """Figure 3d: ``infra.benchmarks.progression.Bill`` (with figure 3)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -767,6 +769,10 @@ def render(res: Results) -> str:
             ),
         ]
     parts += memory_and_storage(res)
+    if res.progression is not None:
+        from infra.benchmarks import progression
+
+        parts += ["", progression.section(res.progression).rstrip()]
     if res.capacity is not None:
         c = res.capacity
         parts += [
@@ -1013,6 +1019,10 @@ def results_json(res: Results) -> dict[str, Any]:
             from infra.benchmarks import storage as st
 
             out["storage"] = st.summary(r.storage, r.prices)
+    if res.progression is not None:
+        from infra.benchmarks import progression
+
+        out["progression"] = progression.results_json(res.progression)
     if res.memory is not None:
         out["memory"] = [
             {

@@ -84,6 +84,10 @@ def run(quick: bool, only: Sequence[str]) -> report.Results:
 
         print("figure 3: a full tournament at list prices (moto) ...", file=sys.stderr)
         res.cost = _quietly(cost.measure)
+        from infra.benchmarks import progression
+
+        print("figure 3d: progression's added cost (moto) ...", file=sys.stderr)
+        res.progression = _quietly(lambda: progression.measure(res.cost.total))
     if "cold" in only:
         from infra.benchmarks import cold
 

@@ -138,7 +138,8 @@ class DynamoProgression:
     def rating_ranks(self, scores: Iterable[int]) -> dict[int, int]:
         """One BatchGetItem of the ``HISTOGRAM_SHARDS`` block items and the
         ``HISTOGRAM_SHARDS`` value items of each block the scores fall in (items under 4 KB:
-        8 RRU for one block, as for one rank or a player and those around them): each rank is
+        16 RRU for one block with 16 copies, as for one rank or a player and those around
+        them): each rank is
         1 + the entries in higher blocks + those above the score in its block."""
         wanted = set(scores)
         blocks = sorted({s // schema.HISTOGRAM_BLOCK for s in wanted})

@@ -29,9 +29,12 @@ partition's 1,000 WCU/s. A top-100 read queries each shard (Limit 100)."""
 WEEKLY_BOARD_SHARDS = 16
 """Partition keys of one language's weekly board in ``gsi_board``: even if one language took
 every rating change at the peak, 250 WCU/s each (as the rating board)."""
-HISTOGRAM_SHARDS = 8
+HISTOGRAM_SHARDS = 16
 """Copies of the rating histogram's counters, one chosen per update by the player's id: each
-rank read sums them (``rank_blocks_key`` and ``rank_values_key``)."""
+rank read sums them (``rank_blocks_key`` and ``rank_values_key``: 2 x 16 items, 16 RCU). At the
+plan's peak every rating change rewrites one block-counter item in a transaction (2 WCU): 250
+WCU/s per copy with 16, 500 (half the partition's limit, above it on the busiest copy) with 8
+(``infra/simulation/RESULTS.md``, "leaderboards at the peak")."""
 HISTOGRAM_BLOCK = 64
 """Rating points per block of the rating histogram: a rank is the count of entries in the blocks
 above plus the exact counts above within the player's own block."""

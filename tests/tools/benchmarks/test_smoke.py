@@ -27,6 +27,7 @@ SECTIONS = (
     "## 1c. CPU per action by layer",
     "## 2. Cold start",
     "## 3. Cost per 8-player tournament",
+    "## 3d. Progression (issue 38): the added cost per tournament",
     "## 4. Local capacity",
 )
 
