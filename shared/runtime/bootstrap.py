@@ -196,8 +196,12 @@ def build(
             switch = DynamoGameSwitch(dynamodb, settings.table_name)
         if progression is None:
             from shared.adapters.dynamo.boards import DynamoProgression
+            from shared.adapters.dynamo.schema import RATING_BOARD_SHARDS
 
-            progression = DynamoProgression(dynamodb, settings.table_name)
+            # a leaderboard's shard Queries in parallel: one thread per shard
+            progression = DynamoProgression(
+                dynamodb, settings.table_name, workers=RATING_BOARD_SHARDS
+            )
     if notifier is None:
         from shared.adapters.notifier import ApiGatewayNotifier
 
