@@ -103,8 +103,9 @@ assumed one ``profile``, two ``leaderboard`` (rating and weekly), one ``history`
 
 MEAN_DURATION_S: Final[dict[str, float]] = {"clock": 0.0398, "progression": 0.15}
 """Mean billed duration per invocation ([B]); every route function: 0.0705 s. ``progression``
-is an estimate, not a measurement: a rating ``leaderboard`` makes about 50 small reads one
-after the other (``shared.services.progression.leaderboard``), twice a route's mean."""
+is an estimate, not a measurement: a rating ``leaderboard`` makes about 50 small reads, the
+shards' on 16 threads (``shared.adapters.dynamo.boards.DynamoProgression``), about six round
+trips in a row; twice a route's mean leaves room for a cold pool."""
 ROUTE_DURATION_S: Final = 0.0705
 
 FUNCTION_RATE: Final[dict[str, str]] = {

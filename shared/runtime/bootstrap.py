@@ -200,8 +200,12 @@ def build(
             switch = DynamoGameSwitch(dynamodb, settings.table_name)
         if progression is None:
             from shared.adapters.dynamo.boards import DynamoProgression
+            from shared.adapters.dynamo.schema import RATING_BOARD_SHARDS
 
-            progression = DynamoProgression(dynamodb, settings.table_name)
+            # a leaderboard's shard Queries in parallel: one thread per shard
+            progression = DynamoProgression(
+                dynamodb, settings.table_name, workers=RATING_BOARD_SHARDS
+            )
     if history is None:
         from shared.adapters.dynamo.store import DynamoStore
 

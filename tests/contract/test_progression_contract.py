@@ -141,3 +141,19 @@ def test_history_pages_equal_brute_force(dynamo, n, limit):
         before = page[-1]["sk"]
     assert walked == sorted(walked, reverse=True)
     assert len(walked) == len(set(walked)) == n
+
+
+def test_on_worker_threads_the_answers_are_the_same(dynamo):
+    from shared.adapters.dynamo.boards import DynamoProgression
+
+    _, fake, put = _fresh(dynamo)
+    name = f"progression{next(_tables) - 1}"
+    threaded = DynamoProgression(dynamo, name, sleep=lambda _: None, workers=4)
+    crowded = _in_shard(5, 40)
+    lines = [(f"p{i:03d}", "n", 800 + i % 13) for i in range(90)]
+    lines += [(pid, "c", 900 + i % 3) for i, pid in enumerate(crowded)]
+    put_rating_board(put, lines)
+    assert threaded.rating_top(100) == fake.rating_top(100)
+    for pid, nickname, score in lines[::17]:
+        line = BoardLine(pid, nickname, score)
+        assert threaded.rating_around(line, 5) == fake.rating_around(line, 5)

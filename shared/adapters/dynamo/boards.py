@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
+from typing import Any, TypeVar
 
 from shared.adapters.dynamo import schema
 from shared.adapters.dynamo.store import _Client, from_av, to_av
@@ -23,6 +24,7 @@ from shared.services.errors import BusyError
 from shared.services.ports import BoardLine
 
 _UNPROCESSED_ROUNDS = 4
+_T = TypeVar("_T")
 
 
 def board_order(line: BoardLine) -> tuple[int, str]:
@@ -35,14 +37,36 @@ def _line(item: dict[str, Any]) -> BoardLine:
 
 
 class DynamoProgression:
-    """The progression reads on one table (``client``: a boto3 DynamoDB client)."""
+    """The progression reads on one table (``client``: a boto3 DynamoDB client).
+
+    ``workers``: the shards' Queries of one request run on up to this many threads (boto3
+    clients are thread-safe: https://boto3.amazonaws.com/v1/documentation/api/latest/guide/clients.html,
+    "Multithreading or multiprocessing with clients"), so a leaderboard waits for about four
+    round trips rather than about fifty; 1 (the tests): one after the other, in shard order.
+    The answers are the same either way."""
 
     def __init__(
-        self, client: Any, table_name: str, sleep: Callable[[float], None] = time.sleep
+        self,
+        client: Any,
+        table_name: str,
+        sleep: Callable[[float], None] = time.sleep,
+        workers: int = 1,
     ) -> None:
         self._client = _Client(client)
         self._table = table_name
         self._sleep = sleep
+        self._workers = workers
+        self._pool: Any = None
+
+    def _each(self, jobs: Sequence[Callable[[], _T]]) -> list[_T]:
+        """Each job's result, in order: on the worker threads when there are several."""
+        if self._workers <= 1 or len(jobs) <= 1:
+            return [job() for job in jobs]
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=self._workers)
+        return list(self._pool.map(lambda job: job(), jobs))
 
     # ------------------------------------------------------------------ players
     def stats(self, player_id: str) -> dict[str, Any] | None:
@@ -111,19 +135,24 @@ class DynamoProgression:
         got: dict[str, list[BoardLine]] = {pk: [] for pk in board_pks}
         more: dict[str, Any] = {}
         pending = dict.fromkeys(board_pks, first)
+
+        def page(pk: str, n: int) -> dict[str, Any]:
+            request = {
+                "TableName": self._table,
+                "IndexName": schema.GSI_BOARD,
+                "KeyConditionExpression": "board_pk = :pk",
+                "ExpressionAttributeValues": to_av({":pk": pk}),
+                "ScanIndexForward": False,
+                "Limit": n,
+            }
+            if more.get(pk):
+                request["ExclusiveStartKey"] = more[pk]
+            return dict(self._client.query(**request))
+
         while pending:
-            for pk, n in pending.items():
-                request = {
-                    "TableName": self._table,
-                    "IndexName": schema.GSI_BOARD,
-                    "KeyConditionExpression": "board_pk = :pk",
-                    "ExpressionAttributeValues": to_av({":pk": pk}),
-                    "ScanIndexForward": False,
-                    "Limit": n,
-                }
-                if more.get(pk):
-                    request["ExclusiveStartKey"] = more[pk]
-                resp = self._client.query(**request)
+            shards = list(pending.items())
+            answers = self._each([partial(page, pk, n) for pk, n in shards])
+            for (pk, _), resp in zip(shards, answers, strict=True):
                 got[pk] += [_line(from_av(i)) for i in resp.get("Items", [])]
                 more[pk] = resp.get("LastEvaluatedKey")
             merged = sorted((x for lines in got.values() for x in lines), key=board_order)
@@ -178,13 +207,19 @@ class DynamoProgression:
         mine = board_order(line)
         above: list[BoardLine] = []
         below: list[BoardLine] = []
-        for shard in range(schema.RATING_BOARD_SHARDS):
-            pk = f"RATING#{shard}"
-            up = self._nearest(pk, ">=", line.score, forward=True, n=n, beyond=line.score)
+        shards = [f"RATING#{s}" for s in range(schema.RATING_BOARD_SHARDS)]
+        upward = partial(
+            self._nearest, op=">=", score=line.score, forward=True, n=n, beyond=line.score
+        )
+        downward = partial(self._nearest, op="<", score=line.score, forward=False, n=n, beyond=None)
+        ups = self._each([partial(upward, pk) for pk in shards])
+        downs = self._each([partial(downward, pk) for pk in shards])
+        for up in ups:
             for other in up:
                 if other.player_id != line.player_id:
                     (above if board_order(other) < mine else below).append(other)
-            below += self._nearest(pk, "<", line.score, forward=False, n=n, beyond=None)
+        for down in downs:
+            below += down
         return sorted(above, key=board_order)[-n:], sorted(below, key=board_order)[:n]
 
     def _nearest(
