@@ -184,15 +184,27 @@ class StreamRecords:
       first) and then a second record of the update; AWS records one INSERT of the new item —
       collapsed into that one INSERT, under the first record's sequence number.
 
+    A third is a bound the twin adds: moto keeps every record for ever, each with both images
+    (a long tournament farm held gigabytes); AWS keeps them 24 hours. A shard keeps at most
+    ``MAX_RECORDS``: beyond it the oldest are trimmed (its ``starting_sequence_number`` moves
+    on, so sequence numbers stay as they were), and reading a trimmed position is
+    ``TrimmedDataAccessException``, as on AWS for a record past its 24 hours. The poller reads
+    within a second; a reader 10,000 writes behind is one AWS would also have to handle.
+
     AWS, "Change data capture for DynamoDB Streams",
-    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html. Requests must
-    be serialised (they are), as moto itself requires."""
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html;
+    GetRecords, "TrimmedDataAccessException":
+    https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_GetRecords.html.
+    Requests must be serialised (they are), as moto itself requires."""
+
+    MAX_RECORDS = 10_000
+    """Records a shard keeps (the oldest are trimmed first)."""
 
     def __init__(self) -> None:
         self._installed: Any = None
 
     def install(self) -> None:
-        """Patch ``StreamShard.add`` and ``DynamoDBBackend.update_item``."""
+        """Patch ``StreamShard.add`` and ``get`` and ``DynamoDBBackend.update_item``."""
         if self._installed is not None:
             return
         from moto.dynamodb.models.table import StreamShard
@@ -201,17 +213,36 @@ class StreamRecords:
         original_add = StreamShard.add
         original_update = models.DynamoDBBackend.update_item
 
+        limit = self.MAX_RECORDS
+        original_get = StreamShard.get
+
         def add(shard: Any, old: Any, new: Any) -> None:
             if old is not None and new is not None and old.attrs == new.attrs:
                 return
+            if len(shard.items) >= limit:
+                trimmed = len(shard.items) - limit + 1
+                del shard.items[:trimmed]
+                shard.starting_sequence_number += trimmed
             original_add(shard, old, new)
+
+        def get(shard: Any, start: int, quantity: int) -> Any:
+            if start < shard.starting_sequence_number:
+                from moto.core.exceptions import JsonRESTError
+
+                raise JsonRESTError(
+                    "TrimmedDataAccessException",
+                    "The operation attempted to read past the oldest stream record in a shard.",
+                )
+            return original_get(shard, start, quantity)
 
         def update_item(backend: Any, table_name: str, *args: Any, **kwargs: Any) -> Any:
             table = backend.tables.get(table_name)
             shard = getattr(table, "stream_shard", None)
-            before = len(shard.items) if shard is not None else 0
+            # by sequence number: an add may trim the front of the list meanwhile
+            first_seq = shard.starting_sequence_number + len(shard.items) if shard else 0
             result = original_update(backend, table_name, *args, **kwargs)
-            if shard is not None and len(shard.items) - before > 1:
+            before = first_seq - shard.starting_sequence_number if shard is not None else 0
+            if shard is not None and before >= 0 and len(shard.items) - before > 1:
                 first, last = shard.items[before], shard.items[-1]
                 record = last.record
                 record["eventName"] = first.record["eventName"]  # INSERT: it was created
@@ -222,16 +253,18 @@ class StreamRecords:
                 shard.items.append(last)
             return result
 
-        self._installed = (StreamShard, original_add, models, original_update)
+        self._installed = (StreamShard, original_add, original_get, models, original_update)
         setattr(StreamShard, "add", add)  # noqa: B010  (a method replaced: mypy refuses `=`)
+        setattr(StreamShard, "get", get)  # noqa: B010
         models.DynamoDBBackend.update_item = update_item
 
     def uninstall(self) -> None:
         """Undo :meth:`install`."""
         if self._installed is None:
             return
-        shard_class, original_add, models, original_update = self._installed
+        shard_class, original_add, original_get, models, original_update = self._installed
         shard_class.add = original_add
+        shard_class.get = original_get
         models.DynamoDBBackend.update_item = original_update
         self._installed = None
 

@@ -271,6 +271,8 @@ class StreamPoller:
         self.delivered = 0
         """Records the function took (a batch it reported done)."""
         self.filtered_out = 0
+        self.trimmed = 0
+        """Reads refused past the shard's retention (``TrimmedDataAccessException``)."""
         self._shards: dict[str, _Shard] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -339,7 +341,20 @@ class StreamPoller:
                 ShardId=shard.shard_id,
                 ShardIteratorType=self.source.starting_position,
             )["ShardIterator"]
-        answer = self.client.get_records(ShardIterator=shard.iterator, Limit=1000)
+        try:
+            answer = self.client.get_records(ShardIterator=shard.iterator, Limit=1000)
+        except self.client.exceptions.TrimmedDataAccessException:
+            # behind the retention: carry on from the oldest record kept (the rest is lost,
+            # as for Lambda's mapping on AWS; counted and logged)
+            self.trimmed += 1
+            log.error(
+                "stream shard %s: position trimmed; reading on from the oldest record",
+                shard.shard_id,
+            )
+            shard.iterator = self.client.get_shard_iterator(
+                StreamArn=self.stream_arn, ShardId=shard.shard_id, ShardIteratorType="TRIM_HORIZON"
+            )["ShardIterator"]
+            return 0
         shard.iterator = answer.get("NextShardIterator")
         if shard.iterator is None:
             shard.closed = True

@@ -565,14 +565,19 @@ def running_backend(monkeypatch: pytest.MonkeyPatch, **options: Any) -> Iterator
         "POWERTOOLS_SERVICE_NAME": "wordle-tournament",
     }.items():
         monkeypatch.setenv(key, value)
-    from infra.emulator.moto_speedups import StreamRecords
+    from infra.emulator.moto_speedups import ItemRollback, StreamRecords
 
     records = StreamRecords()  # stream records as DynamoDB Streams writes them
+    # a transaction backs up the items it names, not a deep copy of the table and its stream
+    # (each transaction would copy every stream record so far: quadratic in a long test)
+    rollback = ItemRollback()
     with mock_aws():
         records.install()
+        rollback.install()
         try:
             yield Backend(**options)
         finally:
+            rollback.uninstall()
             records.uninstall()
 
 

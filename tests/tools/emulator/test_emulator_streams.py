@@ -126,6 +126,39 @@ def test_an_update_that_creates_its_item_writes_one_insert(dynamo: EmbeddedDynam
     )
 
 
+def test_a_shard_keeps_its_newest_records_and_refuses_a_trimmed_position(
+    dynamo: EmbeddedDynamo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory stays bounded (moto would keep every record for ever): past ``MAX_RECORDS`` the
+    oldest go, sequence numbers run on unchanged, and an iterator at a trimmed position is
+    refused ``TrimmedDataAccessException`` as AWS refuses a record past its retention."""
+    from infra.emulator.moto_speedups import StreamRecords
+
+    monkeypatch.setattr(StreamRecords, "MAX_RECORDS", 5)
+    dynamo.stream_records.uninstall()
+    dynamo.stream_records.install()  # the new bound
+    ddb = session().client("dynamodb", endpoint_url=dynamo.endpoint)
+    create_tables(ddb, TABLE)
+    ddb.put_item(TableName=TABLE, Item={**_key("TOURN#0")})
+    arn = ddb.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
+    streams = session().client("dynamodbstreams", endpoint_url=dynamo.endpoint)
+    (shard,) = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+    first = streams.get_shard_iterator(
+        StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    for n in range(1, 8):
+        ddb.put_item(TableName=TABLE, Item={**_key(f"TOURN#{n}")})
+    records = _stream(dynamo)
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in records] == [
+        f"TOURN#{n}" for n in range(3, 8)
+    ]
+    numbers = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
+    assert numbers == list(range(numbers[0], numbers[0] + 5))
+    with pytest.raises(streams.exceptions.ClientError) as refused:
+        streams.get_records(ShardIterator=first)
+    assert refused.value.response["Error"]["Code"] == "TrimmedDataAccessException"
+
+
 # -- the emulator delivers the stream ----------------------------------------------------------
 
 
