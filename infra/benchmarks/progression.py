@@ -1,5 +1,5 @@
 """Benchmark, figure 3d: what progression (issue 38) adds per 8-player tournament — the items the
-history function writes (the lead's spec, ``shared/domain/RULINGS.md``, design notes,
+history function writes (the design, ``shared/domain/RULINGS.md``, design notes,
 "Progression: capacity and cost"), built with the real keys of
 ``shared.adapters.dynamo.schema`` and sized by DynamoDB's rules (``infra.benchmarks.units``);
 their write units (a transaction's items at 2x, index writes at 1x), the history function's
@@ -88,7 +88,7 @@ def nickname(rng: random.Random) -> str:
     return "".join(rng.choice(string.ascii_letters) for _ in range(NICKNAME_CHARS))
 
 
-# ---------------------------------------------------------------------------- items (the spec)
+# ---------------------------------------------------------------------------- items (the design)
 def duel_map(
     rng: random.Random,
     tid: str,
@@ -707,7 +707,7 @@ def batches(times: Sequence[int], window_ms: int = BATCH_WINDOW_S * 1000) -> int
 
 def stream_settings() -> tuple[int, int]:
     """(records per batch, batching window in s) of the history function's event source
-    mapping: ``HISTORY`` of the streams entrypoint module when the tree has it, else the spec's
+    mapping: ``HISTORY`` of the streams entrypoint module when the tree has it, else the designed
     ``BATCH_SIZE`` and ``BATCH_WINDOW_S``."""
     import importlib
 
@@ -866,7 +866,7 @@ class Bill:
 
 
 def reply_bytes(t: Tournament) -> int:
-    """Bytes of the replay reply for ``t`` (its record as JSON, keys as the spec)."""
+    """Bytes of the replay reply for ``t`` (its record as JSON, keys as designed)."""
     import json
 
     from boto3.dynamodb.types import TypeDeserializer
@@ -928,7 +928,7 @@ def _modelled_history_lines(
     history_mb: int,
     prices: dict[str, Any],
 ) -> list[tuple[str, float, str]]:
-    """The history function's lines from the spec's items alone (no function to run yet)."""
+    """The history function's lines from the designed items alone (no function to run yet)."""
     ddb, lam = prices["dynamodb"], prices["lambda"]
     wru_usd = float(ddb["write_request_unit"])
     rru_usd = float(ddb["read_request_unit"])
@@ -1164,7 +1164,7 @@ def _section(b: Bill) -> str:
     ]
     r = b.reads
     model = (
-        f"the items the spec's history function writes for the tournament figure 3 plays (same "
+        f"the items the designed history function writes for the tournament figure 3 plays (same "
         f"seed: {b.records} stream records pass the event filter — one per round closed, every "
         "PROFILE write), built with the real keys and sized by DynamoDB's rules; transactions' "
         "table writes at 2x, `gsi_board` writes at 1x (a moved score: a delete and a put)."

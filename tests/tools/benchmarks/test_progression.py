@@ -1,4 +1,4 @@
-"""Unit tests: progression's cost model (``infra.benchmarks.progression``): the spec's items,
+"""Unit tests: progression's cost model (``infra.benchmarks.progression``): the designed items,
 their write units, the stream's batches, the week, the replay's size against API Gateway's
 limit. Small inputs with known answers; the figures themselves are the benchmark's."""
 

@@ -1,5 +1,5 @@
 """The leaderboards' partition load at the capacity plan's peak (``infra.simulation.boards``):
-computed from the spec's writes on the real keys, never timed."""
+computed from the designed writes on the real keys, never timed."""
 
 from __future__ import annotations
 
