@@ -157,3 +157,36 @@ def test_on_worker_threads_the_answers_are_the_same(dynamo):
     for pid, nickname, score in lines[::17]:
         line = BoardLine(pid, nickname, score)
         assert threaded.rating_around(line, 5) == fake.rating_around(line, 5)
+
+
+def test_around_reads_a_long_run_of_ties_in_few_queries(dynamo: Any) -> None:
+    """300 players of one shard share my score: "around" still answers as brute force, and
+    reads the run in pages of ``TIE_PAGE`` (2 Queries each way in that shard), not one Query
+    per 5 entries (60)."""
+    from shared.adapters.dynamo.boards import TIE_PAGE
+
+    real, fake, put = _fresh(dynamo)
+    tied = _in_shard(3, 300)
+    others = _in_shard(3, 310)[300:]
+    lines = [(pid, pid, 1000) for pid in tied]
+    lines += [(pid, pid, 1001 + i) for i, pid in enumerate(others[:5])]
+    lines += [(pid, pid, 990 - i) for i, pid in enumerate(others[5:])]
+    put_rating_board(put, lines)
+    line = BoardLine(tied[150], tied[150], 1000)
+    calls: list[dict[str, Any]] = []
+    query = dynamo.query
+
+    def counted(**request: Any) -> Any:
+        if request["KeyConditionExpression"].startswith("board_pk") and (
+            request["ExpressionAttributeValues"][":pk"]["S"] == "RATING#3"
+        ):
+            calls.append(request)
+        return query(**request)
+
+    dynamo.query = counted
+    try:
+        assert real.rating_around(line, 5) == fake.rating_around(line, 5)
+    finally:
+        del dynamo.query
+    assert TIE_PAGE < 300
+    assert 2 <= len(calls) <= 2 + 2  # each way: a page of 5, then pages of TIE_PAGE

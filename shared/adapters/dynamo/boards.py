@@ -36,6 +36,14 @@ def _line(item: dict[str, Any]) -> BoardLine:
     return BoardLine(str(item["player_id"]), str(item["nickname"]), int(item["board_score"]))
 
 
+TIE_PAGE = 250
+"""Items per page once "around" reads a run of tied scores (the first page asks for 5): the
+index orders equal scores arbitrarily, so every tie at the boundary is read. A run of thousands
+of ties (early on, every player with one tournament and the same place shares a rating) then
+costs its size in read units (about 100 bytes an entry) in a few Queries per shard, not one
+Query per 5 entries (RULINGS.md, "Progression: reads")."""
+
+
 class DynamoProgression:
     """The progression reads on one table (``client``: a boto3 DynamoDB client).
 
@@ -203,7 +211,8 @@ class DynamoProgression:
         ``n`` strictly above) and one ``board_score < mine`` descending (at least ``n``), pages
         of ``n`` followed only until the ``n``-th entry's ties are all read (the index orders
         equal scores arbitrarily; the board orders them by player id): 2 x
-        ``RATING_BOARD_SHARDS`` Queries of 0.5 RRU, 16 RRU."""
+        ``RATING_BOARD_SHARDS`` Queries of 0.5 RRU, 16 RRU, plus the size of any run of ties
+        at the boundary (pages of ``TIE_PAGE``; RULINGS.md, "Progression: reads")."""
         mine = board_order(line)
         above: list[BoardLine] = []
         below: list[BoardLine] = []
@@ -237,7 +246,7 @@ class DynamoProgression:
             "Limit": n,
         }
         found: list[BoardLine] = []
-        for page in self._pages(request):
+        for page in self._pages(request, next_limit=TIE_PAGE):
             found += [_line(i) for i in page]
             others = [x.score for x in found if x.score != beyond]
             if len(others) >= n and others[-1] != others[n - 1]:
@@ -266,8 +275,11 @@ class DynamoProgression:
         return items[0], items[1:]
 
     # ------------------------------------------------------------------ plumbing
-    def _pages(self, request: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
-        """The Query's pages, decoded, following ``LastEvaluatedKey``."""
+    def _pages(
+        self, request: dict[str, Any], next_limit: int | None = None
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The Query's pages, decoded, following ``LastEvaluatedKey``; pages after the first
+        ask for ``next_limit`` items when it is given."""
         while True:
             resp = self._client.query(**request)
             yield [from_av(i) for i in resp.get("Items", [])]
@@ -275,6 +287,8 @@ class DynamoProgression:
             if not start:
                 return
             request = {**request, "ExclusiveStartKey": start}
+            if next_limit is not None:
+                request["Limit"] = next_limit
 
     def _batch_get(self, keys: list[dict[str, str]]) -> list[dict[str, Any]]:
         """BatchGetItem in pages of 100 keys, eventually consistent, asking again for
